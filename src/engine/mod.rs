@@ -1,0 +1,48 @@
+//! Engines compute alignments; everything else (reading, ranking, statistics, writing)
+//! lives in the pipelines. Every engine gives exactly the results of the scalar reference.
+//!
+//! Tie rule, shared by all engines: the end cell is the highest-scoring cell with the
+//! smallest target end, then the smallest query end. The start cell is found by a reverse
+//! pass anchored at the end cell, applying the same rule to the reversed sequences: the
+//! highest-scoring start with the largest target start, then the largest query start.
+
+pub mod scalar;
+pub mod topk;
+
+use crate::database::Database;
+use crate::error::Result;
+
+/// One database hit of a search: scores only; coordinates come from `align` later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Index of the target in the database's length order.
+    pub target: u32,
+    pub score: i32,
+    /// The narrow arithmetic overflowed and the score was recomputed at 32 bits.
+    pub recomputed: bool,
+}
+
+/// A full local alignment: score with 1-based inclusive coordinates (all 0 when score is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Alignment {
+    pub score: i32,
+    pub qstart: u32,
+    pub qend: u32,
+    pub tstart: u32,
+    pub tend: u32,
+    pub recomputed: bool,
+}
+
+/// The contract every engine (scalar reference, CPU SIMD, CUDA) fulfils. Engines are built
+/// for one scoring scheme and one thread/device configuration.
+pub trait Engine: Send + Sync {
+    /// Short name for messages and metadata, e.g. "cpu-scalar" or "cuda (2 x H100)".
+    fn name(&self) -> String;
+
+    /// The best `top` hits of each query against the whole database, ranked by score, then
+    /// by the target's position in the input (`Database::original`). Scores only.
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>>;
+
+    /// Score, end and start of each (query, target) pair, in input order.
+    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>>;
+}

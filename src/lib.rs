@@ -1,0 +1,17 @@
+//! swarrow: exact Smith-Waterman local alignment with affine gaps, on NVIDIA GPUs and
+//! CPUs, as a streaming filter with Arrow, Parquet and TSV output.
+//!
+//! Architecture, in the order data flows:
+//! - [`io`]: input readers (FASTA, pair files, `makedb` databases);
+//! - [`scoring`]: alphabet, substitution matrices, gap costs, Karlin-Altschul statistics;
+//! - [`engine`]: the alignment engines behind one trait (scalar reference, CPU SIMD, CUDA);
+//! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
+//! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all.
+
+pub mod database;
+pub mod engine;
+pub mod error;
+pub mod scoring;
+pub mod seq;
+
+pub use error::{Error, Result};

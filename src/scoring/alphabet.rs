@@ -1,0 +1,144 @@
+//! Residue encoding. Sequences are stored as small integer codes so that engines index
+//! substitution matrices directly; the code table is built once per alphabet.
+
+/// The NCBI matrix order; a protein residue's code is its index here.
+pub const PROTEIN_LETTERS: &[u8; 24] = b"ARNDCQEGHILKMFPSTWYVBZX*";
+/// Code of `X`, which scores every letter outside the matrix alphabet (J, O, U).
+pub const PROTEIN_X: u8 = 22;
+/// DNA codes: A C G T (U reads as T), and one code for every other letter, which
+/// mismatches everything, itself included.
+pub const DNA_LETTERS: &[u8; 5] = b"ACGTN";
+pub const DNA_OTHER: u8 = 4;
+
+const INVALID: u8 = u8::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alphabet {
+    Protein,
+    Dna,
+}
+
+impl Alphabet {
+    /// Number of distinct codes.
+    pub fn size(self) -> usize {
+        match self {
+            Alphabet::Protein => PROTEIN_LETTERS.len(),
+            Alphabet::Dna => DNA_LETTERS.len(),
+        }
+    }
+
+    /// The letter a code prints as.
+    pub fn letter(self, code: u8) -> u8 {
+        match self {
+            Alphabet::Protein => PROTEIN_LETTERS[code as usize],
+            Alphabet::Dna => DNA_LETTERS[code as usize],
+        }
+    }
+
+    fn table(self) -> &'static [u8; 256] {
+        match self {
+            Alphabet::Protein => &PROTEIN_TABLE,
+            Alphabet::Dna => &DNA_TABLE,
+        }
+    }
+
+    /// Encodes `raw` in place of `out` (appending). Lowercase reads as uppercase; letters
+    /// outside the alphabet take the alphabet's catch-all code. On a byte that is neither a
+    /// letter nor `*`, returns its 0-based position in `raw`.
+    pub fn encode_into(self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
+        let table = self.table();
+        out.reserve(raw.len());
+        for (i, &b) in raw.iter().enumerate() {
+            let code = table[b as usize];
+            if code == INVALID {
+                return Err(i);
+            }
+            out.push(code);
+        }
+        Ok(())
+    }
+
+    pub fn encode(self, raw: &[u8]) -> Result<Vec<u8>, usize> {
+        let mut out = Vec::with_capacity(raw.len());
+        self.encode_into(raw, &mut out)?;
+        Ok(out)
+    }
+
+    pub fn decode(self, codes: &[u8]) -> Vec<u8> {
+        codes.iter().map(|&c| self.letter(c)).collect()
+    }
+}
+
+/// Describes an invalid byte for an error message.
+pub fn describe_byte(b: u8) -> String {
+    if b.is_ascii_graphic() {
+        format!("invalid residue '{}'", b as char)
+    } else {
+        format!("invalid residue byte 0x{:02x}", b)
+    }
+}
+
+const fn build_protein() -> [u8; 256] {
+    let mut t = [INVALID; 256];
+    let mut c = b'A';
+    while c <= b'Z' {
+        t[c as usize] = PROTEIN_X;
+        t[(c + 32) as usize] = PROTEIN_X;
+        c += 1;
+    }
+    let mut i = 0;
+    while i < PROTEIN_LETTERS.len() {
+        let l = PROTEIN_LETTERS[i];
+        t[l as usize] = i as u8;
+        if l.is_ascii_uppercase() {
+            t[(l + 32) as usize] = i as u8;
+        }
+        i += 1;
+    }
+    t
+}
+
+const fn build_dna() -> [u8; 256] {
+    let mut t = [INVALID; 256];
+    let mut c = b'A';
+    while c <= b'Z' {
+        t[c as usize] = DNA_OTHER;
+        t[(c + 32) as usize] = DNA_OTHER;
+        c += 1;
+    }
+    t[b'*' as usize] = DNA_OTHER;
+    let pairs: [(u8, u8); 5] = [(b'A', 0), (b'C', 1), (b'G', 2), (b'T', 3), (b'U', 3)];
+    let mut i = 0;
+    while i < pairs.len() {
+        t[pairs[i].0 as usize] = pairs[i].1;
+        t[(pairs[i].0 + 32) as usize] = pairs[i].1;
+        i += 1;
+    }
+    t
+}
+
+static PROTEIN_TABLE: [u8; 256] = build_protein();
+static DNA_TABLE: [u8; 256] = build_dna();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protein_codes_follow_ncbi_order_and_fold_case() {
+        let a = Alphabet::Protein;
+        assert_eq!(a.encode(b"ARNDw*").unwrap(), vec![0, 1, 2, 3, 17, 23]);
+        // J, O, U and lowercase j are outside the matrix alphabet: scored as X.
+        assert_eq!(a.encode(b"JOUjx").unwrap(), vec![PROTEIN_X; 5]);
+        assert_eq!(a.encode(b"AC-D"), Err(2));
+        assert_eq!(a.encode(b"AC1"), Err(2));
+        assert_eq!(a.encode(b"A C"), Err(1));
+    }
+
+    #[test]
+    fn dna_maps_u_to_t_and_ambiguity_to_other() {
+        let a = Alphabet::Dna;
+        assert_eq!(a.encode(b"acgtuNRY*").unwrap(), vec![0, 1, 2, 3, 3, 4, 4, 4, 4]);
+        assert_eq!(a.encode(b"AC.G"), Err(2));
+    }
+}
