@@ -44,6 +44,11 @@ impl Error {
         Error::Input(format!("{}: {}", file, problem))
     }
 
+    /// Downstream closed our stdout (`swarrow ... | head`): not a failure.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     pub fn usage(problem: impl fmt::Display) -> Error {
         Error::Input(problem.to_string())
     }

@@ -10,7 +10,9 @@ pub mod scalar;
 pub mod topk;
 
 use crate::database::Database;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::scoring::Scoring;
+use std::sync::Arc;
 
 /// One database hit of a search: scores only; coordinates come from `align` later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,4 +47,45 @@ pub trait Engine: Send + Sync {
 
     /// Score, end and start of each (query, target) pair, in input order.
     fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>>;
+}
+
+/// Where `--device` asks alignments to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Device {
+    /// CUDA when a usable GPU is present, otherwise the CPU.
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+/// Builds the engine for `device`, saying which one on stderr unless `quiet`.
+/// `SWARROW_ENGINE=scalar` forces the scalar reference on the CPU (tests, debugging).
+pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, quiet: bool) -> Result<Arc<dyn Engine>> {
+    let engine = match device {
+        Device::Cpu => cpu_engine(scoring, threads)?,
+        Device::Cuda => gpu_engine(scoring)?,
+        Device::Auto => match gpu_engine(scoring) {
+            Ok(e) => e,
+            Err(Error::Device(why)) if !why.is_empty() => {
+                if !quiet {
+                    eprintln!("swarrow: no usable GPU ({}); using the CPU", why);
+                }
+                cpu_engine(scoring, threads)?
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    if !quiet {
+        eprintln!("swarrow: aligning on {}", engine.name());
+    }
+    Ok(engine)
+}
+
+fn cpu_engine(scoring: &Scoring, threads: Option<usize>) -> Result<Arc<dyn Engine>> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    Ok(Arc::new(scalar::ScalarEngine::new(scoring.clone(), threads)?))
+}
+
+fn gpu_engine(_scoring: &Scoring) -> Result<Arc<dyn Engine>> {
+    Err(Error::Device("this build has no CUDA engine yet".into()))
 }

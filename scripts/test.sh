@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The full test suite: installs what the tests' oracles need (where missing), then runs
+# every Rust test. In CI (CI=true) nothing may be skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-test-deps.sh
+# Kernels compile through NVRTC from NVIDIA's PyPI wheel (no GPU needed).
+if [ -f scripts/ci-nvrtc.sh ]; then
+  source scripts/ci-nvrtc.sh
+fi
+cargo test --no-fail-fast "$@"

@@ -1,0 +1,109 @@
+//! One-to-one alignment: pairs stream in, one result per pair streams out in input order.
+
+use super::{run_stages, send, Progress};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::scoring::stats::KarlinAltschul;
+use crate::seq::Pair;
+use std::sync::Arc;
+
+/// Pairs per engine call: a GPU needs tens of thousands of pairs to fill; the residue cap
+/// keeps memory flat when sequences are long.
+const BATCH_PAIRS: usize = 65_536;
+const BATCH_RESIDUES: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct AlignOptions {
+    pub stats: Option<KarlinAltschul>,
+    pub quiet: bool,
+    /// Override of the batch size (tests use tiny batches to exercise streaming).
+    pub batch_pairs: Option<usize>,
+}
+
+/// Runs the alignment of every pair and finishes the writer on success.
+pub fn align(
+    engine: Arc<dyn Engine>,
+    pairs: Box<dyn Iterator<Item = Result<Pair>> + Send>,
+    opts: AlignOptions,
+    writer: Box<dyn ResultWriter>,
+) -> Result<()> {
+    let progress = Progress::new("pairs", opts.quiet);
+    let bar = progress.clone();
+    let max_pairs = opts.batch_pairs.unwrap_or(BATCH_PAIRS).max(1);
+    let read = move |tx| read_batches(pairs, max_pairs, &tx);
+    let compute = move |mut rx: tokio::sync::mpsc::Receiver<Vec<Pair>>, tx| {
+        while let Some(batch) = rx.blocking_recv() {
+            let rows = align_batch(engine.as_ref(), &batch, opts.stats)?;
+            bar.add(batch.len() as u64);
+            if send(&tx, rows).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    };
+    let write = move |mut rx: tokio::sync::mpsc::Receiver<ResultBatch>| {
+        let mut writer = writer;
+        while let Some(rows) = rx.blocking_recv() {
+            writer.write(&rows)?;
+        }
+        Ok(writer)
+    };
+    let writer = run_stages(read, compute, write);
+    progress.finish();
+    writer?.finish()
+}
+
+fn read_batches(
+    pairs: Box<dyn Iterator<Item = Result<Pair>> + Send>,
+    max_pairs: usize,
+    tx: &tokio::sync::mpsc::Sender<Vec<Pair>>,
+) -> Result<()> {
+    let mut batch = Vec::new();
+    let mut residues = 0;
+    for p in pairs {
+        let p = p?;
+        residues += p.query.seq.len() + p.target.seq.len();
+        batch.push(p);
+        if batch.len() >= max_pairs || residues >= BATCH_RESIDUES {
+            if send(tx, std::mem::take(&mut batch)).is_err() {
+                return Ok(());
+            }
+            residues = 0;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = send(tx, batch);
+    }
+    Ok(())
+}
+
+/// Aligns one batch; statistics use the pair's own search space (query x target).
+pub fn align_batch(engine: &dyn Engine, batch: &[Pair], stats: Option<KarlinAltschul>) -> Result<ResultBatch> {
+    let seqs: Vec<(&[u8], &[u8])> = batch.iter().map(|p| (p.query.seq.as_slice(), p.target.seq.as_slice())).collect();
+    let alignments = engine.align(&seqs)?;
+    if alignments.len() != batch.len() {
+        return Err(Error::Internal(format!("engine returned {} alignments for {} pairs", alignments.len(), batch.len())));
+    }
+    let mut rows = ResultBatch::default();
+    for (p, a) in batch.iter().zip(&alignments) {
+        let (qlen, tlen) = (p.query.seq.len(), p.target.seq.len());
+        let stat = stats.map(|ka| (ka.bits(a.score), ka.evalue(a.score, qlen as u64, tlen as u64, 1)));
+        rows.push(ResultRow {
+            query: p.query.id.clone(),
+            target: p.target.id.clone(),
+            score: a.score,
+            bits: stat.map(|s| s.0),
+            evalue: stat.map(|s| s.1),
+            qstart: a.qstart as i32,
+            qend: a.qend as i32,
+            tstart: a.tstart as i32,
+            tend: a.tend as i32,
+            qlen: qlen as i32,
+            tlen: tlen as i32,
+            recomputed: a.recomputed,
+            rank: None,
+        });
+    }
+    Ok(rows)
+}

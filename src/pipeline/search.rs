@@ -1,0 +1,142 @@
+//! Database search: stream query batches against a resident database, keep each query's
+//! best hits, attach statistics, then align only the reported hits for coordinates.
+
+use super::{run_stages, send, Progress};
+use crate::database::Database;
+use crate::engine::{Engine, Hit};
+use crate::error::{Error, Result};
+use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::scoring::stats::KarlinAltschul;
+use crate::seq::Record;
+use std::sync::Arc;
+
+/// Queries per engine call: large enough that a GPU amortises launches over many short
+/// queries, small enough that results stream out.
+const BATCH_QUERIES: usize = 512;
+const BATCH_RESIDUES: usize = 256 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Hits kept per query.
+    pub top: usize,
+    /// Hits with a larger E-value are dropped (only where statistics exist).
+    pub max_evalue: Option<f64>,
+    /// Search space for E-values: residues and sequences of the whole database, which may be
+    /// larger than the loaded one when a workflow shards it.
+    pub db_residues: u64,
+    pub db_seqs: u64,
+    pub stats: Option<KarlinAltschul>,
+    pub quiet: bool,
+}
+
+/// Runs the search and finishes the writer on success.
+pub fn search(
+    engine: Arc<dyn Engine>,
+    db: Arc<Database>,
+    queries: Box<dyn Iterator<Item = Result<Record>> + Send>,
+    opts: SearchOptions,
+    writer: Box<dyn ResultWriter>,
+) -> Result<()> {
+    let progress = Progress::new("queries", opts.quiet);
+    let bar = progress.clone();
+    let read = move |tx| read_batches(queries, &tx);
+    let compute = move |mut rx: tokio::sync::mpsc::Receiver<Vec<Record>>, tx| {
+        while let Some(batch) = rx.blocking_recv() {
+            let rows = search_batch(engine.as_ref(), &db, &batch, &opts)?;
+            bar.add(batch.len() as u64);
+            if send(&tx, rows).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    };
+    let write = move |mut rx: tokio::sync::mpsc::Receiver<ResultBatch>| {
+        let mut writer = writer;
+        while let Some(rows) = rx.blocking_recv() {
+            writer.write(&rows)?;
+        }
+        Ok(writer)
+    };
+    let writer = run_stages(read, compute, write);
+    progress.finish();
+    writer?.finish()
+}
+
+fn read_batches(
+    queries: Box<dyn Iterator<Item = Result<Record>> + Send>,
+    tx: &tokio::sync::mpsc::Sender<Vec<Record>>,
+) -> Result<()> {
+    let mut batch = Vec::new();
+    let mut residues = 0;
+    for q in queries {
+        let q = q?;
+        residues += q.seq.len();
+        batch.push(q);
+        if batch.len() >= BATCH_QUERIES || residues >= BATCH_RESIDUES {
+            if send(tx, std::mem::take(&mut batch)).is_err() {
+                return Ok(());
+            }
+            residues = 0;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = send(tx, batch);
+    }
+    Ok(())
+}
+
+/// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
+pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts: &SearchOptions) -> Result<ResultBatch> {
+    let seqs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
+    let ranked = engine.search(&seqs, db, opts.top)?;
+    if ranked.len() != queries.len() {
+        return Err(Error::Internal(format!("engine returned {} hit lists for {} queries", ranked.len(), queries.len())));
+    }
+    // Statistics first, so E-value filtering decides which hits need coordinates.
+    let mut kept: Vec<(usize, Hit, Option<(f64, f64)>)> = Vec::new();
+    for (qi, hits) in ranked.iter().enumerate() {
+        let qlen = queries[qi].seq.len() as u64;
+        for hit in hits.iter().take(opts.top) {
+            let stat = opts.stats.map(|ka| (ka.bits(hit.score), ka.evalue(hit.score, qlen, opts.db_residues, opts.db_seqs)));
+            if let (Some(max), Some((_, evalue))) = (opts.max_evalue, stat) {
+                if evalue > max {
+                    continue;
+                }
+            }
+            kept.push((qi, *hit, stat));
+        }
+    }
+    let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
+    let alignments = engine.align(&pairs)?;
+    let mut rows = ResultBatch::default();
+    let mut rank = 0;
+    for (k, ((qi, hit, stat), aln)) in kept.iter().zip(&alignments).enumerate() {
+        if aln.score != hit.score {
+            return Err(Error::Internal(format!(
+                "query {} target {}: search score {} but alignment score {}",
+                queries[*qi].id,
+                db.id(hit.target as usize),
+                hit.score,
+                aln.score
+            )));
+        }
+        rank = if k > 0 && kept[k - 1].0 == *qi { rank + 1 } else { 1 };
+        let t = hit.target as usize;
+        rows.push(ResultRow {
+            query: queries[*qi].id.clone(),
+            target: db.id(t).to_string(),
+            score: hit.score,
+            bits: stat.map(|s| s.0),
+            evalue: stat.map(|s| s.1),
+            qstart: aln.qstart as i32,
+            qend: aln.qend as i32,
+            tstart: aln.tstart as i32,
+            tend: aln.tend as i32,
+            qlen: queries[*qi].seq.len() as i32,
+            tlen: db.seq_len(t) as i32,
+            recomputed: hit.recomputed || aln.recomputed,
+            rank: Some(rank),
+        });
+    }
+    Ok(rows)
+}
