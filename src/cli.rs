@@ -30,6 +30,9 @@ pub enum Command {
     /// Build a binary database (sorted by length, memory-mappable) for fast repeated searches.
     #[command(after_help = "Example:\n  swarrow makedb uniprot.fasta.gz -o uniprot.swdb")]
     Makedb(MakedbArgs),
+    /// Merge shard outputs into one: global top N per query (search) or concatenation (align).
+    #[command(after_help = "Shards of a database split in order, each searched with the whole database's --db-size and\n--db-seqs, merge into exactly the unsharded result (same rows, E-values and ranks):\n  swarrow merge --top 10 -o hits.parquet shard-0.parquet shard-1.parquet shard-2.parquet\nInputs: Parquet, Arrow IPC file or stream (`-` = stdin), TSV; detected by content.")]
+    Merge(MergeArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -145,12 +148,32 @@ pub struct MakedbArgs {
     pub output: PathBuf,
 }
 
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Outputs of `swarrow search` (or `align`), in shard order: the order breaks score ties.
+    #[arg(value_name = "SHARD", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Hits kept per query (search results; normally the --top of the shard runs).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Search(args) => search(args),
         Command::Align(args) => align(args),
         Command::Makedb(args) => makedb(args),
+        Command::Merge(args) => merge(args),
     }
+}
+
+fn merge(args: MergeArgs) -> Result<()> {
+    let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
+    check_output_not_input(args.out.output.as_deref(), &inputs)?;
+    let format = resolve_format(&args.out)?;
+    pipeline::merge::merge(&args.inputs, args.top, format, out_path(&args.out))
 }
 
 fn search(args: SearchArgs) -> Result<()> {

@@ -4,6 +4,7 @@
 //! (one engine stage consumes batches in order).
 
 pub mod align;
+pub mod merge;
 pub mod search;
 
 use crate::error::{Error, Result};
