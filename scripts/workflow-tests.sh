@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Workflow and data-lake checks (run by tests/workflows.rs; `bash scripts/install-test-deps.sh`
+# installs what they need): Snakemake runs of both scatter/gather rule sets against unsharded
+# runs, DuckDB/Polars/pyarrow reading Parquet and Arrow streams, the example recipes against
+# their expected outputs, and a Groovy syntax check of the Nextflow files.
+#
+#   SWARROW_BIN=/path/to/swarrow bash scripts/workflow-tests.sh snakemake|lake|recipes|nextflow
+#
+# Exit status 77: a tool is missing (the Rust test fails in CI, skips loudly elsewhere).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+part=${1:?usage: workflow-tests.sh snakemake|lake|recipes|nextflow}
+: "${SWARROW_BIN:?set SWARROW_BIN to the swarrow binary}"
+py=$root/target/pyenv/bin/python
+missing() { echo "workflow-tests: missing $1 (run: bash scripts/install-test-deps.sh)" >&2; exit 77; }
+
+case $part in
+  nextflow)
+    command -v groovy >/dev/null || missing "groovy (Debian package groovy)"
+    if [ -z "${JAVA_HOME:-}" ] || [ ! -x "$JAVA_HOME/bin/java" ]; then
+      java=$(command -v java) || missing "java"
+      JAVA_HOME=$(dirname "$(dirname "$(readlink -f "$java")")")
+      export JAVA_HOME
+    fi
+    files=$(find workflows/nextflow \( -name '*.nf' -o -name '*.nf.test' -o -name '*.config' \) | sort)
+    [ -n "$files" ] || { echo "no Nextflow files found" >&2; exit 1; }
+    # Negative control: the check must reject a script that is not valid Groovy.
+    bad=$(mktemp -d)/broken.nf
+    printf 'process BROKEN {\n  script:\n  """\n  echo hi\n}\n' > "$bad"
+    if groovy scripts/groovy-syntax-check.groovy "$bad" >/dev/null 2>&1; then
+      echo "groovy syntax check accepted a broken script" >&2; exit 1
+    fi
+    # shellcheck disable=SC2086
+    exec groovy scripts/groovy-syntax-check.groovy $files
+    ;;
+  snakemake|lake|recipes)
+    [ -x "$py" ] || missing "Python venv target/pyenv"
+    "$py" -c 'import duckdb, polars, pyarrow' 2>/dev/null || missing "duckdb/polars/pyarrow in target/pyenv"
+    [ -x "$root/target/pyenv/bin/snakemake" ] || missing "snakemake in target/pyenv"
+    export PATH="$(dirname "$SWARROW_BIN"):$root/target/pyenv/bin:$PATH"
+    exec "$py" scripts/workflow_checks.py "$part"
+    ;;
+  *)
+    echo "unknown part $part" >&2; exit 2 ;;
+esac

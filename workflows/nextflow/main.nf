@@ -1,0 +1,69 @@
+#!/usr/bin/env nextflow
+/*
+ * swarrow scatter/gather: split the database (or the queries) into shards, search each shard
+ * (one GPU per task where there is one, else the CPU), merge into the global top hits.
+ *
+ *   nextflow run workflows/nextflow/main.nf --queries q.fasta --db db.fasta.gz --shards 8
+ *   nextflow run workflows/nextflow/main.nf --queries q.fasta --db db.fasta.gz --split queries
+ *
+ * Database shards use the whole database's residues and sequences (--db-size/--db-seqs) so
+ * their E-values are those of the unsharded search; `swarrow merge` keeps the global top hits
+ * per query with the unsharded tie-break (score, then shard order, then the shard's rank).
+ */
+nextflow.enable.dsl = 2
+
+include { SWARROW_SEARCH } from './modules/local/swarrow/search/main'
+include { SWARROW_MERGE  } from './modules/local/swarrow/merge/main'
+
+params.queries    = "${projectDir}/../../examples/queries.fasta"
+params.db         = "${projectDir}/../../examples/db.fasta.gz"
+params.split      = 'db'     // 'db': shard the database; 'queries': shard the queries
+params.chunk_size = 60       // records per shard (the bundled database of 156 makes 3 shards)
+params.top        = 10
+params.outdir     = 'swarrow-results'
+
+/* Numbers the chunks of one FASTA in file order: [meta, chunk] with meta.shard = 0, 1, ... */
+def numbered(chunks) {
+    chunks.withIndex().collect { chunk, i -> [[id: "shard-${i}", shard: i], chunk] }
+}
+
+workflow {
+    queries = channel.fromPath(params.queries, checkIfExists: true)
+    db      = channel.fromPath(params.db, checkIfExists: true)
+
+    if (params.split == 'db') {
+        // Whole-database size for E-values: residues and sequences over every record.
+        db_stats = db
+            .splitFasta(record: [seqString: true])
+            .map { rec -> rec.seqString.replaceAll(/\s/, '').length() as long }
+            .reduce([0L, 0L]) { acc, len -> [acc[0] + len, acc[1] + 1L] }
+
+        // Shards in database order; the number is the merge's tie-break order.
+        shards = db
+            .splitFasta(by: params.chunk_size, file: true)
+            .toList()
+            .flatMap { chunks -> numbered(chunks) }
+            .combine(db_stats)
+            .map { meta, chunk, residues, seqs -> [meta + [db_residues: residues, db_seqs: seqs], chunk] }
+
+        search_in = shards
+            .combine(queries)
+            .multiMap { meta, chunk, q ->
+                query: [meta, q]
+                db: chunk
+            }
+        SWARROW_SEARCH(search_in.query, search_in.db)
+    } else {
+        query_shards = queries
+            .splitFasta(by: params.chunk_size, file: true)
+            .toList()
+            .flatMap { chunks -> numbered(chunks) }
+        SWARROW_SEARCH(query_shards, db.first())
+    }
+
+    // Gather in shard order (tasks finish in any order); published by nextflow.config.
+    merge_in = SWARROW_SEARCH.out.hits
+        .toSortedList { a, b -> a[0].shard <=> b[0].shard }
+        .map { list -> [[id: 'hits'], list.collect { it[1] }] }
+    SWARROW_MERGE(merge_in, params.top)
+}
