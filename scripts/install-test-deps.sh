@@ -1,14 +1,35 @@
 #!/usr/bin/env bash
 # Installs the independent oracles and tools the tests use, only where they are missing:
-# parasail (Debian python3-parasail) for the golden test.
+# parasail (Debian python3-parasail) for the golden test; groovy (Debian) for the Nextflow
+# syntax check; a Python venv target/pyenv with pinned Snakemake, DuckDB, Polars and pyarrow
+# for the workflow and data-lake checks (tests/workflows.rs).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 need_apt=()
 /usr/bin/python3 -c 'import parasail' 2>/dev/null || need_apt+=(python3-parasail)
+command -v groovy >/dev/null || need_apt+=(groovy)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
     echo "install-test-deps: missing ${need_apt[*]} and cannot apt-get (not root); tests needing them skip outside CI" >&2
+  fi
+fi
+
+# Workflow tools, pinned; reinstalled only when the pins change.
+pins="snakemake==9.27.1 duckdb==2.0.0 polars==2.1.0 pyarrow==26.0.1"
+venv=target/pyenv
+if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins" ]; then
+  py=$(command -v python3 || true)
+  if [ -n "$py" ] && { [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"; }; then
+    # shellcheck disable=SC2086
+    if "$venv/bin/python" -m pip install -q --disable-pip-version-check $pins; then
+      echo "$pins" > "$venv/.pins"
+    else
+      echo "install-test-deps: pip install into $venv failed; workflow tests skip outside CI" >&2
+    fi
+  else
+    echo "install-test-deps: cannot create the venv $venv; workflow tests skip outside CI" >&2
   fi
 fi
