@@ -181,7 +181,8 @@ fn spouge_evalue(ka: &KarlinAltschul, g: &Gumbel, score: i32, qlen: u64, subject
     // 1/sqrt(2 pi), as BLAST writes it.
     const CONST_VAL: f64 = 0.398_942_280_401_432_677_939_946_059_934_38;
     let scale = ka.lambda / g.lambda;
-    let db_scale = if db_residues != 0 {
+    // A zero-length subject cannot hold a hit; keep the result finite for score-0 rows.
+    let db_scale = if db_residues != 0 && subject_len != 0 {
         db_residues as f64 / subject_len as f64
     } else {
         1.0
@@ -276,7 +277,8 @@ fn lookup_dna(reward: i32, penalty: i32, gap_open: i32, gap_extend: i32) -> Opti
         // Greedy linear gap cost reward/2 - penalty, in the caller's (unreduced) units.
         let linear_extend = reward - 2 * penalty;
         // BLAST's own spelling of these costs, 0/0, is accepted too (Scoring never has it).
-        let is_linear = gap_open == 0 && (gap_extend == 0 || (linear_extend % 2 == 0 && gap_extend == linear_extend / 2));
+        let is_linear =
+            gap_open == 0 && (gap_extend == 0 || (linear_extend % 2 == 0 && gap_extend == linear_extend / 2));
         linear.filter(|_| is_linear)
     })?;
     Some(KarlinAltschul {
@@ -762,6 +764,16 @@ mod tests {
         assert_eq!(ka.search_space(10, 0, 0), 10.0);
     }
 
+    #[test]
+    fn degenerate_lengths_stay_finite() {
+        // Score-0 rows (no alignment) may carry empty sequences; nothing may turn into NaN.
+        let ka = protein("BLOSUM62", 11, 1).unwrap();
+        for (q, t, db, n) in [(0, 0, 0, 0), (10, 0, 100, 3), (0, 10, 10, 1), (1, 1, 1, 1)] {
+            assert!(ka.evalue(0, q, db, n).is_finite());
+            assert!(ka.evalue_for_subject(0, q, t, db, n).is_finite());
+        }
+    }
+
     // --- Independent oracle: NCBI BLAST+ 2.12.0 (Debian ncbi-blast+), run on tiny inputs.
     //
     // Query q1 (277 aa):
@@ -949,8 +961,9 @@ mod tests {
     /// used", which exercises the row's alpha and beta through the length adjustment.
     #[test]
     fn every_protein_row_matches_blastp_printout() {
+        type Row = (&'static str, i32, i32, [&'static str; 6], u64);
         #[rustfmt::skip]
-        let printed: [(&str, i32, i32, [&str; 6], u64); 82] = [
+        let printed: [Row; 82] = [
         ("BLOSUM45", 13, 3, ["0.207", "0.0490", "0.140", "1.50", "35.9", "36.0"], 182948394),
         ("BLOSUM45", 12, 3, ["0.199", "0.0390", "0.110", "1.80", "45.7", "45.9"], 168945244),
         ("BLOSUM45", 11, 3, ["0.190", "0.0310", "0.0950", "2.00", "62.9", "63.1"], 153943174),
@@ -1037,10 +1050,24 @@ mod tests {
         for (matrix, open, extend, [lambda, k, h, a, alpha_v, sigma], space) in printed {
             let ka = protein(matrix, open, extend).unwrap();
             let g = ka.gumbel.unwrap();
-            for (ours, blast) in [(ka.lambda, lambda), (ka.k, k), (ka.h, h), (ka.alpha, a), (g.alpha_v, alpha_v), (g.sigma, sigma)] {
+            for (ours, blast) in [
+                (ka.lambda, lambda),
+                (ka.k, k),
+                (ka.h, h),
+                (ka.alpha, a),
+                (g.alpha_v, alpha_v),
+                (g.sigma, sigma),
+            ] {
                 assert_printed(ours, blast, false);
             }
-            assert_eq!(ka.search_space(QLEN, 1_000_000, DB_SEQS), space as f64, "{} {}/{}", matrix, open, extend);
+            assert_eq!(
+                ka.search_space(QLEN, 1_000_000, DB_SEQS),
+                space as f64,
+                "{} {}/{}",
+                matrix,
+                open,
+                extend
+            );
         }
     }
 
@@ -1050,8 +1077,9 @@ mod tests {
     /// (-task megablast for the 0/0 rows): "Gapped / Lambda K H" and the effective search space.
     #[test]
     fn every_blastn_row_matches_blastn_printout() {
+        type Row = (i32, i32, i32, i32, [&'static str; 3], u64);
         #[rustfmt::skip]
-        let printed: [(i32, i32, i32, i32, [&str; 3], u64); 64] = [
+        let printed: [Row; 64] = [
         (1, -5, 0, 0, ["1.39", "0.747", "1.38"], 186992707),
         (1, -5, 3, 3, ["1.39", "0.747", "1.38"], 186992707),
         (1, -4, 0, 0, ["1.38", "0.738", "1.36"], 186992707),
@@ -1122,7 +1150,15 @@ mod tests {
             for (ours, blast) in [(ka.lambda, lambda), (ka.k, k), (ka.h, h)] {
                 assert_printed(ours, blast, false);
             }
-            assert_eq!(ka.search_space(200, 1_000_000, 3), space as f64, "{}/{} {}/{}", reward, penalty, open, extend);
+            assert_eq!(
+                ka.search_space(200, 1_000_000, 3),
+                space as f64,
+                "{}/{} {}/{}",
+                reward,
+                penalty,
+                open,
+                extend
+            );
         }
     }
 }
