@@ -99,7 +99,10 @@ impl<R: BufRead> FastaReader<R> {
                 // first header lands here.
                 return Err(Error::file(
                     &self.place,
-                    format!("line {}: text before the first '>' header: not a FASTA file?", self.line),
+                    format!(
+                        "line {}: text before the first '>' header: not a FASTA file?",
+                        self.line
+                    ),
                 ));
             }
             let name = &self.header[1..];
@@ -295,7 +298,10 @@ mod tests {
 
     #[test]
     fn header_without_id_is_an_error() {
-        assert_eq!(err(b">a\nM\n> desc\nK\n"), "in.fa: record 2 (no id): header on line 3 has no id");
+        assert_eq!(
+            err(b">a\nM\n> desc\nK\n"),
+            "in.fa: record 2 (no id): header on line 3 has no id"
+        );
     }
 
     #[test]
@@ -316,17 +322,16 @@ mod tests {
         );
         // Exactly at the limit is fine (7 residues + newline).
         let input = std::io::BufReader::with_capacity(4, &b">a\nMKVMKVM\n"[..]);
-        let ok: Vec<Record> = FastaReader::new(place(), input, P)
-            .with_line_limit(8)
-            .collect::<Result<_>>()
-            .unwrap();
+        let ok: Vec<Record> =
+            FastaReader::new(place(), input, P).with_line_limit(8).collect::<Result<_>>().unwrap();
         assert_eq!(ok, vec![rec("a", b"MKVMKVM")]);
     }
 
     #[test]
     fn dna_alphabet_is_used_for_encoding() {
-        let got: Vec<Record> =
-            FastaReader::new(place(), &b">d\nacgtuN\n"[..], Alphabet::Dna).collect::<Result<_>>().unwrap();
+        let got: Vec<Record> = FastaReader::new(place(), &b">d\nacgtuN\n"[..], Alphabet::Dna)
+            .collect::<Result<_>>()
+            .unwrap();
         assert_eq!(got[0].seq, vec![0, 1, 2, 3, 3, 4]);
     }
 

@@ -68,10 +68,7 @@ pub fn decompress_if_gzip(place: &Where, input: Input) -> Result<Input> {
 /// read may return fewer bytes than asked.
 pub fn peek(place: &Where, mut input: Input, n: usize) -> Result<(Vec<u8>, Input)> {
     let mut head = Vec::with_capacity(n);
-    (&mut input)
-        .take(n as u64)
-        .read_to_end(&mut head)
-        .map_err(|e| read_error(place, e))?;
+    (&mut input).take(n as u64).read_to_end(&mut head).map_err(|e| read_error(place, e))?;
     let rest: Input = Box::new(io::Cursor::new(head.clone()).chain(input));
     Ok((head, rest))
 }

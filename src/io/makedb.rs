@@ -189,14 +189,19 @@ pub fn open_swdb(path: &Path, alphabet: Alphabet) -> Result<Database> {
     // Every section lies inside the file now, so these conversions and slices are safe.
     let n = n as usize;
     let section = |(a, b): (u64, u64)| &data[a as usize..b as usize];
-    let read_u64s = |s: &[u8]| s.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect::<Vec<u64>>();
+    let read_u64s = |s: &[u8]| {
+        s.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+            .collect::<Vec<u64>>()
+    };
     let offsets = read_u64s(section(layout.offsets));
     let id_offsets = read_u64s(section(layout.id_offsets));
     let original: Vec<u32> = section(layout.original)
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
         .collect();
-    check_offsets(&offsets, total_residues).map_err(|p| corrupt(format!("sequence offsets {}", p)))?;
+    check_offsets(&offsets, total_residues)
+        .map_err(|p| corrupt(format!("sequence offsets {}", p)))?;
     check_offsets(&id_offsets, id_bytes).map_err(|p| corrupt(format!("id offsets {}", p)))?;
     if let Some(i) = (1..n).find(|&i| offsets[i + 1] - offsets[i] < offsets[i] - offsets[i - 1]) {
         return Err(corrupt(format!("sequence {} is shorter than the one before it", i + 1)));
@@ -217,7 +222,11 @@ pub fn open_swdb(path: &Path, alphabet: Alphabet) -> Result<Database> {
     if let Some(at) = section(layout.residues).iter().position(|&c| c >= size) {
         return Err(corrupt(format!("residue code out of range at residue {}", at + 1)));
     }
-    let mapped = |(a, b): (u64, u64)| Bytes::Mapped { map: Arc::clone(&map), start: a as usize, len: (b - a) as usize };
+    let mapped = |(a, b): (u64, u64)| Bytes::Mapped {
+        map: Arc::clone(&map),
+        start: a as usize,
+        len: (b - a) as usize,
+    };
     Ok(Database {
         name: file_name(path),
         residues: mapped(layout.residues),
@@ -249,32 +258,38 @@ fn file_name(path: &Path) -> String {
 /// Loads a search database: a `.swdb` file (recognised by its magic bytes) is mapped,
 /// anything else is read as FASTA (plain, gzip, or `-` for stdin) and sorted.
 pub fn load_database(path: &Path, alphabet: Alphabet) -> Result<Database> {
-    let place = Where::from_arg(path);
-    match &place {
+    let name = match Where::from_arg(path) {
         Where::Path(p) => {
             let mut magic = Vec::with_capacity(8);
-            open_file(p)?
+            open_file(&p)?
                 .take(8)
                 .read_to_end(&mut magic)
                 .map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
             if magic == SWDB_MAGIC {
-                return open_swdb(p, alphabet);
+                return open_swdb(&p, alphabet);
             }
-            let (place, input) = open_input(p)?;
-            database_from_fasta(&file_name(p), place, input, alphabet)
+            file_name(&p)
         }
-        Where::Stdin => {
-            let (place, input) = open_input(path)?;
-            let (head, input) = peek(&place, input, 8)?;
-            if head == SWDB_MAGIC {
-                return Err(Error::file(&place, "a .swdb database must be given by its path, not on stdin"));
-            }
-            database_from_fasta("stdin", place, input, alphabet)
-        }
+        Where::Stdin => "stdin".to_string(),
+    };
+    let (place, input) = open_input(path)?;
+    let (head, input) = peek(&place, input, 8)?;
+    if head == SWDB_MAGIC {
+        // Compressed or piped: a database is mapped, so it must be a plain file.
+        return Err(Error::file(
+            &place,
+            "a .swdb database must be given as an uncompressed file, not gzip or stdin",
+        ));
     }
+    database_from_fasta(&name, place, input, alphabet)
 }
 
-fn database_from_fasta(name: &str, place: Where, input: Input, alphabet: Alphabet) -> Result<Database> {
+fn database_from_fasta(
+    name: &str,
+    place: Where,
+    input: Input,
+    alphabet: Alphabet,
+) -> Result<Database> {
     let records: Vec<Record> = FastaReader::new(place, input, alphabet).collect::<Result<_>>()?;
     if records.len() > u32::MAX as usize {
         return Err(Error::usage(format!("{}: more than {} sequences", name, u32::MAX)));
@@ -297,10 +312,16 @@ mod tests {
 
     fn records() -> Vec<Record> {
         // Lengths 3, 1, 3, 2, 1: ties check that the stable order survives the round trip.
-        [("a", vec![0, 1, 2]), ("bb", vec![5]), ("c", vec![23, 22, 7]), ("dé", vec![3, 4]), ("e", vec![19])]
-            .into_iter()
-            .map(|(id, seq)| Record { id: id.to_string(), seq })
-            .collect()
+        [
+            ("a", vec![0, 1, 2]),
+            ("bb", vec![5]),
+            ("c", vec![23, 22, 7]),
+            ("dé", vec![3, 4]),
+            ("e", vec![19]),
+        ]
+        .into_iter()
+        .map(|(id, seq)| Record { id: id.to_string(), seq })
+        .collect()
     }
 
     fn same(a: &Database, b: &Database) {
@@ -324,7 +345,9 @@ mod tests {
         let db = open_swdb(&path, P).unwrap();
         same(&db, &Database::from_records("x", records()));
         assert_eq!(db.name, "db.swdb");
-        assert!(matches!(db.residues, Bytes::Mapped { .. }) && matches!(db.ids, Bytes::Mapped { .. }));
+        assert!(
+            matches!(db.residues, Bytes::Mapped { .. }) && matches!(db.ids, Bytes::Mapped { .. })
+        );
         // Independent check of the order: by length, ties in input order.
         let ids: Vec<&str> = (0..db.len()).map(|i| db.id(i)).collect();
         assert_eq!(ids, ["bb", "e", "dé", "a", "c"]);
@@ -378,7 +401,11 @@ mod tests {
         let cut = dir.path().join("cut.swdb");
         std::fs::write(&cut, &good[..good.len() - 1]).unwrap();
         let msg = open_err(&cut, P);
-        assert!(msg.starts_with(&format!("{}: corrupt swdb database: truncated", cut.display())), "{}", msg);
+        assert!(
+            msg.starts_with(&format!("{}: corrupt swdb database: truncated", cut.display())),
+            "{}",
+            msg
+        );
         std::fs::write(&cut, &good[..20]).unwrap();
         assert!(open_err(&cut, P).contains("truncated header"));
 
@@ -407,6 +434,26 @@ mod tests {
         // Swap lengths so the length order breaks: offsets 0,1,2,4,7,10 -> 0,2,3,...
         let msg = open_err(&patched(d, 64 + 8, &2u64.to_le_bytes()), P);
         assert!(msg.contains("shorter than the one before it"), "{}", msg);
+    }
+
+    #[test]
+    fn compressed_swdb_is_refused_with_a_reason() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let raw = std::fs::read(written(dir.path())).unwrap();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&raw).unwrap();
+        let path = dir.path().join("db.swdb.gz");
+        std::fs::write(&path, enc.finish().unwrap()).unwrap();
+        let msg = load_database(&path, P).unwrap_err().to_string();
+        assert!(
+            msg.starts_with(&format!(
+                "{}: a .swdb database must be given as an uncompressed",
+                path.display()
+            )),
+            "{}",
+            msg
+        );
     }
 
     #[test]

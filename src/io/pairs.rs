@@ -12,7 +12,9 @@ use arrow::ipc::reader::{FileReader, StreamReader};
 
 use crate::error::{Error, Result, Where};
 use crate::io::fasta::FastaReader;
-use crate::io::input::{open_file, open_input, peek, read_error, read_line_bounded, Input, Line, BUFFER_SIZE, MAX_LINE};
+use crate::io::input::{
+    open_file, open_input, peek, read_error, read_line_bounded, Input, Line, BUFFER_SIZE, MAX_LINE,
+};
 use crate::scoring::alphabet::describe_byte;
 use crate::scoring::Alphabet;
 use crate::seq::{Pair, Record};
@@ -80,7 +82,15 @@ fn open_pair_file(path: &Path, alphabet: Alphabet) -> Result<PairIter> {
         let schema = reader.schema();
         return Ok(Box::new(ArrowPairs::new(place, schema, reader, alphabet)?));
     }
-    Ok(Box::new(TsvPairs { input, place, alphabet, line: 0, count: 0, buf: Vec::new(), done: false }))
+    Ok(Box::new(TsvPairs {
+        input,
+        place,
+        alphabet,
+        line: 0,
+        count: 0,
+        buf: Vec::new(),
+        done: false,
+    }))
 }
 
 fn arrow_error(place: &Where, pairs_read: usize, e: ArrowError) -> Error {
@@ -129,9 +139,15 @@ fn make_pair(
         return Err(Error::record(place, index, "", format!("{}query_id is empty", context)));
     }
     if target_id.is_empty() {
-        return Err(Error::record(place, index, &query_id, format!("{}target_id is empty", context)));
+        return Err(Error::record(
+            place,
+            index,
+            &query_id,
+            format!("{}target_id is empty", context),
+        ));
     }
-    let query_seq = encode_field(place, index, &query_id, "query_seq", context, fields[1], alphabet)?;
+    let query_seq =
+        encode_field(place, index, &query_id, "query_seq", context, fields[1], alphabet)?;
     let target_seq =
         encode_field(place, index, &target_id, "target_seq", context, fields[3], alphabet)?;
     Ok(Pair {
@@ -225,8 +241,20 @@ impl TsvPairs {
                 continue;
             }
             let fields: Vec<&[u8]> = line.split(|&b| b == b'\t').collect();
-            if self.count == 0 && fields.iter().map(|f| *f).eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes())) {
+            if self.count == 0
+                && fields.iter().map(|f| *f).eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes()))
+            {
                 continue; // the header
+            }
+            if self.count == 0 && line.starts_with(b">") {
+                return Err(Error::file(
+                    &self.place,
+                    format!(
+                        "line {}: looks like FASTA, not a pair file: give query and target \
+                         FASTA files as two inputs",
+                        self.line
+                    ),
+                ));
             }
             let context = format!("line {}: ", self.line);
             let Ok(four) = <[&[u8]; 4]>::try_from(fields.as_slice()) else {
@@ -321,7 +349,10 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> ArrowPairs<B> {
                     if !matches!(ty, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
                         return Err(Error::file(
                             &place,
-                            format!("column {} has type {}, expected a string (utf8) column", name, ty),
+                            format!(
+                                "column {} has type {}, expected a string (utf8) column",
+                                name, ty
+                            ),
                         ));
                     }
                     *slot = i;
@@ -340,7 +371,17 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> ArrowPairs<B> {
                 ),
             ));
         }
-        Ok(ArrowPairs { batches, place, alphabet, columns, batch: Vec::new(), row: 0, rows: 0, count: 0, done: false })
+        Ok(ArrowPairs {
+            batches,
+            place,
+            alphabet,
+            columns,
+            batch: Vec::new(),
+            row: 0,
+            rows: 0,
+            count: 0,
+            done: false,
+        })
     }
 
     fn read_pair(&mut self) -> Result<Option<Pair>> {
@@ -349,7 +390,11 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> ArrowPairs<B> {
                 None => return Ok(None),
                 Some(Err(e)) => return Err(arrow_error(&self.place, self.count, e)),
                 Some(Ok(batch)) => {
-                    self.batch = self.columns.iter().map(|&i| StrColumn::new(batch.column(i).clone())).collect();
+                    self.batch = self
+                        .columns
+                        .iter()
+                        .map(|&i| StrColumn::new(batch.column(i).clone()))
+                        .collect();
                     self.row = 0;
                     self.rows = batch.num_rows();
                 }
@@ -362,7 +407,8 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> ArrowPairs<B> {
             match self.batch[k].get(row) {
                 Some(v) => *field = v,
                 None => {
-                    let id = self.batch[0].get(row).map(String::from_utf8_lossy).unwrap_or_default();
+                    let id =
+                        self.batch[0].get(row).map(String::from_utf8_lossy).unwrap_or_default();
                     let problem = format!("{} is null", PAIR_COLUMNS[k]);
                     return Err(Error::record(&self.place, self.count, &id, problem));
                 }
@@ -404,7 +450,8 @@ mod tests {
     /// Hand-encoded protein residues (NCBI order ARNDCQEGHILKMFPSTWYVBZX*).
     fn rec(id: &str, letters: &str) -> Record {
         let order = b"ARNDCQEGHILKMFPSTWYVBZX*";
-        let seq = letters.bytes().map(|l| order.iter().position(|&c| c == l).unwrap() as u8).collect();
+        let seq =
+            letters.bytes().map(|l| order.iter().position(|&c| c == l).unwrap() as u8).collect();
         Record { id: id.into(), seq }
     }
 
@@ -457,7 +504,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let good = write(dir.path(), "good.fa", b">a\nM\n>b\nK\n");
         let bad = write(dir.path(), "bad.fa", b">a\nM\n>b\nK1\n");
-        let msg = read(&PairInput::TwoFasta { query: good, target: bad.clone() }).unwrap_err().to_string();
+        let msg = read(&PairInput::TwoFasta { query: good, target: bad.clone() })
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             msg,
             format!("{}: record 2 (b): invalid residue '1' at position 2 (line 4)", bad.display())
@@ -477,6 +526,18 @@ mod tests {
     }
 
     #[test]
+    fn a_single_fasta_file_is_not_taken_for_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "one.fa", b">a\nMKV\n");
+        let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
+        assert!(
+            msg.starts_with(&format!("{}: line 1: looks like FASTA", path.display())),
+            "{}",
+            msg
+        );
+    }
+
+    #[test]
     fn gzip_tsv_is_detected_by_content() {
         use std::io::Write;
         let dir = tempfile::tempdir().unwrap();
@@ -489,7 +550,11 @@ mod tests {
     #[test]
     fn tsv_errors_name_file_pair_id_and_line() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write(dir.path(), "bad.tsv", b"query_id\tquery_seq\ttarget_id\ttarget_seq\nq1\tM\tt1\tK\nq2\tMK\tt2\n");
+        let path = write(
+            dir.path(),
+            "bad.tsv",
+            b"query_id\tquery_seq\ttarget_id\ttarget_seq\nq1\tM\tt1\tK\nq2\tMK\tt2\n",
+        );
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
         assert_eq!(
             msg,
@@ -503,7 +568,10 @@ mod tests {
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
         assert_eq!(
             msg,
-            format!("{}: record 2 (t2): line 3: target_seq: invalid residue '-' at position 3", path.display())
+            format!(
+                "{}: record 2 (t2): line 3: target_seq: invalid residue '-' at position 3",
+                path.display()
+            )
         );
         let path = write(dir.path(), "emp.tsv", b"q1\t\tt1\tK\n");
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
@@ -537,7 +605,8 @@ mod tests {
 
     fn arrow_stream(batches: &[RecordBatch]) -> Vec<u8> {
         let mut out = Vec::new();
-        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &batches[0].schema()).unwrap();
+        let mut w =
+            arrow::ipc::writer::StreamWriter::try_new(&mut out, &batches[0].schema()).unwrap();
         for b in batches {
             w.write(b).unwrap();
         }
@@ -620,12 +689,23 @@ mod tests {
         assert_eq!(msg, format!("{}: record 2 (q2): target_seq is null", path.display()));
         let batch = RecordBatch::try_new(
             schema,
-            vec![col(vec![Some("q1")]), col(vec![Some("M.K")]), col(vec![Some("t1")]), col(vec![Some("W")])],
+            vec![
+                col(vec![Some("q1")]),
+                col(vec![Some("M.K")]),
+                col(vec![Some("t1")]),
+                col(vec![Some("W")]),
+            ],
         )
         .unwrap();
         let path = write(dir.path(), "dot.arrows", &arrow_stream(&[batch]));
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
-        assert_eq!(msg, format!("{}: record 1 (q1): query_seq: invalid residue '.' at position 2", path.display()));
+        assert_eq!(
+            msg,
+            format!(
+                "{}: record 1 (q1): query_seq: invalid residue '.' at position 2",
+                path.display()
+            )
+        );
     }
 
     #[test]
@@ -638,6 +718,10 @@ mod tests {
         let err = result.unwrap_err();
         assert_eq!(err.exit_code(), 2);
         let msg = err.to_string();
-        assert!(msg.starts_with(&format!("{}: bad Arrow IPC data after pair 200", path.display())), "{}", msg);
+        assert!(
+            msg.starts_with(&format!("{}: bad Arrow IPC data after pair 200", path.display())),
+            "{}",
+            msg
+        );
     }
 }
