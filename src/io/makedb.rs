@@ -218,8 +218,11 @@ pub fn open_swdb(path: &Path, alphabet: Alphabet) -> Result<Database> {
             return Err(corrupt(format!("id of sequence {} is not UTF-8", i + 1)));
         }
     }
+    // `max` vectorises; the position is only looked for on a corrupt file.
+    let codes = section(layout.residues);
     let size = alphabet.size() as u8;
-    if let Some(at) = section(layout.residues).iter().position(|&c| c >= size) {
+    if codes.iter().copied().max().is_some_and(|m| m >= size) {
+        let at = codes.iter().position(|&c| c >= size).unwrap_or(0);
         return Err(corrupt(format!("residue code out of range at residue {}", at + 1)));
     }
     let mapped = |(a, b): (u64, u64)| Bytes::Mapped {
