@@ -11,6 +11,7 @@
 pub mod database;
 pub mod engine;
 pub mod error;
+pub mod output;
 pub mod scoring;
 pub mod seq;
 
