@@ -1,11 +1,10 @@
 //! The one result schema and the row buffer the pipelines fill.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int32Array, RecordBatch, StringArray};
 use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Metadata, Schema, SchemaRef};
 
 use super::{Mode, RunMetadata};
 use crate::error::{Error, Result};
@@ -17,8 +16,7 @@ pub fn schema(mode: Mode) -> SchemaRef {
 
 /// The schema of `mode`'s results carrying `metadata` as Arrow schema metadata.
 pub fn schema_with_metadata(mode: Mode, metadata: &RunMetadata) -> SchemaRef {
-    let map: HashMap<String, String> =
-        metadata.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let map: Metadata = metadata.iter().collect();
     Arc::new(Schema::new_with_metadata(fields(mode), map))
 }
 
