@@ -8,9 +8,13 @@
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
 //! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all.
 
+pub mod cli;
 pub mod database;
 pub mod engine;
 pub mod error;
+pub mod io;
+pub mod output;
+pub mod pipeline;
 pub mod scoring;
 pub mod seq;
 

@@ -299,3 +299,30 @@ fn unsupported_gap_costs_warn_and_give_null_statistics() {
     // Hand-checked: gap of 1 costs 6, so AWGHE/AW-HE = 4 + 11 - 6 + 8 + 5 = 22 beats HEA (17).
     assert_eq!(rows[1][col("score")], "22");
 }
+
+#[test]
+fn align_writes_results_before_its_input_ends() {
+    use std::io::{BufRead, BufReader};
+    let mut child = bin()
+        .args(["align", "--pairs", "-", "--format", "tsv", "--device", "cpu", "--quiet", "--batch", "2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..4 {
+        writeln!(stdin, "q{}\tHEAGAWGHEE\tt{}\tPAWHEAE", i, i).unwrap();
+    }
+    stdin.flush().unwrap();
+    // stdin stays open: the first rows must still arrive.
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let header = lines.next().unwrap().unwrap();
+    assert!(header.starts_with("query\ttarget\tscore"), "{}", header);
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("q0\tt0\t17\t"), "{}", first);
+    drop(stdin);
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert_eq!(rest.len(), 3);
+    assert!(child.wait().unwrap().success());
+}

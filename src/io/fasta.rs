@@ -1,0 +1,350 @@
+//! Streaming FASTA reader: one record in memory at a time, residues encoded as they are
+//! read, every problem reported with file, record number, id and position.
+//!
+//! Parsed here rather than through noodles-fasta: its reader reads header lines without a
+//! bound and hides line boundaries inside sequences, so it could not give the 1 GiB line
+//! guard or the residue positions and line numbers the error messages need.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::error::{Error, Result, Where};
+use crate::io::input::{open_input, read_error, read_line_bounded, Input, Line, MAX_LINE};
+use crate::scoring::alphabet::describe_byte;
+use crate::scoring::Alphabet;
+use crate::seq::Record;
+
+/// Iterator over the records of one FASTA input. Yields an error for an input without any
+/// record ("FILE: no sequences"), and stops after the first error.
+pub struct FastaReader<R> {
+    input: R,
+    place: Where,
+    alphabet: Alphabet,
+    /// Records read so far (the next record's 0-based index).
+    count: usize,
+    /// Lines consumed so far (the next line's number minus one).
+    line: usize,
+    line_limit: usize,
+    header: Vec<u8>,
+    done: bool,
+}
+
+impl FastaReader<Input> {
+    /// Opens `path` (`-` = stdin; plain or gzip).
+    pub fn open(path: &Path, alphabet: Alphabet) -> Result<FastaReader<Input>> {
+        let (place, input) = open_input(path)?;
+        Ok(FastaReader::new(place, input, alphabet))
+    }
+}
+
+impl<R: BufRead> FastaReader<R> {
+    /// Reads FASTA from `input`; `place` names it in error messages.
+    pub fn new(place: Where, input: R, alphabet: Alphabet) -> FastaReader<R> {
+        FastaReader {
+            input,
+            place,
+            alphabet,
+            count: 0,
+            line: 0,
+            line_limit: MAX_LINE,
+            header: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Where the records come from.
+    pub fn place(&self) -> &Where {
+        &self.place
+    }
+
+    /// Number of records read so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    #[cfg(test)]
+    fn with_line_limit(mut self, limit: usize) -> Self {
+        self.line_limit = limit;
+        self
+    }
+
+    fn too_long(&self) -> String {
+        let limit = if self.line_limit == MAX_LINE {
+            "1 GiB".to_string()
+        } else {
+            format!("{} bytes", self.line_limit)
+        };
+        format!("line {} longer than {}: not a real sequence file?", self.line + 1, limit)
+    }
+
+    /// Reads the next header line, skipping blank lines; `None` at end of input.
+    fn read_header(&mut self) -> Result<Option<String>> {
+        loop {
+            let got = read_line_bounded(&mut self.input, &mut self.header, self.line_limit)
+                .map_err(|e| read_error(&self.place, e))?;
+            match got {
+                Line::End => return Ok(None),
+                Line::TooLong => {
+                    let problem = format!("record {}: {}", self.count + 1, self.too_long());
+                    return Err(Error::file(&self.place, problem));
+                }
+                Line::Read => {}
+            }
+            self.line += 1;
+            if self.header.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if self.header[0] != b'>' {
+                // Sequence lines are consumed with their record, so only text before the
+                // first header lands here.
+                return Err(Error::file(
+                    &self.place,
+                    format!(
+                        "line {}: text before the first '>' header: not a FASTA file?",
+                        self.line
+                    ),
+                ));
+            }
+            let name = &self.header[1..];
+            let end = name.iter().position(u8::is_ascii_whitespace).unwrap_or(name.len());
+            let id = String::from_utf8_lossy(&name[..end]).into_owned();
+            if id.is_empty() {
+                let problem = format!("header on line {} has no id", self.line);
+                return Err(Error::record(&self.place, self.count, "", problem));
+            }
+            return Ok(Some(id));
+        }
+    }
+
+    /// Reads and encodes sequence lines up to the next header or the end of input.
+    fn read_sequence(&mut self, id: &str) -> Result<Vec<u8>> {
+        let mut seq = Vec::new();
+        let mut line_len = 0usize;
+        loop {
+            let chunk = match self.input.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(read_error(&self.place, e)),
+            };
+            if chunk.is_empty() || (line_len == 0 && chunk[0] == b'>') {
+                return Ok(seq);
+            }
+            let (part, ends_line) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (&chunk[..i], true),
+                None => (chunk, false),
+            };
+            line_len += part.len() + ends_line as usize;
+            if line_len > self.line_limit {
+                return Err(Error::record(&self.place, self.count, id, self.too_long()));
+            }
+            if let Err(bad) = encode_skipping_whitespace(self.alphabet, part, &mut seq) {
+                let problem = format!(
+                    "{} at position {} (line {})",
+                    describe_byte(bad),
+                    seq.len() + 1,
+                    self.line + 1
+                );
+                return Err(Error::record(&self.place, self.count, id, problem));
+            }
+            let used = part.len() + ends_line as usize;
+            self.input.consume(used);
+            if ends_line {
+                self.line += 1;
+                line_len = 0;
+            }
+        }
+    }
+
+    fn read_record(&mut self) -> Result<Option<Record>> {
+        let Some(id) = self.read_header()? else {
+            return Ok(None);
+        };
+        let seq = self.read_sequence(&id)?;
+        if seq.is_empty() {
+            return Err(Error::record(&self.place, self.count, &id, "empty sequence"));
+        }
+        self.count += 1;
+        Ok(Some(Record { id, seq }))
+    }
+}
+
+/// Encodes `raw` onto `out`, skipping whitespace (spaces, tabs, CR). On an invalid byte,
+/// returns it; `out` then holds the residues before it.
+fn encode_skipping_whitespace(alphabet: Alphabet, raw: &[u8], out: &mut Vec<u8>) -> Result<(), u8> {
+    let mut rest = raw;
+    while let Err(i) = alphabet.encode_into(rest, out) {
+        let b = rest[i];
+        if !b.is_ascii_whitespace() {
+            return Err(b);
+        }
+        rest = &rest[i + 1..];
+    }
+    Ok(())
+}
+
+impl<R: BufRead> Iterator for FastaReader<R> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        if self.done {
+            return None;
+        }
+        match self.read_record() {
+            Ok(Some(r)) => Some(Ok(r)),
+            Ok(None) => {
+                self.done = true;
+                if self.count == 0 {
+                    Some(Err(Error::file(&self.place, "no sequences")))
+                } else {
+                    None
+                }
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Reads every record of a (small) FASTA input into memory.
+pub fn read_all(path: &Path, alphabet: Alphabet) -> Result<Vec<Record>> {
+    FastaReader::open(path, alphabet)?.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: Alphabet = Alphabet::Protein;
+
+    fn place() -> Where {
+        Where::Path("in.fa".into())
+    }
+
+    fn parse(text: &[u8]) -> Result<Vec<Record>> {
+        FastaReader::new(place(), text, P).collect()
+    }
+
+    fn rec(id: &str, letters: &[u8]) -> Record {
+        // Hand-written codes for the letters used below, in NCBI order ARNDCQEGHILKMFPSTWYVBZX*.
+        let codes = letters
+            .iter()
+            .map(|&l| b"ARNDCQEGHILKMFPSTWYVBZX*".iter().position(|&c| c == l).unwrap() as u8)
+            .collect();
+        Record { id: id.to_string(), seq: codes }
+    }
+
+    fn err(text: &[u8]) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_multiline_records_with_ids_up_to_whitespace() {
+        let text = b"\n>sp|P1|A desc here\nAR N\r\nd\n\n>b\tx\n*WV\n>c";
+        let text = [&text[..], b"\nX"].concat();
+        assert_eq!(
+            parse(&text).unwrap(),
+            vec![rec("sp|P1|A", b"ARND"), rec("b", b"*WV"), rec("c", b"X")]
+        );
+    }
+
+    #[test]
+    fn crlf_files_and_missing_final_newline_read_the_same() {
+        let unix = parse(b">a\nMKV\nLA\n>b\nW\n").unwrap();
+        assert_eq!(parse(b">a\r\nMKV\r\nLA\r\n>b\r\nW").unwrap(), unix);
+        assert_eq!(unix, vec![rec("a", b"MKVLA"), rec("b", b"W")]);
+    }
+
+    #[test]
+    fn streams_through_small_buffers() {
+        // A 3-byte buffer splits lines and headers across reads.
+        let text: &[u8] = b">first one\nACDE\nFG\n>second\nHIK\n";
+        let input = std::io::BufReader::with_capacity(3, text);
+        let got: Vec<Record> = FastaReader::new(place(), input, P).collect::<Result<_>>().unwrap();
+        assert_eq!(got, vec![rec("first", b"ACDEFG"), rec("second", b"HIK")]);
+    }
+
+    #[test]
+    fn invalid_residue_names_file_record_id_and_position() {
+        let msg = err(b">a\nMK\n>b second\nAC\nD-E\n");
+        assert_eq!(msg, "in.fa: record 2 (b): invalid residue '-' at position 4 (line 5)");
+        let msg = err(b">a\nMK\x01V\n");
+        assert_eq!(msg, "in.fa: record 1 (a): invalid residue byte 0x01 at position 3 (line 2)");
+    }
+
+    #[test]
+    fn empty_record_is_an_error_naming_it() {
+        let msg = err(b">a\nMK\n>b\n\n>c\nW\n");
+        assert_eq!(msg, "in.fa: record 2 (b): empty sequence");
+        let msg = err(b">a\nMK\n>last\n");
+        assert_eq!(msg, "in.fa: record 2 (last): empty sequence");
+    }
+
+    #[test]
+    fn empty_input_yields_no_sequences_error() {
+        assert_eq!(err(b""), "in.fa: no sequences");
+        assert_eq!(err(b"\n \n"), "in.fa: no sequences");
+        let mut reader = FastaReader::new(place(), &b""[..], P);
+        assert!(reader.next().unwrap().is_err());
+        assert!(reader.next().is_none(), "the iterator stops after an error");
+    }
+
+    #[test]
+    fn text_before_first_header_is_an_error() {
+        let msg = err(b"\nMKV\n>a\nMK\n");
+        assert_eq!(msg, "in.fa: line 2: text before the first '>' header: not a FASTA file?");
+    }
+
+    #[test]
+    fn header_without_id_is_an_error() {
+        assert_eq!(
+            err(b">a\nM\n> desc\nK\n"),
+            "in.fa: record 2 (no id): header on line 3 has no id"
+        );
+    }
+
+    #[test]
+    fn overlong_lines_are_refused_without_reading_them_whole() {
+        let read = |text: &'static [u8]| -> String {
+            let input = std::io::BufReader::with_capacity(4, text);
+            let r: Result<Vec<Record>> =
+                FastaReader::new(place(), input, P).with_line_limit(8).collect();
+            r.unwrap_err().to_string()
+        };
+        assert_eq!(
+            read(b">a\nMKVMKVMKVMKV\n"),
+            "in.fa: record 1 (a): line 2 longer than 8 bytes: not a real sequence file?"
+        );
+        assert_eq!(
+            read(b">a\nMK\n>bbbbbbbbbbbbbbb\nW\n"),
+            "in.fa: record 2: line 3 longer than 8 bytes: not a real sequence file?"
+        );
+        // Exactly at the limit is fine (7 residues + newline).
+        let input = std::io::BufReader::with_capacity(4, &b">a\nMKVMKVM\n"[..]);
+        let ok: Vec<Record> =
+            FastaReader::new(place(), input, P).with_line_limit(8).collect::<Result<_>>().unwrap();
+        assert_eq!(ok, vec![rec("a", b"MKVMKVM")]);
+    }
+
+    #[test]
+    fn dna_alphabet_is_used_for_encoding() {
+        let got: Vec<Record> = FastaReader::new(place(), &b">d\nacgtuN\n"[..], Alphabet::Dna)
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(got[0].seq, vec![0, 1, 2, 3, 3, 4]);
+    }
+
+    #[test]
+    fn read_all_reads_gzip_files() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.fa.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b">x y\nMKV\n>z\nW\n").unwrap();
+        std::fs::write(&path, enc.finish().unwrap()).unwrap();
+        assert_eq!(read_all(&path, P).unwrap(), vec![rec("x", b"MKV"), rec("z", b"W")]);
+        let msg = read_all(&dir.path().join("none.fa"), P).unwrap_err().to_string();
+        assert!(msg.ends_with("none.fa: no such file"), "{}", msg);
+    }
+}

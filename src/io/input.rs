@@ -1,0 +1,263 @@
+//! Opening an input: a path or `-` for standard input, plain or gzip-compressed (detected
+//! by its magic bytes, never by its name), behind one large buffered reader.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use flate2::bufread::MultiGzDecoder;
+
+use crate::error::{Error, Result, Where};
+
+/// Buffer size for every input: large reads keep decompression and parsing streaming.
+pub const BUFFER_SIZE: usize = 1 << 20;
+
+/// No line of a real sequence, pair or database file comes near this; a longer one means
+/// the input is something else (binary data, one huge line), so readers stop there instead
+/// of allocating it.
+pub const MAX_LINE: usize = 1 << 30;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// A buffered input stream that can cross threads.
+pub type Input = Box<dyn BufRead + Send>;
+
+/// Opens `path` (`-` = standard input), decompressing gzip (multi-member and bgzip too).
+pub fn open_input(path: &Path) -> Result<(Where, Input)> {
+    let place = Where::from_arg(path);
+    let raw: Input = match &place {
+        Where::Stdin => Box::new(BufReader::with_capacity(BUFFER_SIZE, io::stdin())),
+        Where::Path(p) => Box::new(BufReader::with_capacity(BUFFER_SIZE, open_file(p)?)),
+    };
+    let input = decompress_if_gzip(&place, raw)?;
+    Ok((place, input))
+}
+
+/// Opens a regular file for reading, with messages that say what is wrong.
+pub fn open_file(path: &Path) -> Result<File> {
+    let place = Where::Path(path.to_path_buf());
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::file(&place, "no such file"))
+        }
+        Err(e) => return Err(Error::file(&place, format!("cannot read: {}", e))),
+        Ok(m) if m.is_dir() => {
+            return Err(Error::file(&place, "is a directory, not a sequence file"))
+        }
+        Ok(_) => {}
+    }
+    File::open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Error::file(&place, "no such file"),
+        _ => Error::file(&place, format!("cannot open: {}", e)),
+    })
+}
+
+/// Wraps `input` in a gzip decoder when it starts with the gzip magic bytes.
+pub fn decompress_if_gzip(place: &Where, input: Input) -> Result<Input> {
+    let (head, input) = peek(place, input, GZIP_MAGIC.len())?;
+    if head == GZIP_MAGIC {
+        let decoder = GzipInput { inner: MultiGzDecoder::new(input), place: place.to_string() };
+        Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, decoder)))
+    } else {
+        Ok(input)
+    }
+}
+
+/// Reads up to `n` bytes from the start of `input` (fewer only at end of input) and returns
+/// them with a reader that still yields the whole stream. Works on pipes, where a single
+/// read may return fewer bytes than asked.
+pub fn peek(place: &Where, mut input: Input, n: usize) -> Result<(Vec<u8>, Input)> {
+    let mut head = Vec::with_capacity(n);
+    (&mut input).take(n as u64).read_to_end(&mut head).map_err(|e| read_error(place, e))?;
+    let rest: Input = Box::new(io::Cursor::new(head.clone()).chain(input));
+    Ok((head, rest))
+}
+
+/// Turns a read failure into the crate error: data the decoder rejects is the input's
+/// fault (exit 2); anything else is an I/O failure.
+pub fn read_error(place: &Where, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => Error::file(place, e),
+        _ => Error::io(format!("reading {}", place), e),
+    }
+}
+
+/// A gzip decoder whose every failure reads as corrupt input, so that a truncated file
+/// is reported, never taken for a shorter one.
+struct GzipInput<R> {
+    inner: MultiGzDecoder<R>,
+    place: String,
+}
+
+impl<R: BufRead> Read for GzipInput<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::Interrupted {
+                return e;
+            }
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("truncated or corrupt gzip data ({})", e),
+            )
+        })
+    }
+}
+
+impl<R> std::fmt::Debug for GzipInput<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GzipInput({})", self.place)
+    }
+}
+
+/// What [`read_line_bounded`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A line was read into the buffer (without its `\n`; a `\r` before it is kept).
+    Read,
+    /// End of input: nothing was read.
+    End,
+    /// The line is longer than the limit; the buffer holds its first part only.
+    TooLong,
+}
+
+/// Reads one line into `buf` (cleared first), refusing to grow it past `limit` bytes.
+pub fn read_line_bounded<R: BufRead + ?Sized>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<Line> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(if any { Line::Read } else { Line::End });
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], true),
+            None => (chunk, false),
+        };
+        if buf.len() + part.len() > limit {
+            return Ok(Line::TooLong);
+        }
+        buf.extend_from_slice(part);
+        let used = part.len() + done as usize;
+        input.consume(used);
+        if done {
+            return Ok(Line::Read);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::write::GzEncoder;
+    use flate2::Compression;
+    use std::io::Write;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    fn read_all(path: &Path) -> Result<Vec<u8>> {
+        let (place, mut input) = open_input(path)?;
+        let mut out = Vec::new();
+        input.read_to_end(&mut out).map_err(|e| read_error(&place, e))?;
+        Ok(out)
+    }
+
+    #[test]
+    fn plain_and_gzip_files_read_the_same_whatever_their_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = b">a\nACGT\n>b\nMKV\n";
+        let plain = dir.path().join("x.fa.gz"); // misleading name: content decides
+        std::fs::write(&plain, text).unwrap();
+        let packed = dir.path().join("y.fa");
+        std::fs::write(&packed, gzip(text)).unwrap();
+        assert_eq!(read_all(&plain).unwrap(), text);
+        assert_eq!(read_all(&packed).unwrap(), text);
+    }
+
+    #[test]
+    fn multi_member_gzip_reads_every_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = gzip(b">a\nAC\n");
+        data.extend(gzip(b">b\nGT\n"));
+        let path = dir.path().join("m.gz");
+        std::fs::write(&path, data).unwrap();
+        assert_eq!(read_all(&path).unwrap(), b">a\nAC\n>b\nGT\n");
+    }
+
+    #[test]
+    fn truncated_gzip_is_an_input_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: Vec<u8> = (0..20000).map(|i| b"ACDEFGHIKLMNPQRSTVWY\n"[i % 21]).collect();
+        let data = gzip(&text);
+        let path = dir.path().join("cut.gz");
+        std::fs::write(&path, &data[..data.len() / 2]).unwrap();
+        let err = read_all(&path).unwrap_err();
+        let msg = err.to_string();
+        assert_eq!(err.exit_code(), 2, "{}", msg);
+        assert!(msg.contains("cut.gz") && msg.contains("truncated or corrupt gzip"), "{}", msg);
+        // Cut inside the trailer too: the data all decompresses but the CRC/size is missing.
+        std::fs::write(&path, &data[..data.len() - 3]).unwrap();
+        let msg = read_all(&path).unwrap_err().to_string();
+        assert!(msg.contains("truncated or corrupt gzip"), "{}", msg);
+    }
+
+    #[test]
+    fn missing_file_and_directory_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.fa");
+        let msg = open_input(&missing).err().unwrap().to_string();
+        assert_eq!(msg, format!("{}: no such file", missing.display()));
+        let msg = open_input(dir.path()).err().unwrap().to_string();
+        assert!(msg.contains("is a directory"), "{}", msg);
+    }
+
+    #[test]
+    fn bounded_lines_stop_at_the_limit() {
+        let mut input: &[u8] = b"abc\r\n\nabcdefgh\nxy";
+        let mut buf = Vec::new();
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 5).unwrap(), Line::Read);
+        assert_eq!(buf, b"abc\r");
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 5).unwrap(), Line::Read);
+        assert_eq!(buf, b"");
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 5).unwrap(), Line::TooLong);
+        let mut input: &[u8] = b"xy";
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 5).unwrap(), Line::Read);
+        assert_eq!(buf, b"xy");
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 5).unwrap(), Line::End);
+    }
+
+    #[test]
+    fn peek_keeps_the_whole_stream() {
+        let place = Where::Stdin;
+        // A reader that returns one byte per read, like a slow pipe.
+        struct Trickle(Vec<u8>, usize);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.1 >= self.0.len() || buf.is_empty() {
+                    return Ok(0);
+                }
+                buf[0] = self.0[self.1];
+                self.1 += 1;
+                Ok(1)
+            }
+        }
+        let input: Input = Box::new(BufReader::new(Trickle(b"ARROW1xyz".to_vec(), 0)));
+        let (head, mut rest) = peek(&place, input, 6).unwrap();
+        assert_eq!(head, b"ARROW1");
+        let mut all = Vec::new();
+        rest.read_to_end(&mut all).unwrap();
+        assert_eq!(all, b"ARROW1xyz");
+    }
+}

@@ -1,0 +1,12 @@
+//! Input readers: FASTA (plain, gzip, stdin), pair files for `align` (two FASTA, TSV,
+//! Arrow IPC) and `makedb` databases (`.swdb`).
+
+pub mod fasta;
+pub mod input;
+pub mod makedb;
+pub mod pairs;
+
+pub use fasta::{read_all, FastaReader};
+pub use input::open_input;
+pub use makedb::{load_database, open_swdb, write_swdb};
+pub use pairs::{open_pairs, PairInput, PairIter};

@@ -1,0 +1,174 @@
+//! The writers: one schema for every format (Arrow IPC stream and file, Parquet, TSV, BLAST
+//! tabular), written in batches by a pipeline's last stage.
+//!
+//! Columns, in order: `query`, `target` (utf8), `score` (int32), `bits`, `evalue` (float64,
+//! the only nullable columns: null when no Karlin-Altschul parameters are known), `qstart`,
+//! `qend`, `tstart`, `tend`, `qlen`, `tlen` (int32, coordinates 1-based inclusive), `recomputed`
+//! (bool), and in search mode only `rank` (int32, 1 = best hit of that query).
+//!
+//! File outputs are atomic: bytes go to `.NAME.swarrow-tmp-PID` beside the target and are
+//! renamed onto it by [`ResultWriter::finish`]; a writer dropped without `finish` (an error
+//! happened) deletes its temporary file, so no partial file is ever left under the output name.
+//!
+//! A closed pipe on standard output (`swarrow ... | head`) surfaces as an [`Error::Io`] whose
+//! source has kind `BrokenPipe`; [`is_broken_pipe`] recognises it so the caller can stop quietly
+//! with exit status 0.
+
+mod batch;
+mod format;
+mod ipc;
+mod pq;
+mod sink;
+mod text;
+
+pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow};
+pub use format::{resolve_format, Format};
+pub use text::{blast_bitscore, blast_evalue, tsv_evalue};
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Which pipeline produced the rows: search results carry a `rank` column, align results not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Search,
+    Align,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Search => "search",
+            Mode::Align => "align",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Key/value facts about the run (swarrow version, mode, scoring, gap costs, database name,
+/// residues and sequences, search-space rule, ...), filled by the caller. Stored as Arrow schema
+/// metadata (IPC stream and file, and Parquet through the embedded Arrow schema) and as Parquet
+/// key-value metadata. TSV and BLAST outputs stay clean: no comment lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunMetadata(pub Vec<(String, String)>);
+
+impl RunMetadata {
+    pub fn new() -> Self {
+        RunMetadata(Vec::new())
+    }
+
+    pub fn push(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.0.push((key.into(), value.into()));
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// One output, written batch by batch. `finish` must be called for the output to be complete:
+/// it writes footers, flushes and (for files) renames the temporary file onto the target.
+pub trait ResultWriter: Send {
+    fn write(&mut self, batch: &ResultBatch) -> Result<()>;
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// The writer for `format`, writing to `output` (a path; `None` or `-` = standard output).
+/// A file output's directory is checked now: missing or not writable -> `Error::Input`.
+pub fn create_writer(
+    format: Format,
+    mode: Mode,
+    metadata: &RunMetadata,
+    output: Option<&Path>,
+) -> Result<Box<dyn ResultWriter>> {
+    writer_on(sink::Sink::open(output)?, format, mode, metadata)
+}
+
+fn writer_on(
+    sink: sink::Sink,
+    format: Format,
+    mode: Mode,
+    metadata: &RunMetadata,
+) -> Result<Box<dyn ResultWriter>> {
+    Ok(match format {
+        Format::ArrowStream => Box::new(ipc::ArrowStreamWriter::new(sink, mode, metadata)?),
+        Format::ArrowFile => Box::new(ipc::ArrowFileWriter::new(sink, mode, metadata)?),
+        Format::Parquet => Box::new(pq::ParquetWriter::new(sink, mode, metadata)?),
+        Format::Tsv => Box::new(text::TextWriter::new(sink, mode, text::Style::Tsv)?),
+        Format::Blast => Box::new(text::TextWriter::new(sink, mode, text::Style::Blast)?),
+    })
+}
+
+/// True when `err` means the reader of standard output went away (`| head`): the caller should
+/// stop writing and exit 0 without a message.
+pub fn is_broken_pipe(err: &Error) -> bool {
+    matches!(err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{self, Write};
+
+    /// Standard output whose reader has gone away: every write fails with EPIPE.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+    }
+
+    fn one_row() -> ResultBatch {
+        let mut batch = ResultBatch::new();
+        batch.push(ResultRow {
+            query: "q",
+            target: "t",
+            score: 5,
+            bits: None,
+            evalue: None,
+            qstart: 1,
+            qend: 2,
+            tstart: 1,
+            tend: 2,
+            qlen: 2,
+            tlen: 2,
+            recomputed: false,
+            rank: 1,
+        });
+        batch
+    }
+
+    // Arrow and parquet wrap I/O errors in their own types; the writer must still report a
+    // closed pipe as one, whichever format, so the binary can exit 0 quietly.
+    #[test]
+    fn closed_pipe_is_reported_as_broken_pipe_in_every_format() {
+        for (format, _) in Format::ALL {
+            let sink = sink::Sink::test(Box::new(ClosedPipe));
+            let error = match writer_on(sink, format, Mode::Search, &RunMetadata::new()) {
+                Err(e) => e,
+                Ok(mut writer) => match writer.write(&one_row()) {
+                    Err(e) => e,
+                    Ok(()) => writer.finish().expect_err("writing into a closed pipe succeeded"),
+                },
+            };
+            assert!(is_broken_pipe(&error), "{format}: {error:?}");
+            assert_eq!(error.exit_code(), 1, "{format}");
+        }
+    }
+
+    #[test]
+    fn other_errors_are_not_broken_pipes() {
+        assert!(!is_broken_pipe(&Error::io("x", io::Error::from(io::ErrorKind::StorageFull))));
+        assert!(!is_broken_pipe(&Error::Internal("x".into())));
+    }
+}

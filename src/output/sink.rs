@@ -1,0 +1,211 @@
+//! Where output bytes go: standard output, or a temporary file renamed onto the target when
+//! the output is complete. The sink remembers the first I/O error it saw, so a writer can
+//! report it (disk full, broken pipe) even after arrow or parquet wrapped it in their own error.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+
+/// Buffer between the encoders and the sink; large so a pipe sees few, big writes.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// A sink whose first I/O error can still be read after the sink moved into an encoder.
+pub(super) struct Sink {
+    target: Target,
+    status: Status,
+}
+
+enum Target {
+    Stdout(io::Stdout),
+    File(AtomicFile),
+    /// Any writer standing in for standard output in unit tests (e.g. one that fails).
+    #[cfg(test)]
+    Test(Box<dyn Write + Send>),
+}
+
+/// Shared view of a sink: its name for messages and its first I/O error.
+#[derive(Clone)]
+pub(super) struct Status {
+    name: Arc<str>,
+    is_stdout: bool,
+    first_error: Arc<Mutex<Option<io::Error>>>,
+}
+
+impl Status {
+    pub(super) fn is_stdout(&self) -> bool {
+        self.is_stdout
+    }
+
+    /// The error to report for a failed write: the sink's own I/O error when there was one
+    /// (it keeps its kind, e.g. `BrokenPipe`), else the encoder's message as an internal error.
+    pub(super) fn fail(&self, encoder_error: impl fmt::Display) -> Error {
+        let io_error = self.first_error.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match io_error {
+            Some(source) => Error::io(format!("writing {}", self.name), source),
+            None => Error::Internal(format!("writing {}: {encoder_error}", self.name)),
+        }
+    }
+
+    /// An I/O error met directly (text writers): record-free conversion with the same context.
+    pub(super) fn io_fail(&self, source: io::Error) -> Error {
+        Error::io(format!("writing {}", self.name), source)
+    }
+
+    fn record(&self, e: &io::Error) {
+        let mut slot = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(io::Error::new(e.kind(), e.to_string()));
+        }
+    }
+}
+
+impl Sink {
+    /// Standard output for `None` or `-`, else a temporary file beside `path`.
+    pub(super) fn open(output: Option<&Path>) -> Result<Sink> {
+        let (target, name, is_stdout) = match output {
+            Some(path) if path.as_os_str() != "-" => {
+                (Target::File(AtomicFile::create(path)?), path.display().to_string(), false)
+            }
+            _ => (Target::Stdout(io::stdout()), "standard output".to_string(), true),
+        };
+        let status =
+            Status { name: name.into(), is_stdout, first_error: Arc::new(Mutex::new(None)) };
+        Ok(Sink { target, status })
+    }
+
+    /// A sink over `writer`, behaving as standard output does.
+    #[cfg(test)]
+    pub(super) fn test(writer: Box<dyn Write + Send>) -> Sink {
+        let status = Status {
+            name: "standard output".into(),
+            is_stdout: true,
+            first_error: Arc::new(Mutex::new(None)),
+        };
+        Sink { target: Target::Test(writer), status }
+    }
+
+    pub(super) fn status(&self) -> Status {
+        self.status.clone()
+    }
+
+    pub(super) fn buffered(self) -> BufWriter<Sink> {
+        BufWriter::with_capacity(BUFFER_BYTES, self)
+    }
+
+    /// Flushes; a file is synced and renamed onto its target.
+    pub(super) fn commit(mut self) -> Result<()> {
+        let status = self.status.clone();
+        self.flush().map_err(|e| status.io_fail(e))?;
+        match self.target {
+            Target::File(file) => file.commit(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Unwraps the buffer and commits.
+    pub(super) fn commit_buffered(out: BufWriter<Sink>, status: &Status) -> Result<()> {
+        let sink = out.into_inner().map_err(|e| status.io_fail(e.into_error()))?;
+        sink.commit()
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = match &mut self.target {
+            Target::Stdout(out) => out.write(buf),
+            Target::File(file) => file.file()?.write(buf),
+            #[cfg(test)]
+            Target::Test(w) => w.write(buf),
+        };
+        result.inspect_err(|e| self.status.record(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = match &mut self.target {
+            Target::Stdout(out) => out.flush(),
+            Target::File(file) => file.file()?.flush(),
+            #[cfg(test)]
+            Target::Test(w) => w.flush(),
+        };
+        result.inspect_err(|e| self.status.record(e))
+    }
+}
+
+/// A file written under a temporary name and renamed onto `target` by `commit`; dropping it
+/// uncommitted deletes the temporary file.
+struct AtomicFile {
+    file: Option<File>,
+    temp: PathBuf,
+    target: PathBuf,
+}
+
+impl AtomicFile {
+    fn create(target: &Path) -> Result<AtomicFile> {
+        let cannot = |problem: String| {
+            Error::Input(format!("cannot write output {}: {problem}", target.display()))
+        };
+        let name = match target.file_name() {
+            Some(name) => name.to_string_lossy().into_owned(),
+            None => return Err(cannot("not a file name".into())),
+        };
+        if target.is_dir() {
+            return Err(cannot("it is a directory".into()));
+        }
+        let dir = match target.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        match std::fs::metadata(&dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(cannot(format!("directory {} does not exist", dir.display())))
+            }
+            Err(e) => return Err(cannot(format!("directory {}: {e}", dir.display()))),
+            Ok(meta) if !meta.is_dir() => {
+                return Err(cannot(format!("{} is not a directory", dir.display())))
+            }
+            Ok(_) => {}
+        }
+        let temp = dir.join(format!(".{name}.swarrow-tmp-{}", std::process::id()));
+        let file = OpenOptions::new().write(true).create(true).truncate(true).open(&temp).map_err(
+            |e| match e.kind() {
+                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                    cannot(format!("directory {} is not writable ({e})", dir.display()))
+                }
+                _ => cannot(format!("cannot create {}: {e}", temp.display())),
+            },
+        )?;
+        Ok(AtomicFile { file: Some(file), temp, target: target.to_path_buf() })
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file.as_mut().ok_or_else(|| io::Error::other("output file already closed"))
+    }
+
+    fn commit(mut self) -> Result<()> {
+        let Some(file) = self.file.take() else {
+            return Err(Error::Internal(format!("{} committed twice", self.target.display())));
+        };
+        let context = || format!("writing {}", self.target.display());
+        // Data on disk before the rename, so a crash never leaves a short file under the name.
+        file.sync_all().map_err(|e| Error::io(context(), e))?;
+        drop(file);
+        std::fs::rename(&self.temp, &self.target).map_err(|e| {
+            Error::io(format!("renaming {} to {}", self.temp.display(), self.target.display()), e)
+        })?;
+        self.temp = PathBuf::new(); // committed: nothing left to clean up
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.temp.as_os_str().is_empty() {
+            self.file.take();
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
