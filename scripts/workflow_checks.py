@@ -150,9 +150,7 @@ def part_snakemake():
         # The README's DuckDB one-liner gives the same rows as `swarrow merge`.
         con = duckdb.connect()
         one_liner = duckdb_merge_sql(str(out / "shards/dbsearch-*.parquet"), top)
-        via_duckdb = con.execute(one_liner).arrow()
-        if hasattr(via_duckdb, "read_all"):
-            via_duckdb = via_duckdb.read_all()
+        via_duckdb = con.sql(one_liner).to_arrow_table()
         merged = pq.read_table(out / "search-dbsharded.parquet")
         key = [("query", "ascending"), ("rank", "ascending")]
         same_table(via_duckdb.cast(merged.schema).sort_by(key), merged.sort_by(key),

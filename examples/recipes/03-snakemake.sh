@@ -30,7 +30,7 @@ differing = duckdb.sql(f"""
         (SELECT * FROM '{d}/search-dbsharded.parquet' EXCEPT ALL SELECT * FROM '{d}/search.parquet')
         UNION ALL
         (SELECT * FROM '{d}/search.parquet' EXCEPT ALL SELECT * FROM '{d}/search-dbsharded.parquet'))
-""").fetchone()[0]
+""").fetchall()[0][0]
 print("database-sharded == query-sharded:", differing == 0)
-print("align rows:", duckdb.sql(f"SELECT count(*) FROM '{d}/align.parquet'").fetchone()[0])
+print("align rows:", duckdb.sql(f"SELECT count(*) FROM '{d}/align.parquet'").fetchall()[0][0])
 PY
