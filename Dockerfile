@@ -6,7 +6,8 @@
 #       swarrow search -q examples/queries.fasta -d examples/db.fasta.gz -o hits.parquet
 ARG CUDA_IMAGE=nvidia/cuda:13.0.0-runtime-ubuntu24.04
 
-FROM rust:1.85-bookworm AS build
+# Rust 1.91 or later: the FASTA reader (noodles) needs it.
+FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo install --path . --locked --root /out
