@@ -242,7 +242,7 @@ impl TsvPairs {
             }
             let fields: Vec<&[u8]> = line.split(|&b| b == b'\t').collect();
             if self.count == 0
-                && fields.iter().map(|f| *f).eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes()))
+                && fields.iter().copied().eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes()))
             {
                 continue; // the header
             }
