@@ -195,12 +195,12 @@ fn search(args: SearchArgs) -> Result<()> {
     let db_residues = args.db_size.unwrap_or_else(|| db.total_residues());
     let db_seqs = args.db_seqs.unwrap_or(db.len() as u64);
     let mut meta = run_metadata("search", &scoring, &*engine);
-    meta.push("database", &db.name);
+    meta.push("database", db.name.as_str());
     meta.push("database_residues", &db.total_residues().to_string());
     meta.push("database_sequences", &db.len().to_string());
     meta.push("search_space", &format!(
         "BLAST length-adjusted, database of {} residues in {} sequences", db_residues, db_seqs));
-    let writer = output::create_writer(format, Mode::Search, meta, out_path(&args.out))?;
+    let writer = output::create_writer(format, Mode::Search, &meta, out_path(&args.out))?;
     let opts = pipeline::search::SearchOptions {
         top: args.top,
         max_evalue: Some(args.max_evalue),
@@ -240,7 +240,7 @@ fn align(args: AlignArgs) -> Result<()> {
     let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet)?;
     let pairs = io::open_pairs(&input, scoring.alphabet())?;
     let meta = run_metadata("align", &scoring, &*engine);
-    let writer = output::create_writer(format, Mode::Align, meta, out_path(&args.out))?;
+    let writer = output::create_writer(format, Mode::Align, &meta, out_path(&args.out))?;
     let opts = pipeline::align::AlignOptions { stats, quiet: args.run.quiet, batch_pairs: args.batch };
     pipeline::align::align(engine, pairs, opts, writer)
 }
@@ -251,7 +251,7 @@ fn makedb(args: MakedbArgs) -> Result<()> {
     if db.is_empty() {
         return Err(Error::file(&Where::from_arg(&args.input), "no sequences"));
     }
-    io::write_swdb(&db, &args.output)
+    io::write_swdb(&db, Alphabet::Protein, &args.output)
 }
 
 fn resolve_format(out: &OutputArgs) -> Result<Format> {
@@ -276,7 +276,7 @@ fn statistics(scoring: &Scoring) -> Option<KarlinAltschul> {
 }
 
 fn run_metadata(mode: &str, scoring: &Scoring, engine: &dyn engine::Engine) -> RunMetadata {
-    let mut meta = RunMetadata::default();
+    let mut meta = RunMetadata::new();
     meta.push("swarrow_version", env!("CARGO_PKG_VERSION"));
     meta.push("mode", mode);
     meta.push("scoring", &scoring.matrix.name);

@@ -70,8 +70,28 @@ fn sample(mode: Mode) -> Vec<Vec<Row>> {
             row("q1", "t9", 0, Some(0.0), Some(12.3), [0, 0, 0, 0], [30, 5], false, 3),
         ],
         vec![
-            row("q2_\u{fc}", "t1", 2100, Some(812.7), Some(0.0), [3, 700, 1, 698], [701, 698], false, 1),
-            row("q2_\u{fc}", "t2", 31, Some(9.54), Some(3.2e-190), [5, 20, 5, 20], [701, 20], false, 2),
+            row(
+                "q2_\u{fc}",
+                "t1",
+                2100,
+                Some(812.7),
+                Some(0.0),
+                [3, 700, 1, 698],
+                [701, 698],
+                false,
+                1,
+            ),
+            row(
+                "q2_\u{fc}",
+                "t2",
+                31,
+                Some(9.54),
+                Some(3.2e-190),
+                [5, 20, 5, 20],
+                [701, 20],
+                false,
+                2,
+            ),
             row("q3", "t4", 40, Some(17.2), Some(0.567), [1, 8, 1, 8], [8, 8], false, 1),
         ],
     ];
@@ -127,8 +147,18 @@ fn write_sample(dir: &Path, name: &str, format: Format, mode: Mode) -> PathBuf {
 }
 
 const COLUMNS: [&str; 12] = [
-    "query", "target", "score", "bits", "evalue", "qstart", "qend", "tstart", "tend", "qlen",
-    "tlen", "recomputed",
+    "query",
+    "target",
+    "score",
+    "bits",
+    "evalue",
+    "qstart",
+    "qend",
+    "tstart",
+    "tend",
+    "qlen",
+    "tlen",
+    "recomputed",
 ];
 
 fn expected_names(mode: Mode) -> Vec<&'static str> {
@@ -439,8 +469,8 @@ fn file_output_appears_only_when_finished() {
     ] {
         let target = dir.path().join(name);
         let temp = format!(".{name}.swarrow-tmp-{}", std::process::id());
-        let mut writer = create_writer(format, Mode::Search, &metadata(Mode::Search), Some(&target))
-            .unwrap();
+        let mut writer =
+            create_writer(format, Mode::Search, &metadata(Mode::Search), Some(&target)).unwrap();
         writer.write(&to_batch(&sample(Mode::Search)[0])).unwrap();
         assert_eq!(dir_entries(dir.path()), vec![temp], "{format}: only the temporary file");
         writer.finish().unwrap();
@@ -463,8 +493,8 @@ fn dropped_writer_leaves_no_file() {
         (Format::Blast, "b.m8"),
     ] {
         let target = dir.path().join(name);
-        let mut writer = create_writer(format, Mode::Align, &metadata(Mode::Align), Some(&target))
-            .unwrap();
+        let mut writer =
+            create_writer(format, Mode::Align, &metadata(Mode::Align), Some(&target)).unwrap();
         writer.write(&to_batch(&sample(Mode::Align)[1])).unwrap();
         drop(writer); // an error happened upstream: no finish()
         assert_eq!(dir_entries(dir.path()), vec!["old.tsv".to_string()], "{format}");
@@ -489,17 +519,20 @@ fn missing_or_unusable_output_directory_is_an_input_error() {
     let meta = metadata(Mode::Search);
 
     let missing = dir.path().join("no_such_dir").join("out.parquet");
-    let msg = input_error_message(create_writer(Format::Parquet, Mode::Search, &meta, Some(&missing)));
+    let msg =
+        input_error_message(create_writer(Format::Parquet, Mode::Search, &meta, Some(&missing)));
     assert!(msg.contains(&missing.display().to_string()), "{msg}");
     assert!(msg.contains("does not exist"), "{msg}");
 
     let file = dir.path().join("plain_file");
     std::fs::write(&file, "x").unwrap();
     let under_file = file.join("out.tsv");
-    let msg = input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(&under_file)));
+    let msg =
+        input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(&under_file)));
     assert!(msg.contains("not a directory"), "{msg}");
 
-    let msg = input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(dir.path())));
+    let msg =
+        input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(dir.path())));
     assert!(msg.contains("is a directory"), "{msg}");
 
     #[cfg(unix)]
@@ -515,8 +548,12 @@ fn missing_or_unusable_output_directory_is_an_input_error() {
             eprintln!("running with permission to write anywhere: read-only case skipped");
         } else {
             let target = locked.join("out.arrow");
-            let msg =
-                input_error_message(create_writer(Format::ArrowFile, Mode::Search, &meta, Some(&target)));
+            let msg = input_error_message(create_writer(
+                Format::ArrowFile,
+                Mode::Search,
+                &meta,
+                Some(&target),
+            ));
             assert!(msg.contains(&target.display().to_string()), "{msg}");
             assert!(msg.contains("not writable"), "{msg}");
         }

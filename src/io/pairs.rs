@@ -242,7 +242,7 @@ impl TsvPairs {
             }
             let fields: Vec<&[u8]> = line.split(|&b| b == b'\t').collect();
             if self.count == 0
-                && fields.iter().map(|f| *f).eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes()))
+                && fields.iter().copied().eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes()))
             {
                 continue; // the header
             }
@@ -441,7 +441,7 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> Iterator for ArrowPair
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{LargeStringArray, StringArray};
+    use arrow::array::{LargeStringArray, StringArray, StringViewArray};
     use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
 
@@ -581,23 +581,22 @@ mod tests {
         assert_eq!(msg, format!("{}: no pairs", path.display()));
     }
 
-    fn pair_batch(small: bool, rows: &[[&str; 4]]) -> RecordBatch {
+    fn pair_batch(ty: DataType, rows: &[[&str; 4]]) -> RecordBatch {
         let col = |k: usize| -> ArrayRef {
             let values = rows.iter().map(|r| r[k]);
-            if small {
-                Arc::new(StringArray::from_iter_values(values))
-            } else {
-                Arc::new(LargeStringArray::from_iter_values(values))
+            match ty {
+                DataType::Utf8 => Arc::new(StringArray::from_iter_values(values)),
+                DataType::LargeUtf8 => Arc::new(LargeStringArray::from_iter_values(values)),
+                _ => Arc::new(StringViewArray::from_iter_values(values)),
             }
         };
-        let ty = if small { DataType::Utf8 } else { DataType::LargeUtf8 };
         // Columns in an unusual order, with an extra one: the reader goes by name.
         let schema = Schema::new(vec![
             Field::new("target_seq", ty.clone(), false),
             Field::new("note", DataType::Utf8, false),
             Field::new("query_id", ty.clone(), false),
             Field::new("query_seq", ty.clone(), false),
-            Field::new("target_id", ty, false),
+            Field::new("target_id", ty.clone(), false),
         ]);
         let note: ArrayRef = Arc::new(StringArray::from_iter_values(rows.iter().map(|_| "x")));
         RecordBatch::try_new(Arc::new(schema), vec![col(3), note, col(0), col(1), col(2)]).unwrap()
@@ -618,10 +617,10 @@ mod tests {
     #[test]
     fn arrow_stream_pairs_read_back_across_batches() {
         let dir = tempfile::tempdir().unwrap();
-        for small in [true, false] {
+        for ty in [DataType::Utf8, DataType::LargeUtf8, DataType::Utf8View] {
             let data = arrow_stream(&[
-                pair_batch(small, &[["q1", "MKV", "t1", "MKW"], ["q2", "W", "t2", "a"]]),
-                pair_batch(small, &[["q3", "RN", "t3", "D"]]),
+                pair_batch(ty.clone(), &[["q1", "MKV", "t1", "MKW"], ["q2", "W", "t2", "a"]]),
+                pair_batch(ty.clone(), &[["q3", "RN", "t3", "D"]]),
             ]);
             let path = write(dir.path(), "pairs.arrows", &data);
             let want = vec![
@@ -636,7 +635,7 @@ mod tests {
     #[test]
     fn arrow_file_format_reads_too() {
         let dir = tempfile::tempdir().unwrap();
-        let batch = pair_batch(true, &[["q1", "MKV", "t1", "MKW"]]);
+        let batch = pair_batch(DataType::Utf8, &[["q1", "MKV", "t1", "MKW"]]);
         let mut out = Vec::new();
         let mut w = arrow::ipc::writer::FileWriter::try_new(&mut out, &batch.schema()).unwrap();
         w.write(&batch).unwrap();
@@ -712,7 +711,8 @@ mod tests {
     fn truncated_arrow_stream_is_an_input_error() {
         let dir = tempfile::tempdir().unwrap();
         let rows: Vec<[&str; 4]> = (0..200).map(|_| ["q", "MKVLAW", "t", "MKW"]).collect();
-        let data = arrow_stream(&[pair_batch(true, &rows), pair_batch(true, &rows)]);
+        let data =
+            arrow_stream(&[pair_batch(DataType::Utf8, &rows), pair_batch(DataType::Utf8, &rows)]);
         let path = write(dir.path(), "cut.arrows", &data[..data.len() - 100]);
         let result = read(&PairInput::File(path.clone()));
         let err = result.unwrap_err();

@@ -89,8 +89,9 @@ impl StrColumn {
     }
 
     fn to_array(&self, name: &str) -> Result<ArrayRef> {
-        let too_big =
-            || Error::Internal(format!("output batch: column {name} holds more than 2 GiB of text"));
+        let too_big = || {
+            Error::Internal(format!("output batch: column {name} holds more than 2 GiB of text"))
+        };
         let mut offsets = Vec::with_capacity(self.ends.len() + 1);
         offsets.push(0i32);
         for &end in &self.ends {

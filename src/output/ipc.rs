@@ -22,8 +22,7 @@ impl ArrowStreamWriter {
     pub(super) fn new(sink: Sink, mode: Mode, metadata: &RunMetadata) -> Result<Self> {
         let status = sink.status();
         let schema = schema_with_metadata(mode, metadata);
-        let writer =
-            StreamWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?;
+        let writer = StreamWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?;
         Ok(ArrowStreamWriter { writer, schema, mode, status })
     }
 }

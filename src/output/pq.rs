@@ -42,8 +42,8 @@ impl ParquetWriter {
             .set_key_value_metadata(if key_values.is_empty() { None } else { Some(key_values) })
             .build();
         // The parquet writer buffers internally: no BufWriter of our own.
-        let writer = ArrowWriter::try_new(sink, schema.clone(), Some(props))
-            .map_err(|e| status.fail(e))?;
+        let writer =
+            ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| status.fail(e))?;
         Ok(ParquetWriter { writer, schema, mode, status })
     }
 }

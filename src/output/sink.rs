@@ -171,11 +171,16 @@ impl AtomicFile {
         }
         let temp = dir.join(format!(".{name}.swarrow-tmp-{}", std::process::id()));
         let file = OpenOptions::new().write(true).create(true).truncate(true).open(&temp).map_err(
-            |e| match e.kind() {
-                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            |e| {
+                // EROFS has no stable ErrorKind under our minimum Rust (1.80): go by the code.
+                const READ_ONLY_FILESYSTEM: i32 = 30;
+                if e.kind() == io::ErrorKind::PermissionDenied
+                    || (cfg!(unix) && e.raw_os_error() == Some(READ_ONLY_FILESYSTEM))
+                {
                     cannot(format!("directory {} is not writable ({e})", dir.display()))
+                } else {
+                    cannot(format!("cannot create {}: {e}", temp.display()))
                 }
-                _ => cannot(format!("cannot create {}: {e}", temp.display())),
             },
         )?;
         Ok(AtomicFile { file: Some(file), temp, target: target.to_path_buf() })

@@ -85,13 +85,13 @@ pub fn align_batch(engine: &dyn Engine, batch: &[Pair], stats: Option<KarlinAlts
     if alignments.len() != batch.len() {
         return Err(Error::Internal(format!("engine returned {} alignments for {} pairs", alignments.len(), batch.len())));
     }
-    let mut rows = ResultBatch::default();
+    let mut rows = ResultBatch::new();
     for (p, a) in batch.iter().zip(&alignments) {
         let (qlen, tlen) = (p.query.seq.len(), p.target.seq.len());
         let stat = stats.map(|ka| (ka.bits(a.score), ka.evalue(a.score, qlen as u64, tlen as u64, 1)));
         rows.push(ResultRow {
-            query: p.query.id.clone(),
-            target: p.target.id.clone(),
+            query: &p.query.id,
+            target: &p.target.id,
             score: a.score,
             bits: stat.map(|s| s.0),
             evalue: stat.map(|s| s.1),
@@ -102,7 +102,7 @@ pub fn align_batch(engine: &dyn Engine, batch: &[Pair], stats: Option<KarlinAlts
             qlen: qlen as i32,
             tlen: tlen as i32,
             recomputed: a.recomputed,
-            rank: None,
+            rank: 0,
         });
     }
     Ok(rows)

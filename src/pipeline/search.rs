@@ -108,7 +108,7 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
     }
     let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
     let alignments = engine.align(&pairs)?;
-    let mut rows = ResultBatch::default();
+    let mut rows = ResultBatch::new();
     let mut rank = 0;
     for (k, ((qi, hit, stat), aln)) in kept.iter().zip(&alignments).enumerate() {
         if aln.score != hit.score {
@@ -123,8 +123,8 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
         rank = if k > 0 && kept[k - 1].0 == *qi { rank + 1 } else { 1 };
         let t = hit.target as usize;
         rows.push(ResultRow {
-            query: queries[*qi].id.clone(),
-            target: db.id(t).to_string(),
+            query: &queries[*qi].id,
+            target: db.id(t),
             score: hit.score,
             bits: stat.map(|s| s.0),
             evalue: stat.map(|s| s.1),
@@ -135,7 +135,7 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
             qlen: queries[*qi].seq.len() as i32,
             tlen: db.seq_len(t) as i32,
             recomputed: hit.recomputed || aln.recomputed,
-            rank: Some(rank),
+            rank,
         });
     }
     Ok(rows)
