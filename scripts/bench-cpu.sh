@@ -9,7 +9,7 @@
 #   sw_striped_profile_avx2_256_sat (its fastest on this CPU) and the suffix-array filter
 #   off (-x), i.e. every query against every target.
 # align: PAIRS one-to-one pairs from /work/shared/bench/make_pairs.py (default 20000);
-#   parasail: python3-parasail sw_striped_profile_avx2_256_16 per pair (score + end; it has
+#   parasail: python3-parasail sw_striped_16 per pair (score + end; it has
 #   no start coordinates, so it does less work than we do), one process per thread.
 # Prints one line per run and the ratio swarrow / parasail per thread count.
 set -euo pipefail
@@ -18,8 +18,9 @@ mode=${1:-search}
 shift || true
 work=${BENCH_DIR:-/tmp/swarrow-bench}
 mkdir -p "$work"
-cargo build --release --quiet --example bench_cpu
-bench=target/release/examples/bench_cpu
+# BENCH_BIN: an already built bench_cpu (cargo build --release --example bench_cpu).
+bench=${BENCH_BIN:-target/release/examples/bench_cpu}
+[[ -n ${BENCH_BIN:-} ]] || cargo build --release --quiet --example bench_cpu
 
 # parasail_aligner refuses to run when stdin is not a terminal: give it a pty.
 pty() { /usr/bin/python3 -c 'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)' "$@"; }
@@ -38,7 +39,9 @@ search)
         db=$plain
     fi
     for t in "${threads[@]}"; do
-        ours=$($bench search "$db" "$queries" "$t" | tee /dev/stderr | sed -n 's/.*gcups=\([0-9.]*\).*/\1/p')
+        line=$($bench search "$db" "$queries" "$t")
+        echo "$line"
+        ours=$(sed -n 's/.*gcups=\([0-9.]*\).*/\1/p' <<<"$line")
         s=$(now)
         pty parasail_aligner -a sw_striped_profile_avx2_256_sat -x -o 12 -e 1 -m blosum62 -t "$t" \
             -f "$db" -q "$queries" -g "$work/parasail.csv" >/dev/null
@@ -73,7 +76,9 @@ align)
     [[ -s $q ]] || /usr/bin/python3 /work/shared/bench/make_pairs.py /work/shared/data/DB.fasta.gz \
         --pairs "$n" --query "$q" --target "$t"
     for th in "${threads[@]}"; do
-        ours=$($bench align "$q" "$t" "$th" | tee /dev/stderr | sed -n 's/.*pairs_per_s=\([0-9.]*\).*/\1/p')
+        line=$($bench align "$q" "$t" "$th")
+        echo "$line"
+        ours=$(sed -n 's/.*pairs_per_s=\([0-9.]*\).*/\1/p' <<<"$line")
         /usr/bin/python3 scripts/parasail_pairs.py "$q" "$t" "$th" "$ours"
     done
     ;;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""parasail on one-to-one pairs: sw_striped_profile_avx2_256_16 (score and end cell) per
+"""parasail on one-to-one pairs: sw_striped_16 (score and end cell) per
 pair, BLOSUM62 open 12 extend 1 (= swarrow's 11/1), one process per thread.
 
   parasail_pairs.py QUERIES.fa TARGETS.fa THREADS [SWARROW_PAIRS_PER_S]
@@ -27,7 +27,7 @@ def read(path):
 def work(chunk):
     total = 0
     for q, t in chunk:
-        r = parasail.sw_striped_profile_avx2_256_16(q, t, 12, 1, parasail.blosum62)
+        r = parasail.sw_striped_16(q, t, 12, 1, parasail.blosum62)
         total += r.score + r.end_query + r.end_ref
     return total
 
@@ -43,7 +43,7 @@ def main():
     secs = time.time() - start
     cells = sum(len(q) * len(t) for q, t in pairs)
     rate = len(pairs) / secs
-    print(f"engine=parasail sw_striped_profile_avx2_256_16 ({threads} processes) mode=align pairs={len(pairs)} "
+    print(f"engine=parasail sw_striped_16 ({threads} processes) mode=align pairs={len(pairs)} "
           f"cells={cells:.3e} seconds={secs:.3f} pairs_per_s={rate:.0f} gcups={cells / secs / 1e9:.2f} checksum={checksum}")
     if len(sys.argv) > 4:
         print(f"threads={threads} ratio swarrow/parasail = {float(sys.argv[4]) / rate:.2f}")

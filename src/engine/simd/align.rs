@@ -30,7 +30,7 @@ fn align_pair<K: Kernels>(sc: &Scoring, q: &[u8], t: &[u8], scratch: &mut Scratc
     // Safe: the engine checked at construction that this CPU runs K's instruction set.
     let end = unsafe {
         let prof = Profile::<K::Wide>::new(q, false, sc);
-        K::striped_end(&prof, q.len(), t, false, scratch)
+        K::striped_end(&prof, q.len(), t, false, u32::MAX, scratch)
     };
     let Some(end) = end else {
         return Ok(Alignment { recomputed: true, ..scalar::align_pair(q, t, sc)? });
@@ -41,7 +41,7 @@ fn align_pair<K: Kernels>(sc: &Scoring, q: &[u8], t: &[u8], scratch: &mut Scratc
     let (qe, te) = (end.qend as usize, end.tend as usize);
     let start = unsafe {
         let prof = Profile::<K::Wide>::new(&q[..qe], true, sc);
-        K::striped_end(&prof, qe, &t[..te], true, scratch)
+        K::striped_end(&prof, qe, &t[..te], true, end.score as u32, scratch)
     };
     match start {
         Some(s) if s.score == end.score => Ok(Alignment {

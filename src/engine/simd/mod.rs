@@ -115,6 +115,7 @@ trait Kernels: Sync {
         query_len: usize,
         target: &[u8],
         rev: bool,
+        stop_at: u32,
         scratch: &mut striped::Scratch<Self::Wide>,
     ) -> Option<ScoreEnd>;
 }
@@ -157,9 +158,10 @@ macro_rules! kernels {
                 query_len: usize,
                 target: &[u8],
                 rev: bool,
+                stop_at: u32,
                 scratch: &mut striped::Scratch<$wide>,
             ) -> Option<ScoreEnd> {
-                striped::score_end::<$wide>(prof, query_len, target, rev, scratch)
+                striped::score_end::<$wide>(prof, query_len, target, rev, stop_at, scratch)
             }
         }
     };

@@ -63,13 +63,15 @@ impl<V> Default for Scratch<V> {
 }
 
 /// Best score and end cell of the profiled query against `target` (given reversed when
-/// `rev`), or `None` when the lanes may have saturated.
+/// `rev`), or `None` when the lanes may have saturated. Stops at the first column reaching
+/// `stop_at` (the start pass knows the best score: no later column can beat it).
 #[inline(always)]
 pub unsafe fn score_end<V: Vector>(
     prof: &Profile<V>,
     query_len: usize,
     target: &[u8],
     rev: bool,
+    stop_at: u32,
     scratch: &mut Scratch<V>,
 ) -> Option<ScoreEnd> {
     let segs = prof.segs;
@@ -137,6 +139,9 @@ pub unsafe fn score_end<V: Vector>(
             }
             best = ScoreEnd { score: top as i32, qend: row as u32 + 1, tend: j as u32 + 1 };
             best_v = V::splat(top);
+            if top >= stop_at {
+                break;
+            }
         }
     }
     debug_assert!(best.qend as usize <= query_len);
