@@ -7,6 +7,7 @@
 //! highest-scoring start with the largest target start, then the largest query start.
 
 pub mod scalar;
+pub mod simd;
 pub mod topk;
 
 use crate::database::Database;

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# CPU benchmark: swarrow's SIMD engine and parasail on the same data and cores.
+#
+#   scripts/bench-cpu.sh search [QUERIES.fasta] [DB.fasta(.gz)] [THREADS...]
+#   scripts/bench-cpu.sh align  [PAIRS]         [THREADS...]
+#
+# search: every query against the whole database, BLOSUM62 gap open 11 extend 1 (parasail's
+#   open 12 extend 1), wall time including reading. parasail: parasail_aligner with
+#   sw_striped_profile_avx2_256_sat (its fastest on this CPU) and the suffix-array filter
+#   off (-x), i.e. every query against every target.
+# align: PAIRS one-to-one pairs from /work/shared/bench/make_pairs.py (default 20000);
+#   parasail: python3-parasail sw_striped_16 per pair (score + end; it has
+#   no start coordinates, so it does less work than we do), one process per thread.
+# Prints one line per run and the ratio swarrow / parasail per thread count.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-search}
+shift || true
+work=${BENCH_DIR:-/tmp/swarrow-bench}
+mkdir -p "$work"
+# BENCH_BIN: an already built bench_cpu (cargo build --release --example bench_cpu).
+bench=${BENCH_BIN:-target/release/examples/bench_cpu}
+[[ -n ${BENCH_BIN:-} ]] || cargo build --release --quiet --example bench_cpu
+
+# parasail_aligner refuses to run when stdin is not a terminal: give it a pty.
+pty() { /usr/bin/python3 -c 'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)' "$@"; }
+now() { date +%s.%N; }
+
+case "$mode" in
+search)
+    queries=${1:-/work/shared/data/allqueries.fasta}
+    db=${2:-/work/shared/data/DB.fasta.gz}
+    shift 2 || true
+    threads=("${@:-1 2}")
+    read -r -a threads <<<"${threads[*]}"
+    if [[ $db == *.gz ]]; then
+        plain="$work/$(basename "${db%.gz}")"
+        [[ -s $plain ]] || zcat "$db" >"$plain"
+        db=$plain
+    fi
+    for t in "${threads[@]}"; do
+        line=$($bench search "$db" "$queries" "$t")
+        echo "$line"
+        ours=$(sed -n 's/.*gcups=\([0-9.]*\).*/\1/p' <<<"$line")
+        s=$(now)
+        pty parasail_aligner -a sw_striped_profile_avx2_256_sat -x -o 12 -e 1 -m blosum62 -t "$t" \
+            -f "$db" -q "$queries" -g "$work/parasail.csv" >/dev/null
+        e=$(now)
+        /usr/bin/python3 - "$db" "$queries" "$s" "$e" "$t" "$ours" <<'PY'
+import sys
+def lens(p):
+    out, n = [], None
+    for line in open(p):
+        if line.startswith(">"):
+            if n is not None: out.append(n)
+            n = 0
+        else:
+            n += len(line.strip())
+    if n is not None: out.append(n)
+    return out
+db, q, s, e, t, ours = sys.argv[1:]
+cells = sum(lens(q)) * sum(lens(db))
+secs = float(e) - float(s)
+g = cells / secs / 1e9
+print(f"engine=parasail sw_striped_profile_avx2_256_sat ({t} threads) mode=search cells={cells:.3e} seconds={secs:.3f} gcups={g:.2f}")
+print(f"threads={t} ratio swarrow/parasail = {float(ours) / g:.2f}")
+PY
+    done
+    ;;
+align)
+    n=${1:-20000}
+    shift || true
+    read -r -a threads <<<"${*:-1 2}"
+    q="$work/pairs$n.q.fa"
+    t="$work/pairs$n.t.fa"
+    [[ -s $q ]] || /usr/bin/python3 /work/shared/bench/make_pairs.py /work/shared/data/DB.fasta.gz \
+        --pairs "$n" --query "$q" --target "$t"
+    for th in "${threads[@]}"; do
+        line=$($bench align "$q" "$t" "$th")
+        echo "$line"
+        ours=$(sed -n 's/.*pairs_per_s=\([0-9.]*\).*/\1/p' <<<"$line")
+        /usr/bin/python3 scripts/parasail_pairs.py "$q" "$t" "$th" "$ours"
+    done
+    ;;
+*)
+    echo "usage: $0 search|align ..." >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,249 @@
+//! The CPU SIMD engine: the scalar reference's exact results, vectorised.
+//!
+//! - search: inter-sequence scoring (`intersequence`), one database target per lane, 8-bit
+//!   lanes first; lanes that may have saturated are rescored at 16 bits, and those that
+//!   saturate again at 32 bits by the scalar reference (`Hit::recomputed`).
+//! - align: striped scoring of each pair (`striped`) at 16 bits for the end cell, then the
+//!   same on the reversed prefixes for the start cell; pairs that saturate are aligned by
+//!   the scalar reference (`Alignment::recomputed`).
+//!
+//! The kernels are generic over `vector::Vector`; each instruction set gets its compiled
+//! copy through one `#[target_feature]` entry point per kernel (`kernels!` below). The
+//! instruction set is detected at run time, or forced by `SWARROW_SIMD` or the constructor.
+
+mod align;
+pub mod intersequence;
+mod search;
+pub mod striped;
+pub mod vector;
+
+use super::{Alignment, Engine, Hit};
+use crate::database::Database;
+use crate::engine::scalar::ScoreEnd;
+use crate::error::{Error, Result};
+use crate::scoring::Scoring;
+use vector::Vector;
+
+/// An instruction set the engine can run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    Avx512,
+    Avx2,
+    Sse41,
+    Portable,
+}
+
+impl Isa {
+    pub const ALL: [Isa; 4] = [Isa::Avx512, Isa::Avx2, Isa::Sse41, Isa::Portable];
+
+    /// The name `SWARROW_SIMD` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Avx512 => "avx512",
+            Isa::Avx2 => "avx2",
+            Isa::Sse41 => "sse41",
+            Isa::Portable => "portable",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Isa> {
+        Isa::ALL.into_iter().find(|i| i.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Whether this CPU runs it.
+    pub fn supported(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => is_x86_feature_detected!("avx512bw"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse41 => is_x86_feature_detected!("sse4.1"),
+            Isa::Portable => true,
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// The fastest instruction set this CPU runs.
+    pub fn best() -> Isa {
+        Isa::ALL.into_iter().find(|i| i.supported()).unwrap_or(Isa::Portable)
+    }
+
+    /// `SWARROW_SIMD` if set, else the best this CPU runs.
+    pub fn from_env() -> Result<Isa> {
+        match std::env::var("SWARROW_SIMD") {
+            Ok(v) if !v.trim().is_empty() => {
+                let isa = Isa::parse(&v).ok_or_else(|| {
+                    Error::usage(format!("SWARROW_SIMD={}: expected avx512, avx2, sse41 or portable", v))
+                })?;
+                Ok(isa)
+            }
+            _ => Ok(Isa::best()),
+        }
+    }
+}
+
+/// The kernels of one instruction set: the generic kernels, compiled with its features.
+/// Unsafe: callers make sure the CPU runs the instruction set.
+trait Kernels: Sync {
+    type Narrow: Vector;
+    type Wide: Vector;
+
+    unsafe fn score_narrow(
+        query: &[u8],
+        used: &[u8],
+        look: &intersequence::Lookup<Self::Narrow>,
+        cols: &intersequence::Columns,
+        scratch: &mut intersequence::Scratch<Self::Narrow>,
+    ) -> Self::Narrow;
+
+    unsafe fn score_wide(
+        query: &[u8],
+        used: &[u8],
+        look: &intersequence::Lookup<Self::Wide>,
+        cols: &intersequence::Columns,
+        scratch: &mut intersequence::Scratch<Self::Wide>,
+    ) -> Self::Wide;
+
+    /// Columns per inner-loop pass of the inter-sequence kernels.
+    const BLOCK_NARROW: usize;
+    const BLOCK_WIDE: usize;
+
+    unsafe fn striped_end(
+        prof: &striped::Profile<Self::Wide>,
+        query_len: usize,
+        target: &[u8],
+        rev: bool,
+        stop_at: u32,
+        scratch: &mut striped::Scratch<Self::Wide>,
+    ) -> Option<ScoreEnd>;
+}
+
+macro_rules! kernels {
+    ($name:ident [$($feat:literal)?], $narrow:ty, $wide:ty, block: $bn:literal, $bw:literal) => {
+        struct $name;
+
+        impl Kernels for $name {
+            type Narrow = $narrow;
+            type Wide = $wide;
+            const BLOCK_NARROW: usize = $bn;
+            const BLOCK_WIDE: usize = $bw;
+
+            $(#[target_feature(enable = $feat)])?
+            unsafe fn score_narrow(
+                query: &[u8],
+                used: &[u8],
+                look: &intersequence::Lookup<$narrow>,
+                cols: &intersequence::Columns,
+                scratch: &mut intersequence::Scratch<$narrow>,
+            ) -> $narrow {
+                intersequence::score_batch::<$narrow, $bn>(query, used, look, cols, scratch)
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            unsafe fn score_wide(
+                query: &[u8],
+                used: &[u8],
+                look: &intersequence::Lookup<$wide>,
+                cols: &intersequence::Columns,
+                scratch: &mut intersequence::Scratch<$wide>,
+            ) -> $wide {
+                intersequence::score_batch::<$wide, $bw>(query, used, look, cols, scratch)
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            unsafe fn striped_end(
+                prof: &striped::Profile<$wide>,
+                query_len: usize,
+                target: &[u8],
+                rev: bool,
+                stop_at: u32,
+                scratch: &mut striped::Scratch<$wide>,
+            ) -> Option<ScoreEnd> {
+                striped::score_end::<$wide>(prof, query_len, target, rev, stop_at, scratch)
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+kernels!(Avx512 ["avx512bw"], vector::Avx512x8, vector::Avx512x16, block: 4, 4);
+#[cfg(target_arch = "x86_64")]
+kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16, block: 4, 4);
+#[cfg(target_arch = "x86_64")]
+kernels!(Sse41 ["sse4.1"], vector::Sse41x8, vector::Sse41x16, block: 4, 4);
+kernels!(Portable [], vector::Portable8, vector::Portable16, block: 2, 2);
+
+/// Runs `$body` with `$k` bound to the kernels type of `$isa`.
+macro_rules! with_kernels {
+    ($isa:expr, $k:ident => $body:expr) => {
+        match $isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                type $k = Avx512;
+                $body
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => {
+                type $k = Avx2;
+                $body
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse41 => {
+                type $k = Sse41;
+                $body
+            }
+            #[allow(unreachable_patterns)]
+            _ => {
+                type $k = Portable;
+                $body
+            }
+        }
+    };
+}
+
+pub struct SimdEngine {
+    scoring: Scoring,
+    pool: rayon::ThreadPool,
+    isa: Isa,
+}
+
+impl SimdEngine {
+    /// On the instruction set `SWARROW_SIMD` names, else the best this CPU runs.
+    pub fn new(scoring: Scoring, threads: usize) -> Result<SimdEngine> {
+        SimdEngine::with_isa(scoring, threads, Isa::from_env()?)
+    }
+
+    /// On the given instruction set; an error if this CPU does not run it.
+    pub fn with_isa(scoring: Scoring, threads: usize, isa: Isa) -> Result<SimdEngine> {
+        if !isa.supported() {
+            return Err(Error::usage(format!("this CPU does not support SIMD instruction set '{}'", isa.name())));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::Internal(format!("thread pool: {}", e)))?;
+        Ok(SimdEngine { scoring, pool, isa })
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+}
+
+impl Engine for SimdEngine {
+    fn name(&self) -> String {
+        format!("cpu-simd {} ({} threads)", self.isa.name(), self.pool.current_num_threads())
+    }
+
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
+        let sc = &self.scoring;
+        self.pool.install(|| with_kernels!(self.isa, K => search::search::<K>(sc, queries, db, top)))
+    }
+
+    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+        let sc = &self.scoring;
+        self.pool.install(|| with_kernels!(self.isa, K => align::align::<K>(sc, pairs)))
+    }
+}

@@ -1,0 +1,363 @@
+//! One small vector interface over unsigned saturating lanes (8- or 16-bit), implemented
+//! for AVX-512BW, AVX2 and SSE4.1 from one macro, and in plain Rust as the portable
+//! fallback. The kernels are generic over it; each instruction set gets its own compiled
+//! copy through a `#[target_feature]` entry point (see `mod.rs`).
+//!
+//! Every method is `unsafe`: it may only run on a CPU with the type's instruction set,
+//! which the engine checks once at construction.
+
+#![allow(clippy::missing_safety_doc)]
+
+/// Unsigned saturating lanes in one register.
+pub trait Vector: Copy + Send + Sync {
+    /// Lanes per register.
+    const LANES: usize;
+    /// Bytes per register (a multiple of 16).
+    const BYTES: usize;
+    /// Bytes per lane: 1 or 2.
+    const WIDTH: usize;
+    /// Largest lane value.
+    const MAX: u32;
+
+    unsafe fn zero() -> Self;
+    /// Every lane `x`, clamped to `MAX`.
+    unsafe fn splat(x: u32) -> Self;
+    /// Every byte `b` (whatever the lane width).
+    unsafe fn splat_bytes(b: u8) -> Self;
+    unsafe fn load(p: *const u8) -> Self;
+    unsafe fn store(self, p: *mut u8);
+    /// Lane-wise saturating add, saturating subtract, maximum.
+    unsafe fn adds(self, o: Self) -> Self;
+    unsafe fn subs(self, o: Self) -> Self;
+    unsafe fn max(self, o: Self) -> Self;
+    unsafe fn or(self, o: Self) -> Self;
+    /// Byte-wise saturating add and wrapping subtract (for building shuffle indices).
+    unsafe fn adds_bytes(self, o: Self) -> Self;
+    unsafe fn sub_bytes(self, o: Self) -> Self;
+    /// `pshufb`: each byte picks `table[idx & 15]` within its 16-byte block, or 0 when
+    /// the index byte has its high bit set.
+    unsafe fn shuffle_bytes(table: Self, idx: Self) -> Self;
+    /// All lanes 0.
+    unsafe fn is_zero(self) -> bool;
+    /// Lanes moved up by one (lane k to k + 1), lane 0 becomes 0: the striped layout's
+    /// step from one segment to the next.
+    unsafe fn shift_up(self) -> Self;
+
+    /// Lane values, for the rare scalar look at a register.
+    #[inline(always)]
+    unsafe fn lanes(self) -> [u32; 64] {
+        let mut bytes = [0u8; 128];
+        self.store(bytes.as_mut_ptr());
+        let mut out = [0u32; 64];
+        for (l, o) in out.iter_mut().enumerate().take(Self::LANES) {
+            *o = if Self::WIDTH == 1 {
+                bytes[l] as u32
+            } else {
+                u16::from_le_bytes([bytes[2 * l], bytes[2 * l + 1]]) as u32
+            };
+        }
+        out
+    }
+
+    #[inline(always)]
+    unsafe fn hmax(self) -> u32 {
+        self.lanes()[..Self::LANES].iter().copied().max().unwrap_or(0)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub use x86::*;
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Vector;
+    use std::arch::x86_64::*;
+
+    /// One x86 vector type from the intrinsics of its instruction set.
+    macro_rules! x86_vector {
+        ($name:ident, $reg:ty, $feat:literal, width: $w:expr,
+         zero: $zero:ident, set1: $set1:ident as $set1_ty:ty, set1_8: $set1_8:ident,
+         adds: $adds:ident, subs: $subs:ident, max: $max:ident, or: $or:ident,
+         adds8: $adds8:ident, sub8: $sub8:ident, shuffle: $shuffle:ident,
+         is_zero: $is_zero:ident, shift_up: $shift_up:ident) => {
+            #[derive(Clone, Copy)]
+            pub struct $name($reg);
+
+            impl Vector for $name {
+                const LANES: usize = std::mem::size_of::<$reg>() / $w;
+                const BYTES: usize = std::mem::size_of::<$reg>();
+                const WIDTH: usize = $w;
+                const MAX: u32 = if $w == 1 { u8::MAX as u32 } else { u16::MAX as u32 };
+
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn zero() -> Self {
+                    $name($zero())
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn splat(x: u32) -> Self {
+                    $name($set1(x.min(Self::MAX) as $set1_ty))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn splat_bytes(b: u8) -> Self {
+                    $name($set1_8(b as i8))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn load(p: *const u8) -> Self {
+                    $name((p as *const $reg).read_unaligned())
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn store(self, p: *mut u8) {
+                    (p as *mut $reg).write_unaligned(self.0)
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn adds(self, o: Self) -> Self {
+                    $name($adds(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn subs(self, o: Self) -> Self {
+                    $name($subs(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn max(self, o: Self) -> Self {
+                    $name($max(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn or(self, o: Self) -> Self {
+                    $name($or(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn adds_bytes(self, o: Self) -> Self {
+                    $name($adds8(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn sub_bytes(self, o: Self) -> Self {
+                    $name($sub8(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn shuffle_bytes(table: Self, idx: Self) -> Self {
+                    $name($shuffle(table.0, idx.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn is_zero(self) -> bool {
+                    $is_zero(self.0)
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn shift_up(self) -> Self {
+                    $name($shift_up::<$w>(self.0))
+                }
+            }
+        };
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse4.1")]
+    unsafe fn sse_is_zero(x: __m128i) -> bool {
+        _mm_testz_si128(x, x) != 0
+    }
+    #[inline]
+    #[target_feature(enable = "sse4.1")]
+    unsafe fn sse_shift_up<const W: usize>(x: __m128i) -> __m128i {
+        if W == 1 {
+            _mm_slli_si128::<1>(x)
+        } else {
+            _mm_slli_si128::<2>(x)
+        }
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2_is_zero(x: __m256i) -> bool {
+        _mm256_testz_si256(x, x) != 0
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2_shift_up<const W: usize>(x: __m256i) -> __m256i {
+        // The low 128 bits move up into the high half; zeros come in below.
+        let carry = _mm256_permute2x128_si256::<0x08>(x, x);
+        if W == 1 {
+            _mm256_alignr_epi8::<15>(x, carry)
+        } else {
+            _mm256_alignr_epi8::<14>(x, carry)
+        }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_is_zero(x: __m512i) -> bool {
+        _mm512_test_epi8_mask(x, x) == 0
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_shift_up<const W: usize>(x: __m512i) -> __m512i {
+        // Each 128-bit block takes the top lane of the block below (zeros below block 0).
+        let below = _mm512_maskz_shuffle_i64x2::<0b10_01_00_00>(0b1111_1100, x, x);
+        if W == 1 {
+            _mm512_alignr_epi8::<15>(x, below)
+        } else {
+            _mm512_alignr_epi8::<14>(x, below)
+        }
+    }
+
+    x86_vector!(Sse41x8, __m128i, "sse4.1", width: 1,
+        zero: _mm_setzero_si128, set1: _mm_set1_epi8 as i8, set1_8: _mm_set1_epi8,
+        adds: _mm_adds_epu8, subs: _mm_subs_epu8, max: _mm_max_epu8, or: _mm_or_si128,
+        adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
+        is_zero: sse_is_zero, shift_up: sse_shift_up);
+    x86_vector!(Sse41x16, __m128i, "sse4.1", width: 2,
+        zero: _mm_setzero_si128, set1: _mm_set1_epi16 as i16, set1_8: _mm_set1_epi8,
+        adds: _mm_adds_epu16, subs: _mm_subs_epu16, max: _mm_max_epu16, or: _mm_or_si128,
+        adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
+        is_zero: sse_is_zero, shift_up: sse_shift_up);
+    x86_vector!(Avx2x8, __m256i, "avx2", width: 1,
+        zero: _mm256_setzero_si256, set1: _mm256_set1_epi8 as i8, set1_8: _mm256_set1_epi8,
+        adds: _mm256_adds_epu8, subs: _mm256_subs_epu8, max: _mm256_max_epu8, or: _mm256_or_si256,
+        adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
+        is_zero: avx2_is_zero, shift_up: avx2_shift_up);
+    x86_vector!(Avx2x16, __m256i, "avx2", width: 2,
+        zero: _mm256_setzero_si256, set1: _mm256_set1_epi16 as i16, set1_8: _mm256_set1_epi8,
+        adds: _mm256_adds_epu16, subs: _mm256_subs_epu16, max: _mm256_max_epu16, or: _mm256_or_si256,
+        adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
+        is_zero: avx2_is_zero, shift_up: avx2_shift_up);
+    x86_vector!(Avx512x8, __m512i, "avx512bw", width: 1,
+        zero: _mm512_setzero_si512, set1: _mm512_set1_epi8 as i8, set1_8: _mm512_set1_epi8,
+        adds: _mm512_adds_epu8, subs: _mm512_subs_epu8, max: _mm512_max_epu8, or: _mm512_or_si512,
+        adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
+        is_zero: avx512_is_zero, shift_up: avx512_shift_up);
+    x86_vector!(Avx512x16, __m512i, "avx512bw", width: 2,
+        zero: _mm512_setzero_si512, set1: _mm512_set1_epi16 as i16, set1_8: _mm512_set1_epi8,
+        adds: _mm512_adds_epu16, subs: _mm512_subs_epu16, max: _mm512_max_epu16, or: _mm512_or_si512,
+        adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
+        is_zero: avx512_is_zero, shift_up: avx512_shift_up);
+}
+
+/// The portable fallback: 16 bytes of plain Rust lanes (the compiler vectorises what it can).
+macro_rules! portable_vector {
+    ($name:ident, $elem:ty, $lanes:expr) => {
+        #[derive(Clone, Copy)]
+        pub struct $name([$elem; $lanes]);
+
+        impl $name {
+            #[inline(always)]
+            fn bytes(self) -> [u8; 16] {
+                let mut b = [0u8; 16];
+                unsafe { self.store(b.as_mut_ptr()) };
+                b
+            }
+            #[inline(always)]
+            fn from_bytes(b: [u8; 16]) -> Self {
+                unsafe { Self::load(b.as_ptr()) }
+            }
+            #[inline(always)]
+            fn zip(self, o: Self, f: impl Fn($elem, $elem) -> $elem) -> Self {
+                let mut r = self.0;
+                for (x, y) in r.iter_mut().zip(o.0) {
+                    *x = f(*x, y);
+                }
+                $name(r)
+            }
+            #[inline(always)]
+            fn zip_bytes(self, o: Self, f: impl Fn(u8, u8) -> u8) -> Self {
+                let (mut a, b) = (self.bytes(), o.bytes());
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = f(*x, y);
+                }
+                Self::from_bytes(a)
+            }
+        }
+
+        impl Vector for $name {
+            const LANES: usize = $lanes;
+            const BYTES: usize = 16;
+            const WIDTH: usize = 16 / $lanes;
+            const MAX: u32 = <$elem>::MAX as u32;
+
+            #[inline(always)]
+            unsafe fn zero() -> Self {
+                $name([0; $lanes])
+            }
+            #[inline(always)]
+            unsafe fn splat(x: u32) -> Self {
+                $name([x.min(Self::MAX) as $elem; $lanes])
+            }
+            #[inline(always)]
+            unsafe fn splat_bytes(b: u8) -> Self {
+                Self::from_bytes([b; 16])
+            }
+            #[inline(always)]
+            unsafe fn load(p: *const u8) -> Self {
+                let mut r = [0 as $elem; $lanes];
+                for (l, x) in r.iter_mut().enumerate() {
+                    let mut b = [0u8; std::mem::size_of::<$elem>()];
+                    std::ptr::copy_nonoverlapping(p.add(l * b.len()), b.as_mut_ptr(), b.len());
+                    *x = <$elem>::from_le_bytes(b);
+                }
+                $name(r)
+            }
+            #[inline(always)]
+            unsafe fn store(self, p: *mut u8) {
+                for (l, x) in self.0.iter().enumerate() {
+                    let b = x.to_le_bytes();
+                    std::ptr::copy_nonoverlapping(b.as_ptr(), p.add(l * b.len()), b.len());
+                }
+            }
+            #[inline(always)]
+            unsafe fn adds(self, o: Self) -> Self {
+                self.zip(o, <$elem>::saturating_add)
+            }
+            #[inline(always)]
+            unsafe fn subs(self, o: Self) -> Self {
+                self.zip(o, <$elem>::saturating_sub)
+            }
+            #[inline(always)]
+            unsafe fn max(self, o: Self) -> Self {
+                self.zip(o, Ord::max)
+            }
+            #[inline(always)]
+            unsafe fn or(self, o: Self) -> Self {
+                self.zip(o, |a, b| a | b)
+            }
+            #[inline(always)]
+            unsafe fn adds_bytes(self, o: Self) -> Self {
+                self.zip_bytes(o, u8::saturating_add)
+            }
+            #[inline(always)]
+            unsafe fn sub_bytes(self, o: Self) -> Self {
+                self.zip_bytes(o, u8::wrapping_sub)
+            }
+            #[inline(always)]
+            unsafe fn shuffle_bytes(table: Self, idx: Self) -> Self {
+                let (t, i) = (table.bytes(), idx.bytes());
+                let mut r = [0u8; 16];
+                for (x, k) in r.iter_mut().zip(i) {
+                    *x = if k & 0x80 != 0 { 0 } else { t[(k & 15) as usize] };
+                }
+                Self::from_bytes(r)
+            }
+            #[inline(always)]
+            unsafe fn is_zero(self) -> bool {
+                self.0.iter().all(|&x| x == 0)
+            }
+            #[inline(always)]
+            unsafe fn shift_up(self) -> Self {
+                let mut r = [0 as $elem; $lanes];
+                r[1..].copy_from_slice(&self.0[..$lanes - 1]);
+                $name(r)
+            }
+        }
+    };
+}
+
+portable_vector!(Portable8, u8, 16);
+portable_vector!(Portable16, u16, 8);

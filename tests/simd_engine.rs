@@ -1,0 +1,209 @@
+//! The SIMD engine against the scalar reference, on every instruction set this CPU runs:
+//! random inputs (proptest), real proteins, and scores that saturate 8 and 16 bits.
+
+use proptest::prelude::*;
+use std::io::Read;
+use swarrow::database::Database;
+use swarrow::engine::scalar::ScalarEngine;
+use swarrow::engine::simd::{Isa, SimdEngine};
+use swarrow::engine::{Alignment, Engine, Hit};
+use swarrow::scoring::{Alphabet, Matrix, Scoring};
+use swarrow::seq::Record;
+
+fn isas() -> Vec<Isa> {
+    Isa::ALL.into_iter().filter(|i| i.supported()).collect()
+}
+
+fn database(seqs: &[Vec<u8>]) -> Database {
+    let recs = seqs.iter().enumerate().map(|(i, s)| Record { id: format!("t{}", i), seq: s.clone() }).collect();
+    Database::from_records("test", recs)
+}
+
+/// Hits without the `recomputed` flag, which only the fast engines set.
+fn scores(hits: Vec<Vec<Hit>>) -> Vec<Vec<(u32, i32)>> {
+    hits.into_iter().map(|l| l.into_iter().map(|h| (h.target, h.score)).collect()).collect()
+}
+
+fn plain(a: Vec<Alignment>) -> Vec<Alignment> {
+    a.into_iter().map(|a| Alignment { recomputed: false, ..a }).collect()
+}
+
+fn check_search(sc: &Scoring, queries: &[Vec<u8>], targets: &[Vec<u8>], top: usize) {
+    let db = database(targets);
+    let qs: Vec<&[u8]> = queries.iter().map(|q| q.as_slice()).collect();
+    let want = scores(ScalarEngine::new(sc.clone(), 2).unwrap().search(&qs, &db, top).unwrap());
+    for isa in isas() {
+        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().search(&qs, &db, top).unwrap();
+        assert_eq!(scores(got), want, "search on {}", isa.name());
+    }
+}
+
+fn check_align(sc: &Scoring, pairs: &[(Vec<u8>, Vec<u8>)]) {
+    let ps: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (q.as_slice(), t.as_slice())).collect();
+    let want = ScalarEngine::new(sc.clone(), 2).unwrap().align(&ps).unwrap();
+    for isa in isas() {
+        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().align(&ps).unwrap();
+        assert_eq!(plain(got), want, "align on {}", isa.name());
+    }
+}
+
+/// A sequence of `len` codes below `size`, or a mutated copy of `base` when given.
+fn seq(size: u8, max_len: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(0..size, 0..max_len)
+}
+
+fn mutate(base: &[u8], edits: &[(u8, u8)], size: u8) -> Vec<u8> {
+    let mut out = base.to_vec();
+    for &(pos, what) in edits {
+        if out.is_empty() {
+            break;
+        }
+        let p = pos as usize % out.len();
+        match what % 4 {
+            0 => out[p] = what % size,
+            1 => {
+                out.remove(p);
+            }
+            2 => out.insert(p, what % size),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn scorings() -> Vec<Scoring> {
+    vec![
+        Scoring::blosum62(),
+        Scoring::new(Matrix::protein("PAM30").unwrap(), 9, 1).unwrap(),
+        Scoring::new(Matrix::protein("BLOSUM45").unwrap(), 0, 3).unwrap(),
+        Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap(),
+        Scoring::new(Matrix::dna(1, -1), 300, 1).unwrap(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn search_matches_scalar(
+        which in 0usize..5,
+        query in seq(24, 120),
+        targets in prop::collection::vec(seq(24, 150), 0..140),
+        related in prop::collection::vec((any::<u8>(), any::<u8>()), 0..20),
+        top in 1usize..200,
+    ) {
+        let sc = &scorings()[which];
+        let size = sc.matrix.size() as u8;
+        let query: Vec<u8> = query.iter().map(|c| c % size).collect();
+        let mut targets: Vec<Vec<u8>> = targets.iter().map(|t| t.iter().map(|c| c % size).collect()).collect();
+        // Some targets homologous to the query, so scores are high as well as low.
+        targets.push(mutate(&query, &related, size));
+        let queries = vec![query.clone(), mutate(&query, &related[..related.len() / 2], size)];
+        check_search(sc, &queries, &targets, top);
+    }
+
+    #[test]
+    fn align_matches_scalar(
+        which in 0usize..5,
+        pairs in prop::collection::vec((seq(24, 300), seq(24, 300), prop::collection::vec((any::<u8>(), any::<u8>()), 0..30), any::<bool>()), 1..30),
+    ) {
+        let sc = &scorings()[which];
+        let size = sc.matrix.size() as u8;
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = pairs
+            .into_iter()
+            .map(|(q, t, edits, related)| {
+                let q: Vec<u8> = q.iter().map(|c| c % size).collect();
+                let t = if related { mutate(&q, &edits, size) } else { t.iter().map(|c| c % size).collect() };
+                (q, t)
+            })
+            .collect();
+        check_align(sc, &pairs);
+    }
+}
+
+#[test]
+fn scores_beyond_8_and_16_bits_are_exact() {
+    let sc = Scoring::blosum62();
+    let w = Alphabet::Protein.encode(b"W").unwrap()[0];
+    let a = Alphabet::Protein.encode(b"A").unwrap()[0];
+    // 300 Ws score 3300 (beyond 8 bits); 6000 Ws score 66000 (beyond 16 bits).
+    let mid = vec![w; 300];
+    let huge = vec![w; 6000];
+    let mut mixed = vec![a; 100];
+    mixed.extend_from_slice(&mid);
+    let targets = vec![mid.clone(), huge.clone(), mixed.clone(), vec![a; 50]];
+    check_search(&sc, &[huge.clone(), mid.clone()], &targets, 10);
+    check_align(&sc, &[(huge.clone(), huge.clone()), (mid.clone(), mixed.clone()), (mixed, huge.clone())]);
+    // The 32-bit recomputation is flagged.
+    let db = database(&targets);
+    for isa in isas() {
+        let e = SimdEngine::with_isa(sc.clone(), 1, isa).unwrap();
+        let hits = e.search(&[&huge], &db, 10).unwrap();
+        assert_eq!((hits[0][0].score, hits[0][0].recomputed), (66000, true), "{}", isa.name());
+        assert!(!hits[0][1].recomputed);
+        let al = e.align(&[(&huge, &huge)]).unwrap();
+        assert_eq!((al[0].score, al[0].recomputed), (66000, true));
+    }
+}
+
+/// Records of a FASTA file, plain or gzipped, encoded as proteins.
+fn read_fasta(path: &str, limit: usize) -> Vec<Vec<u8>> {
+    let mut raw = Vec::new();
+    let file = std::fs::File::open(path).unwrap();
+    if path.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(file).read_to_end(&mut raw).unwrap();
+    } else {
+        std::io::BufReader::new(file).read_to_end(&mut raw).unwrap();
+    }
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for line in raw.split(|&b| b == b'\n') {
+        if line.starts_with(b">") {
+            if out.len() == limit {
+                break;
+            }
+            out.push(Vec::new());
+        } else if let Some(s) = out.last_mut() {
+            let line: Vec<u8> = line.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+            s.extend(Alphabet::Protein.encode(&line).unwrap());
+        }
+    }
+    out
+}
+
+const DB: &str = "/work/shared/data/DB.fasta.gz";
+const QUERIES: &str = "/work/shared/data/allqueries.fasta";
+
+#[test]
+fn real_proteins_match_scalar() {
+    if !std::path::Path::new(DB).exists() {
+        eprintln!("skipped: {} not found", DB);
+        return;
+    }
+    let sc = Scoring::blosum62();
+    let targets = read_fasta(DB, 400);
+    let queries: Vec<Vec<u8>> = read_fasta(QUERIES, 20).into_iter().filter(|q| q.len() < 400).take(3).collect();
+    // Real queries as targets too: their own hits saturate 8 bits.
+    let mut all = targets.clone();
+    all.extend(queries.iter().cloned());
+    check_search(&sc, &queries, &all, 50);
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> =
+        targets.iter().zip(targets.iter().skip(1)).take(150).map(|(a, b)| (a.clone(), b.clone())).collect();
+    check_align(&sc, &pairs);
+    let self_pairs: Vec<(Vec<u8>, Vec<u8>)> = queries.iter().map(|q| (q.clone(), q.clone())).collect();
+    check_align(&sc, &self_pairs);
+}
+
+#[test]
+fn instruction_set_is_chosen_by_name() {
+    assert_eq!(Isa::parse("AVX2"), Some(Isa::Avx2));
+    assert_eq!(Isa::parse("neon"), None);
+    assert!(Isa::Portable.supported());
+    // The only test that touches SWARROW_SIMD.
+    std::env::set_var("SWARROW_SIMD", "portable");
+    let e = SimdEngine::new(Scoring::blosum62(), 1).unwrap();
+    std::env::set_var("SWARROW_SIMD", "mmx");
+    let bad = SimdEngine::new(Scoring::blosum62(), 1);
+    std::env::remove_var("SWARROW_SIMD");
+    assert_eq!(e.isa(), Isa::Portable);
+    assert_eq!(bad.err().map(|e| e.exit_code()), Some(2));
+}
