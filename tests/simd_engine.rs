@@ -170,8 +170,8 @@ fn read_fasta(path: &str, limit: usize) -> Vec<Vec<u8>> {
     out
 }
 
-const DB: &str = "/work/shared/data/DB.fasta.gz";
-const QUERIES: &str = "/work/shared/data/allqueries.fasta";
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/DB.fasta.gz");
+const QUERIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/allqueries.fasta");
 
 #[test]
 fn real_proteins_match_scalar() {

@@ -84,7 +84,10 @@ pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, quiet: 
 
 fn cpu_engine(scoring: &Scoring, threads: Option<usize>) -> Result<Arc<dyn Engine>> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    Ok(Arc::new(scalar::ScalarEngine::new(scoring.clone(), threads)?))
+    if std::env::var("SWARROW_ENGINE").is_ok_and(|v| v == "scalar") {
+        return Ok(Arc::new(scalar::ScalarEngine::new(scoring.clone(), threads)?));
+    }
+    Ok(Arc::new(simd::SimdEngine::new(scoring.clone(), threads)?))
 }
 
 fn gpu_engine(_scoring: &Scoring) -> Result<Arc<dyn Engine>> {
