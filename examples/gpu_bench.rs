@@ -93,10 +93,14 @@ fn opt(args: &[String], name: &str) -> Option<String> {
 }
 
 fn engine(args: &[String]) -> R<CudaEngine> {
+    engine_with(opt(args, "--bins").as_deref())
+}
+
+fn engine_with(bins: Option<&str>) -> R<CudaEngine> {
     let t = Instant::now();
     let mut e = CudaEngine::new(Scoring::blosum62())?;
-    if let Some(spec) = opt(args, "--bins") {
-        e.set_bins(parse_bins(&spec)?)?;
+    if let Some(spec) = bins.filter(|s| !s.is_empty() && *s != "default") {
+        e.set_bins(parse_bins(spec)?)?;
     }
     eprintln!("engine: {} (open + kernel compile/cache {:.2} s)", e.name(), t.elapsed().as_secs_f64());
     Ok(e)
@@ -152,7 +156,7 @@ fn check(args: &[String]) -> R<bool> {
     let mut long = rng.seq(40_000);
     let planted = &queries[0].seq;
     long[25_000..25_000 + planted.len()].copy_from_slice(planted);
-    let w = Alphabet::Protein.encode(b"W")?[0];
+    let w = Alphabet::Protein.encode(b"W").map_err(|_| "encode")?[0];
     let wall = vec![w; 3100]; // 3100 * 11 = 34100 > 32767
     let mut recs = vec![
         Record { id: "long40000".into(), seq: long },
@@ -160,7 +164,8 @@ fn check(args: &[String]) -> R<bool> {
         Record { id: "one".into(), seq: vec![w] },
     ];
     for i in 0..300 {
-        recs.push(Record { id: format!("r{}", i), seq: rng.seq(1 + (rng.next() % 3000) as usize) });
+        let n = 1 + (rng.next() % 3000) as usize;
+        recs.push(Record { id: format!("r{}", i), seq: rng.seq(n) });
     }
     let special = Database::from_records("special", recs);
     let mut sq: Vec<Vec<u8>> = vec![wall, queries[0].seq.clone(), rng.seq(1), rng.seq(5478), rng.seq(33)];
@@ -187,8 +192,26 @@ fn bench_db(args: &[String], db: &Database, label: &str) -> R<()> {
     let qs: Vec<&[u8]> = queries.iter().map(|r| r.seq.as_slice()).collect();
     let top: usize = opt(args, "--top").map(|s| s.parse()).transpose()?.unwrap_or(10);
     let repeat: usize = opt(args, "--repeat").map(|s| s.parse()).transpose()?.unwrap_or(2);
-    let e = engine(args)?;
+    // --configs "BINS|NVRTC_OPTS;..." runs each configuration on the same loaded database.
+    let configs: Vec<(String, String)> = match opt(args, "--configs") {
+        Some(c) => c
+            .split(';')
+            .map(|c| {
+                let (b, o) = c.split_once('|').unwrap_or((c, ""));
+                (b.to_string(), o.to_string())
+            })
+            .collect(),
+        None => vec![(opt(args, "--bins").unwrap_or_default(), String::new())],
+    };
     let cells: f64 = qs.iter().map(|q| q.len() as f64).sum::<f64>() * db.total_residues() as f64;
+    for (bins, opts) in configs {
+    if !opts.is_empty() {
+        std::env::set_var("SWARROW_CUDA_NVRTC_OPTS", &opts);
+    } else {
+        std::env::remove_var("SWARROW_CUDA_NVRTC_OPTS");
+    }
+    let e = engine_with(Some(&bins))?;
+    println!("config bins='{}' opts='{}'", bins, opts);
     for i in 0..repeat {
         let t = Instant::now();
         let hits = e.search(&qs, db, top)?;
@@ -206,6 +229,7 @@ fn bench_db(args: &[String], db: &Database, label: &str) -> R<()> {
             cells / s / 1e12,
             best
         );
+    }
     }
     Ok(())
 }

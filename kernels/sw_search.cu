@@ -195,8 +195,14 @@ __device__ void search(const SearchArgs& a) {
     }
 }
 
+// Minimum resident blocks per SM the register allocation must allow (tuning knob).
+#ifndef SEARCH_MIN_BLOCKS
+#define SEARCH_MIN_BLOCKS 1
+#endif
+
 #define SEARCH_KERNEL(P, K)                                                              \
-    extern "C" __global__ void __launch_bounds__(128) sw_search_p##P##_k##K(const SearchArgs a) { \
+    extern "C" __global__ void __launch_bounds__(128, SEARCH_MIN_BLOCKS)                 \
+        sw_search_p##P##_k##K(const SearchArgs a) {                                      \
         search<P, K>(a);                                                                 \
     }
 

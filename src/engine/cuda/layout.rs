@@ -173,7 +173,8 @@ pub fn shard(db: &Database, gpu: usize, ngpus: usize, sc: &Scoring) -> Result<Sh
     let mut lengths = Vec::with_capacity(idx.len());
     for &i in &idx {
         let s = db.seq(i);
-        if let Some(&bad) = s.iter().find(|&&c| c >= size) {
+        if s.iter().fold(0u8, |m, &c| m.max(c)) >= size {
+            let bad = s.iter().find(|&&c| c >= size).copied().unwrap_or(0);
             return Err(Error::Internal(format!(
                 "database sequence {} holds residue code {} outside the {}-letter scoring alphabet",
                 db.id(i),

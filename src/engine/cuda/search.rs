@@ -83,7 +83,11 @@ impl Device {
         let gpu = Gpu::open(ordinal)?;
         // One stream per device orders all our work; cudarc's per-buffer events add nothing.
         unsafe { gpu.ctx.disable_event_tracking() };
-        let module = gpu.load(&SEARCH_SOURCE, &[])?;
+        // Extra NVRTC flags for tuning experiments, e.g. "-DSEARCH_MIN_BLOCKS=6".
+        let opts: Vec<String> = std::env::var("SWARROW_CUDA_NVRTC_OPTS")
+            .map(|v| v.split_whitespace().map(String::from).collect())
+            .unwrap_or_default();
+        let module = gpu.load(&SEARCH_SOURCE, &opts)?;
         let mut search = HashMap::new();
         for v in layout::VARIANTS {
             let f = gpu.function(&module, &v.kernel_name())?;
