@@ -133,7 +133,7 @@ fn check(args: &[String]) -> R<bool> {
     let db = Database::from_records(&args[2], read_fasta(&args[2])?);
     let mut queries = read_fasta(&args[3])?;
     if let Some(more) = args.get(4).filter(|a| !a.starts_with("--")) {
-        queries.extend(read_fasta(more)?.into_iter().take(8));
+        queries.extend(read_fasta(more)?.into_iter().take(4));
     }
     let qs: Vec<&[u8]> = queries.iter().map(|r| r.seq.as_slice()).collect();
     let e = engine(args)?;

@@ -11,9 +11,14 @@
 //   to a per-subwarp buffer in global memory and read back as the top row of the next pass.
 // - The query-pair profile of one pass lives in shared memory, laid out so that each thread
 //   reads its K scores for a residue with K/4 conflict-free 16-byte loads.
+// - Biased values: every H, E and F is stored plus B = open + extend, and H is clamped at B
+//   (the local-alignment zero). Then H - (open + extend) never goes below zero in either
+//   half, so it is a plain 32-bit subtraction (no borrow between the halves) that can run
+//   outside the DPX unit: per cell pair 4.5 DPX operations instead of 5.5.
 // - Overflow: every cell is at most T + smax while all earlier cells are at most T, so a
-//   lane whose maximum ends above T (= 32767 - smax) may have wrapped; it is reported as
-//   0xFFFF and the host recomputes that pair exactly at 32 bits.
+//   lane whose maximum ends above T (= 32767 - smax - B, unbiased) may have wrapped; it is
+//   reported as 0xFFFF and the host recomputes that pair exactly at 32 bits. Clamping at B
+//   keeps even a wrapped lane at or above B, so the other lane never sees a borrow.
 //
 // NVRTC has no standard headers: plain int / unsigned only.
 
@@ -21,8 +26,6 @@ typedef unsigned int u32;
 typedef unsigned char u8;
 
 #define FULL_MASK 0xffffffffu
-// Added to h - (open + extend) so the DPX add-max is a plain add: far below any cell value.
-#define S16X2_MIN 0x80008000u
 
 // Parameters shared by every search kernel; passed by value.
 struct SearchArgs {
@@ -41,9 +44,9 @@ struct SearchArgs {
     u32 npairs;
     u32 maxcols;             // int2 entries per boundary buffer (>= padded target length)
     u32 alpha;               // profile rows per pass tile: alphabet size + 1 (PAD)
-    u32 neg_oe;              // -(open + extend) in both halves
+    u32 oe;                  // open + extend in both halves: also the bias B
     u32 neg_ext;             // -extend in both halves
-    int threshold;           // T: a lane maximum above this may have overflowed
+    int threshold;           // T (unbiased): a lane maximum above this may have overflowed
 };
 
 __device__ __forceinline__ u32 max_relu(u32 a, u32 b) { return __vimax_s16x2_relu(a, b); }
@@ -59,17 +62,17 @@ __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restri
     u32 H[K], E[K];
 #pragma unroll
     for (int r = 0; r < K; ++r) {
-        H[r] = 0;
-        E[r] = a.neg_oe;
+        H[r] = a.oe;  // H = 0, biased
+        E[r] = 0;  // E = -(open + extend), biased
     }
     // Values this thread hands to thread t+1 (its bottom row at its last column).
-    u32 code = pad_code4 & 0xff, hout = 0, fout = a.neg_oe;
-    u32 hdiag = 0;  // H of the row above this thread's first row, previous column
+    u32 code = pad_code4 & 0xff, hout = a.oe, fout = 0;
+    u32 hdiag = a.oe;  // H of the row above this thread's first row, previous column
     const int* prow_base = prof + t * 4;
 
     // Thread 0 prefetches residues and boundary values one 4-column block ahead.
     u32 res_next = pad_code4;
-    int4 b_next0 = make_int4(0, (int)a.neg_oe, 0, (int)a.neg_oe), b_next1 = b_next0;
+    int4 b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0), b_next1 = b_next0;
     if (t == 0) {
         if (lpad > 0) res_next = *(const u32*)(a.residues + start);
         if (!first && lpad > 0) {
@@ -83,7 +86,7 @@ __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restri
         const u32 nc = s0 + 4;
         if (t == 0) {
             res_next = pad_code4;
-            b_next0 = make_int4(0, (int)a.neg_oe, 0, (int)a.neg_oe);
+            b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0);
             b_next1 = b_next0;
             if (nc < lpad) {
                 res_next = *(const u32*)(a.residues + start + nc);
@@ -112,10 +115,10 @@ __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restri
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int r = 4 * i + e;
-                    const u32 h = max_relu(__viaddmax_s16x2(diag, sv[e], E[r]), f);
+                    const u32 h = __vimax3_s16x2(__viaddmax_s16x2(diag, sv[e], E[r]), f, a.oe);
                     diag = H[r];
                     H[r] = h;
-                    const u32 hoe = __viaddmax_s16x2(h, a.neg_oe, S16X2_MIN);
+                    const u32 hoe = h - a.oe;  // both halves >= 0: no borrow
                     E[r] = __viaddmax_s16x2(E[r], a.neg_ext, hoe);
                     f = __viaddmax_s16x2(f, a.neg_ext, hoe);
                 }
@@ -187,7 +190,8 @@ __device__ void search(const SearchArgs& a) {
 #pragma unroll
         for (int o = P / 2; o > 0; o /= 2) m = max_relu(m, __shfl_xor_sync(FULL_MASK, m, o, P));
         if (t == 0 && active) {
-            u32 lo = m & 0xffff, hi = m >> 16;
+            const u32 bias = a.oe & 0xffff;
+            u32 lo = (m & 0xffff) - bias, hi = (m >> 16) - bias;
             if ((int)lo > a.threshold) lo = 0xffff;
             if ((int)hi > a.threshold) hi = 0xffff;
             a.scores[(size_t)pair * a.ntargets + me] = lo | (hi << 16);

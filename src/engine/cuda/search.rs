@@ -41,7 +41,7 @@ struct SearchArgs {
     npairs: u32,
     maxcols: u32,
     alpha: u32,
-    neg_oe: u32,
+    oe: u32,
     neg_ext: u32,
     threshold: i32,
 }
@@ -233,9 +233,9 @@ impl Device {
                 npairs: npairs as u32,
                 maxcols,
                 alpha,
-                neg_oe: both_lanes(-(sc.gap_open + sc.gap_extend)),
+                oe: both_lanes(sc.gap_open + sc.gap_extend),
                 neg_ext: both_lanes(-sc.gap_extend),
-                threshold: 32767 - smax,
+                threshold: 32767 - smax - (sc.gap_open + sc.gap_extend),
             };
             let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: smem };
             unsafe { st.launch_builder(&self.search[&b.variant]).arg(&args).launch(cfg) }
