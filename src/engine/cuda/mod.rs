@@ -147,3 +147,22 @@ impl Engine for CudaEngine {
         pairs.par_iter().map(|(q, t)| scalar::align_pair(q, t, sc)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_cuda_new_is_a_device_error() {
+        // Only meaningful where CUDA is absent (CI, most laptops): the engine must refuse
+        // with Error::Device instead of panicking inside cudarc.
+        if available() {
+            return;
+        }
+        match CudaEngine::new(Scoring::blosum62()) {
+            Err(Error::Device(msg)) => assert!(msg.contains("CUDA"), "{}", msg),
+            Err(e) => panic!("expected Error::Device, got {:?}", e),
+            Ok(_) => panic!("CudaEngine::new succeeded although CUDA is unavailable"),
+        }
+    }
+}
