@@ -5,7 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
 # Kernels compile through NVRTC from NVIDIA's PyPI wheel (no GPU needed).
-if [ -f scripts/ci-nvrtc.sh ]; then
-  source scripts/ci-nvrtc.sh
-fi
+source scripts/ci-nvrtc.sh env
 cargo test --no-fail-fast "$@"

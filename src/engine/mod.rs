@@ -91,6 +91,6 @@ fn cpu_engine(scoring: &Scoring, threads: Option<usize>) -> Result<Arc<dyn Engin
     Ok(Arc::new(simd::SimdEngine::new(scoring.clone(), threads)?))
 }
 
-fn gpu_engine(_scoring: &Scoring) -> Result<Arc<dyn Engine>> {
-    Err(Error::Device("this build has no CUDA engine yet".into()))
+fn gpu_engine(scoring: &Scoring) -> Result<Arc<dyn Engine>> {
+    Ok(Arc::new(cuda::CudaEngine::new(scoring.clone())?))
 }
