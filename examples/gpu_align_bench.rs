@@ -156,6 +156,9 @@ fn bench(args: &[String]) {
     let aligner = Arc::new(GpuAligner::new(&sc).unwrap());
     aligner.warm_up().unwrap();
     eprintln!("gpus {:?}, kernels ready in {:.2}s", aligner.gpu_names(), t0.elapsed().as_secs_f64());
+    for l in aligner.kernel_report() {
+        eprintln!("  {}", l);
+    }
 
     let start = Instant::now();
     let (qtx, qrx) = sync_channel::<Arc<Chunk>>(8);

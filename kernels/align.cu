@@ -50,7 +50,7 @@ __device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s16x2(a, 
 __device__ __forceinline__ V addmax_relu(V a, V b, V c) { return __viaddmax_s16x2_relu(a, b, c); }
 __device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s16x2_relu(a, b, c); }
 __device__ __forceinline__ V max2(V a, V b) { return __vimax_s16x2_relu(a, b); }
-__device__ __forceinline__ int half(V v, int h) { return h ? (int)(short)(v >> 16) : (int)(short)(v & 0xffffu); }
+__device__ __forceinline__ int lane_of(V v, int h) { return h ? (int)(short)(v >> 16) : (int)(short)(v & 0xffffu); }
 // Byte k of wa into the low half and byte k of wb into the high half, sign-extended.
 template <int K>
 __device__ __forceinline__ V score_of(u32 wa, u32 wb) {
@@ -67,7 +67,7 @@ __device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s32(a, b,
 __device__ __forceinline__ V addmax_relu(V a, V b, V c) { return __viaddmax_s32_relu(a, b, c); }
 __device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s32_relu(a, b, c); }
 __device__ __forceinline__ V max2(V a, V b) { return __vimax_s32_relu(a, b); }
-__device__ __forceinline__ int half(V v, int) { return v; }
+__device__ __forceinline__ int lane_of(V v, int) { return v; }
 template <int K>
 __device__ __forceinline__ V score_of(u32 wa, u32) {
     u32 d;
@@ -329,7 +329,7 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
                 });
                 if ((R - 1) % 2) cm = max2(cm, hcol[R - 1]);
 #if PACKED
-                const bool up_lo = half(cm, 0) > half(best, 0), up_hi = half(cm, 1) > half(best, 1);
+                const bool up_lo = lane_of(cm, 0) > lane_of(best, 0), up_hi = lane_of(cm, 1) > lane_of(best, 1);
                 if (up_lo || up_hi) {
                     const u32 m = (up_lo ? 0xffffu : 0u) | (up_hi ? 0xffff0000u : 0u);
 #pragma unroll
@@ -359,7 +359,7 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
                 bool all = true;
 #pragma unroll
                 for (int h = 0; h < HALVES; ++h) {
-                    int f = half(best, h) >= goal[h] ? bcol[h] : NONE;
+                    int f = lane_of(best, h) >= goal[h] ? bcol[h] : NONE;
                     f = group_min(f, G);
                     if (goal[h] > 0 && !(s - (G - 1) >= f)) all = false;
                 }
@@ -371,11 +371,11 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
         // This pass's best per half, then merged into the running best.
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
-            Best b{half(best, h), bcol[h], NONE};
+            Best b{lane_of(best, h), bcol[h], NONE};
             if (b.score > 0) {
 #pragma unroll
                 for (int r = R - 1; r >= 0; --r)
-                    if (half(snap[r], h) == b.score) b.row = row0 + r;
+                    if (lane_of(snap[r], h) == b.score) b.row = row0 + r;
             } else {
                 b = Best{0, NONE, NONE};
             }
@@ -384,7 +384,7 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
         }
 #pragma unroll
         for (int h = 0; h < HALVES; ++h)
-            if (half(best, h) > overflow_limit) overflow |= 1u << h;
+            if (lane_of(best, h) > overflow_limit) overflow |= 1u << h;
         __syncwarp();
     }
 

@@ -22,9 +22,10 @@ use super::runtime::{dev_err, Gpu, Source};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
-use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 pub const KERNEL_SOURCE: &str = include_str!("../../../kernels/align.cu");
 
@@ -194,13 +195,14 @@ pub fn pack(pairs: &[(&[u8], &[u8])]) -> Packed {
     Packed { seqs, descs }
 }
 
-/// Splits `pairs` into chunks whose sequence bytes fit the kernel's 32-bit offsets.
-pub fn chunk_ranges(pairs: &[(&[u8], &[u8])], max_bytes: usize) -> Vec<std::ops::Range<usize>> {
+/// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
+/// `max_bytes` (the kernel's offsets are 32-bit).
+pub fn piece_ranges(pairs: &[(&[u8], &[u8])], max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let (mut start, mut bytes) = (0, 0usize);
     for (i, (q, t)) in pairs.iter().enumerate() {
         let b = q.len() + t.len();
-        if i > start && bytes + b > max_bytes {
+        if i > start && (bytes + b > max_bytes || i - start >= max_pairs) {
             out.push(start..i);
             start = i;
             bytes = 0;
@@ -249,12 +251,19 @@ pub fn finish(end: Cell, start: Option<Cell>, recomputed: bool) -> Result<Alignm
     })
 }
 
-/// The kernels and scoring table of one GPU.
+/// The kernels and scoring table of one GPU, and its work streams: one host thread per
+/// stream, so one thread packs and bins its piece while the GPU runs another's.
 struct Device {
     gpu: Gpu,
+    streams: Vec<Arc<CudaStream>>,
     matrix: CudaSlice<i8>,
     kernels: Mutex<HashMap<(bool, u32), CudaFunction>>,
 }
+
+/// Host threads (and streams) per GPU.
+const STREAMS_PER_GPU: usize = 2;
+/// Pairs per piece of work handed to one stream (fewer pieces for small calls).
+const PIECE_PAIRS: usize = 32_768;
 
 /// One-to-one alignment on every visible GPU.
 pub struct GpuAligner {
@@ -275,7 +284,12 @@ impl GpuAligner {
         let mut devices = Vec::new();
         for gpu in gpus {
             let matrix = gpu.stream.clone_htod(&m).map_err(dev_err("uploading the scoring matrix"))?;
-            devices.push(Device { gpu, matrix, kernels: Mutex::new(HashMap::new()) });
+            gpu.stream.synchronize().map_err(dev_err("uploading the scoring matrix"))?;
+            let mut streams = vec![gpu.stream.clone()];
+            for _ in 1..STREAMS_PER_GPU {
+                streams.push(gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?);
+            }
+            devices.push(Device { gpu, streams, matrix, kernels: Mutex::new(HashMap::new()) });
         }
         if devices.is_empty() {
             return Err(Error::Device("no GPU to align on".into()));
@@ -304,6 +318,26 @@ impl GpuAligner {
         Ok(())
     }
 
+    /// Registers and local (spill) bytes per thread of each compiled variant, for tuning.
+    pub fn kernel_report(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for d in &self.devices {
+            if let Ok(k) = d.kernels.lock() {
+                let mut keys: Vec<_> = k.keys().copied().collect();
+                keys.sort();
+                for key in keys {
+                    let f = &k[&key];
+                    let regs = f.num_regs().unwrap_or(-1);
+                    let local = f
+                        .get_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+                        .unwrap_or(-1);
+                    out.push(format!("packed={} rows={}: {} regs, {} local bytes", key.0, key.1, regs, local));
+                }
+            }
+        }
+        out
+    }
+
     fn kernel(&self, d: &Device, packed: bool, rows: u32) -> Result<CudaFunction> {
         let mut k = d.kernels.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
         if let Some(f) = k.get(&(packed, rows)) {
@@ -317,53 +351,60 @@ impl GpuAligner {
         Ok(f)
     }
 
-    /// Score, end and start of each pair, in input order.
+    /// Score, end and start of each pair, in input order. The pairs are cut into pieces
+    /// that every (GPU, stream) worker takes from a shared queue.
     pub fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
-        let chunks = chunk_ranges(pairs, CHUNK_BYTES);
+        let workers: Vec<(&Device, &Arc<CudaStream>)> =
+            self.devices.iter().flat_map(|d| d.streams.iter().map(move |s| (d, s))).collect();
+        let per_piece = pairs.len().div_ceil(workers.len()).clamp(1, PIECE_PAIRS);
+        let pieces = piece_ranges(pairs, per_piece, CHUNK_BYTES);
         let mut out = vec![Alignment::default(); pairs.len()];
-        if self.devices.len() == 1 || chunks.len() == 1 && pairs.len() < 4096 {
-            for r in chunks {
-                let res = self.align_chunk(&self.devices[0], &pairs[r.clone()])?;
+        if pieces.len() <= 1 {
+            for r in pieces {
+                let (d, s) = workers[0];
+                let res = self.align_chunk(d, s, &pairs[r.clone()])?;
                 out[r].copy_from_slice(&res);
             }
             return Ok(out);
         }
-        // Several GPUs: split every chunk evenly by cells, one thread per GPU.
-        let parts = split_by_cells(pairs, self.devices.len());
-        let results: Vec<Result<Vec<Alignment>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = parts
+        let next = AtomicUsize::new(0);
+        let done: Mutex<Vec<(usize, Vec<Alignment>)>> = Mutex::new(Vec::new());
+        let used = workers.len().min(pieces.len());
+        let results: Vec<Result<()>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = workers[..used]
                 .iter()
-                .zip(&self.devices)
-                .map(|(r, d)| {
-                    let r = r.clone();
-                    s.spawn(move || -> Result<Vec<Alignment>> {
+                .map(|&(d, stream)| {
+                    let (next, done, pieces) = (&next, &done, &pieces);
+                    sc.spawn(move || -> Result<()> {
                         d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
-                        let mut v = Vec::with_capacity(r.len());
-                        for c in chunk_ranges(&pairs[r], CHUNK_BYTES) {
-                            let sub = &pairs[c];
-                            v.extend(self.align_chunk(d, sub)?);
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(r) = pieces.get(k) else { return Ok(()) };
+                            let res = self.align_chunk(d, stream, &pairs[r.clone()])?;
+                            done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
                         }
-                        Ok(v)
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU thread panicked".into())))).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU worker thread panicked".into()))))
+                .collect()
         });
-        let mut pos = 0;
-        for (r, res) in parts.iter().zip(results) {
-            let res = res?;
-            debug_assert_eq!(pos, r.start);
-            out[r.clone()].copy_from_slice(&res);
-            pos = r.end;
+        for r in results {
+            r?;
+        }
+        let done = done.into_inner().map_err(|_| Error::Internal("result lock poisoned".into()))?;
+        for (k, res) in done {
+            out[pieces[k].clone()].copy_from_slice(&res);
         }
         Ok(out)
     }
 
-    fn align_chunk(&self, d: &Device, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align_chunk(&self, d: &Device, stream: &Arc<CudaStream>, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
-        let stream = &d.gpu.stream;
         let packed = pack(pairs);
         let seqs = stream.clone_htod(&packed.seqs).map_err(dev_err("uploading sequences"))?;
         let descs = stream.clone_htod(&packed.descs).map_err(dev_err("uploading pair table"))?;
@@ -375,12 +416,12 @@ impl GpuAligner {
             .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
-        let mut ends = self.run_bins(d, &seqs, &descs, None, &make_bins(&items, true), pairs.len())?;
+        let mut ends = self.run_bins(d, stream, &seqs, &descs, None, &make_bins(&items, true), pairs.len())?;
         // Forward again at 32 bits where 16 bits may have wrapped.
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
         let mut recomputed = vec![false; pairs.len()];
         if !wide.is_empty() {
-            let again = self.run_bins(d, &seqs, &descs, None, &make_bins(&wide, false), pairs.len())?;
+            let again = self.run_bins(d, stream, &seqs, &descs, None, &make_bins(&wide, false), pairs.len())?;
             for it in &wide {
                 let i = it.index as usize;
                 ends[i] = again[i];
@@ -413,7 +454,7 @@ impl GpuAligner {
                 if its.is_empty() {
                     continue;
                 }
-                let res = self.run_bins(d, &seqs, &rdescs, Some(&goals_d), &make_bins(its, packed), pairs.len())?;
+                let res = self.run_bins(d, stream, &seqs, &rdescs, Some(&goals_d), &make_bins(its, packed), pairs.len())?;
                 for it in its.iter() {
                     starts[it.index as usize] = Some(res[it.index as usize]);
                 }
@@ -424,16 +465,17 @@ impl GpuAligner {
 
     /// Launches every bin on `d`'s stream and returns the kernel's cells by pair index
     /// (pairs in no bin read as score 0).
+    #[allow(clippy::too_many_arguments)]
     fn run_bins(
         &self,
         d: &Device,
+        stream: &Arc<CudaStream>,
         seqs: &CudaSlice<u8>,
         descs: &CudaSlice<u32>,
         goals: Option<&CudaSlice<i32>>,
         bins: &[Bin],
         npairs: usize,
     ) -> Result<Vec<Cell>> {
-        let stream = &d.gpu.stream;
         let mut out = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
         let dummy_goals;
         let goals_ref = match goals {
@@ -500,27 +542,6 @@ impl GpuAligner {
         drop(keep);
         Ok(cells(&raw))
     }
-}
-
-/// Contiguous ranges of `pairs`, one per GPU, with about equal cells each.
-pub fn split_by_cells(pairs: &[(&[u8], &[u8])], parts: usize) -> Vec<std::ops::Range<usize>> {
-    let cells = |p: &(&[u8], &[u8])| (p.0.len() as u64) * (p.1.len() as u64) + 1;
-    let total: u64 = pairs.iter().map(cells).sum();
-    let mut out = Vec::with_capacity(parts);
-    let (mut start, mut acc) = (0usize, 0u64);
-    for (i, p) in pairs.iter().enumerate() {
-        acc += cells(p);
-        let k = out.len() as u64 + 1;
-        if out.len() + 1 < parts && acc * parts as u64 >= total * k {
-            out.push(start..i + 1);
-            start = i + 1;
-        }
-    }
-    out.push(start..pairs.len());
-    while out.len() < parts {
-        out.push(pairs.len()..pairs.len());
-    }
-    out
 }
 
 #[cfg(test)]
@@ -740,25 +761,17 @@ mod tests {
     }
 
     #[test]
-    fn packing_chunks_and_gpu_split_keep_input_order() {
+    fn packing_and_pieces_keep_input_order() {
         let a = vec![1u8; 10];
         let b = vec![2u8; 7];
         let pairs: Vec<(&[u8], &[u8])> = vec![(&a, &b), (&b[..0], &a), (&a[..3], &b[..1])];
         let p = pack(&pairs);
         assert_eq!(p.descs, vec![0, 10, 10, 7, 17, 17, 0, 10, 27, 30, 3, 1]);
         assert_eq!(&p.seqs[27..31], &[1, 1, 1, 2]);
-        assert_eq!(chunk_ranges(&pairs, 20), vec![0..1, 1..3]);
-        assert_eq!(chunk_ranges(&pairs, 5), vec![0..1, 1..2, 2..3]);
-        let many: Vec<(&[u8], &[u8])> = (0..100).map(|i| (&a[..1 + i % 10], &b[..])).collect();
-        for parts in 1..5 {
-            let s = split_by_cells(&many, parts);
-            assert_eq!(s.len(), parts);
-            assert_eq!(s[0].start, 0);
-            assert_eq!(s.last().unwrap().end, 100);
-            for w in s.windows(2) {
-                assert_eq!(w[0].end, w[1].start);
-            }
-        }
+        assert_eq!(piece_ranges(&pairs, 10, 20), vec![0..1, 1..3]);
+        assert_eq!(piece_ranges(&pairs, 10, 5), vec![0..1, 1..2, 2..3]);
+        assert_eq!(piece_ranges(&pairs, 2, 100), vec![0..2, 2..3]);
+        assert!(piece_ranges(&pairs[..0], 2, 100).is_empty());
     }
 
     #[test]
