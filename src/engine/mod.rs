@@ -6,6 +6,7 @@
 //! pass anchored at the end cell, applying the same rule to the reversed sequences: the
 //! highest-scoring start with the largest target start, then the largest query start.
 
+pub mod cuda;
 pub mod scalar;
 pub mod topk;
 

@@ -1,0 +1,149 @@
+//! The CUDA engine: Smith-Waterman database search on NVIDIA GPUs. Kernels live in
+//! `kernels/*.cu` and are compiled at run time by NVRTC (see `runtime`), so building swarrow
+//! needs no CUDA toolkit and a machine without CUDA falls back cleanly.
+//!
+//! Search runs packed 16-bit kernels (two queries per cell, see kernels/sw_search.cu) over
+//! the database split across all visible GPUs; each GPU returns only its best hits, and the
+//! few scores that may have overflowed 16 bits are recomputed exactly at 32 bits.
+
+pub mod layout;
+pub mod runtime;
+pub mod search;
+
+use super::scalar::{self, Profile, Scratch};
+use super::{topk, Alignment, Engine, Hit};
+use crate::database::Database;
+use crate::error::{Error, Result};
+use crate::scoring::Scoring;
+use layout::Variant;
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+/// Whether the CUDA engine can run here (driver, NVRTC and at least one GPU).
+pub fn available() -> bool {
+    runtime::available()
+}
+
+/// Largest substitution score magnitude the 16-bit kernels accept.
+const MAX_ABS_SCORE: i32 = 1000;
+
+pub struct CudaEngine {
+    scoring: Scoring,
+    devices: Vec<Mutex<search::Device>>,
+    names: Vec<String>,
+    bins: Vec<(u32, Variant)>,
+}
+
+impl CudaEngine {
+    /// Opens every visible GPU and compiles the kernels for it (cached on disk).
+    pub fn new(scoring: Scoring) -> Result<CudaEngine> {
+        if let Some(why) = runtime::unavailable_reason() {
+            return Err(Error::Device(format!("the CUDA engine cannot run: {}", why)));
+        }
+        let (lo, hi) = (scoring.matrix.min_score(), scoring.matrix.max_score());
+        if lo < -MAX_ABS_SCORE || hi > MAX_ABS_SCORE {
+            return Err(Error::Device(format!(
+                "the CUDA engine supports substitution scores in [-{m}, {m}]; {} has [{}, {}]",
+                scoring.matrix.name,
+                lo,
+                hi,
+                m = MAX_ABS_SCORE
+            )));
+        }
+        let n = runtime::device_count()?;
+        let mut devices = Vec::with_capacity(n);
+        let mut names = Vec::with_capacity(n);
+        for i in 0..n {
+            let d = search::Device::open(i)?;
+            names.push(d.gpu.name.clone());
+            devices.push(Mutex::new(d));
+        }
+        Ok(CudaEngine { scoring, devices, names, bins: layout::default_bins() })
+    }
+
+    /// Replaces the length bins (which kernel specialisation runs which target lengths);
+    /// for tuning. Every variant must be one of `layout::VARIANTS`.
+    pub fn set_bins(&mut self, bins: Vec<(u32, Variant)>) -> Result<()> {
+        if let Some(v) = bins.iter().map(|b| b.1).find(|v| !layout::VARIANTS.contains(v)) {
+            return Err(Error::usage(format!("no compiled CUDA kernel for P={} K={}", v.p, v.k)));
+        }
+        if bins.last().map(|b| b.0) != Some(u32::MAX) {
+            return Err(Error::usage("the last CUDA length bin must cover all lengths"));
+        }
+        self.bins = bins;
+        Ok(())
+    }
+
+    pub fn gpu_count(&self) -> usize {
+        self.devices.len()
+    }
+}
+
+impl Engine for CudaEngine {
+    fn name(&self) -> String {
+        match self.names.first() {
+            Some(first) if self.names.iter().all(|n| n == first) => format!("cuda ({} x {})", self.names.len(), first),
+            _ => format!("cuda ({})", self.names.join(", ")),
+        }
+    }
+
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
+        let ngpus = self.devices.len();
+        let key = (db.residues.as_slice().as_ptr() as usize, db.total_residues(), db.len());
+        let sc = &self.scoring;
+        let per_gpu: Vec<Result<Vec<search::RawHits>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .devices
+                .iter()
+                .enumerate()
+                .map(|(g, dev)| {
+                    s.spawn(move || {
+                        let mut dev = dev.lock().map_err(|_| Error::Internal("GPU state poisoned".into()))?;
+                        dev.search(key, || layout::shard(db, g, ngpus, sc), queries, sc, &self.bins, top)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU worker panicked".into()))))
+                .collect()
+        });
+        let per_gpu: Vec<Vec<search::RawHits>> = per_gpu.into_iter().collect::<Result<_>>()?;
+
+        // Exact 32-bit scores for lanes that may have overflowed 16 bits.
+        let mut overflow: Vec<(usize, u32)> = Vec::new();
+        for g in &per_gpu {
+            for (q, hits) in g.iter().enumerate() {
+                overflow.extend(hits.iter().filter(|h| h.1 == search::OVERFLOW).map(|h| (q, h.0)));
+            }
+        }
+        let exact: std::collections::HashMap<(usize, u32), i32> = overflow
+            .par_iter()
+            .map(|&(q, t)| {
+                let p = Profile::new(queries[q], sc);
+                ((q, t), scalar::score_end(&p, db.seq(t as usize), sc, &mut Scratch::default()).score)
+            })
+            .collect();
+
+        Ok((0..queries.len())
+            .map(|q| {
+                let lists = per_gpu.iter().map(|g| {
+                    g[q].iter()
+                        .map(|&(t, s)| match exact.get(&(q, t)) {
+                            Some(&x) if s == search::OVERFLOW => Hit { target: t, score: x, recomputed: true },
+                            _ => Hit { target: t, score: s as i32, recomputed: false },
+                        })
+                        .collect::<Vec<_>>()
+                });
+                topk::merge_ranked(db, top, lists)
+            })
+            .collect())
+    }
+
+    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+        // TODO(cuda-align): GPU pair-alignment kernels land with the cuda-align work; until
+        // then the CPU reference computes alignments so results are exact either way.
+        let sc = &self.scoring;
+        pairs.par_iter().map(|(q, t)| scalar::align_pair(q, t, sc)).collect()
+    }
+}
