@@ -228,10 +228,10 @@ fn bench(args: &[String]) {
     });
     let mut gpu_secs = 0.0;
     for b in brx {
-        let slice = |r: &Rec| {
+        fn slice(r: &Rec) -> &[u8] {
             let (o, l) = r.0.recs[r.1];
             &r.0.buf[o..o + l]
-        };
+        }
         let pairs: Vec<(&[u8], &[u8])> = b.iter().map(|(q, t)| (slice(q), slice(t))).collect();
         let g = Instant::now();
         let res = aligner.align(&pairs).unwrap();
