@@ -179,20 +179,37 @@ pub struct Packed {
 }
 
 pub fn pack(pairs: &[(&[u8], &[u8])]) -> Packed {
-    let total: usize = pairs.iter().map(|(q, t)| q.len() + t.len()).sum();
-    let mut seqs = Vec::with_capacity(total.max(1));
-    let mut descs = Vec::with_capacity(pairs.len() * 4);
+    let mut p = Packed::default();
+    pack_into(pairs, &mut p);
+    p
+}
+
+/// `pack` into reused buffers (a worker keeps them between pieces: no page faults), the
+/// copies spread over the rayon pool. `seqs` may be longer than the bytes written.
+pub fn pack_into(pairs: &[(&[u8], &[u8])], out: &mut Packed) {
+    use rayon::prelude::*;
+    out.descs.clear();
+    let mut off = 0usize;
     for (q, t) in pairs {
-        let qo = seqs.len() as u32;
-        seqs.extend_from_slice(q);
-        let to = seqs.len() as u32;
-        seqs.extend_from_slice(t);
-        descs.extend_from_slice(&[qo, to, q.len() as u32, t.len() as u32]);
+        out.descs.extend_from_slice(&[off as u32, (off + q.len()) as u32, q.len() as u32, t.len() as u32]);
+        off += q.len() + t.len();
     }
-    if seqs.is_empty() {
-        seqs.push(0);
+    let total = off.max(1);
+    if out.seqs.len() < total {
+        out.seqs.resize(total, 0);
     }
-    Packed { seqs, descs }
+    // Disjoint destination slices, one per pair, filled in parallel.
+    let mut dests: Vec<(&mut [u8], &[u8], &[u8])> = Vec::with_capacity(pairs.len());
+    let mut rest: &mut [u8] = &mut out.seqs[..];
+    for (q, t) in pairs {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(q.len() + t.len());
+        dests.push((head, q, t));
+        rest = tail;
+    }
+    dests.par_iter_mut().with_min_len(256).for_each(|(d, q, t)| {
+        d[..q.len()].copy_from_slice(q);
+        d[q.len()..].copy_from_slice(t);
+    });
 }
 
 /// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
@@ -263,7 +280,7 @@ struct Device {
 /// Host threads (and streams) per GPU.
 const STREAMS_PER_GPU: usize = 2;
 /// Pairs per piece of work handed to one stream (fewer pieces for small calls).
-const PIECE_PAIRS: usize = 32_768;
+const PIECE_PAIRS: usize = 131_072;
 
 /// One-to-one alignment on every visible GPU.
 pub struct GpuAligner {
@@ -362,7 +379,7 @@ impl GpuAligner {
         if pieces.len() <= 1 {
             for r in pieces {
                 let (d, s) = workers[0];
-                let res = self.align_chunk(d, s, &pairs[r.clone()])?;
+                let res = self.align_chunk(d, s, &pairs[r.clone()], &mut Packed::default())?;
                 out[r].copy_from_slice(&res);
             }
             return Ok(out);
@@ -377,10 +394,11 @@ impl GpuAligner {
                     let (next, done, pieces) = (&next, &done, &pieces);
                     sc.spawn(move || -> Result<()> {
                         d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
+                        let mut buf = Packed::default();
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             let Some(r) = pieces.get(k) else { return Ok(()) };
-                            let res = self.align_chunk(d, stream, &pairs[r.clone()])?;
+                            let res = self.align_chunk(d, stream, &pairs[r.clone()], &mut buf)?;
                             done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
                         }
                     })
@@ -401,12 +419,22 @@ impl GpuAligner {
         Ok(out)
     }
 
-    fn align_chunk(&self, d: &Device, stream: &Arc<CudaStream>, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align_chunk(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        pairs: &[(&[u8], &[u8])],
+        packed: &mut Packed,
+    ) -> Result<Vec<Alignment>> {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
-        let packed = pack(pairs);
-        let seqs = stream.clone_htod(&packed.seqs).map_err(dev_err("uploading sequences"))?;
+        let timing = std::env::var_os("SWARROW_ALIGN_TIMING").is_some();
+        let t0 = std::time::Instant::now();
+        pack_into(pairs, packed);
+        let used = packed.descs.chunks_exact(4).last().map_or(1, |d| (d[1] + d[3]) as usize).max(1);
+        let t_pack = t0.elapsed();
+        let seqs = stream.clone_htod(&packed.seqs[..used]).map_err(dev_err("uploading sequences"))?;
         let descs = stream.clone_htod(&packed.descs).map_err(dev_err("uploading pair table"))?;
 
         // Forward, 16-bit.
@@ -416,7 +444,11 @@ impl GpuAligner {
             .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
-        let mut ends = self.run_bins(d, stream, &seqs, &descs, None, &make_bins(&items, true), pairs.len())?;
+        let fwd_bins = make_bins(&items, true);
+        let t1 = std::time::Instant::now();
+        let mut ends = self.run_bins(d, stream, &seqs, &descs, None, &fwd_bins, pairs.len())?;
+        let t_fwd = t1.elapsed();
+        let t2 = std::time::Instant::now();
         // Forward again at 32 bits where 16 bits may have wrapped.
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
         let mut recomputed = vec![false; pairs.len()];
@@ -459,6 +491,19 @@ impl GpuAligner {
                     starts[it.index as usize] = Some(res[it.index as usize]);
                 }
             }
+        }
+        if timing {
+            let cells: f64 = pairs.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum();
+            eprintln!(
+                "align piece: {} pairs, {} fwd bins, pack {:.1} ms, forward {:.1} ms ({:.3} TCUPS), rest {:.1} ms, all {:.1} ms",
+                pairs.len(),
+                fwd_bins.len(),
+                t_pack.as_secs_f64() * 1e3,
+                t_fwd.as_secs_f64() * 1e3,
+                cells / t_fwd.as_secs_f64() / 1e12,
+                t2.elapsed().as_secs_f64() * 1e3,
+                t0.elapsed().as_secs_f64() * 1e3
+            );
         }
         (0..pairs.len()).map(|i| finish(ends[i], starts[i], recomputed[i])).collect()
     }
