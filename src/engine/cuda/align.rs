@@ -187,20 +187,30 @@ pub fn pack(pairs: &[(&[u8], &[u8])]) -> Packed {
 /// `pack` into reused buffers (a worker keeps them between pieces: no page faults), the
 /// copies spread over the rayon pool. `seqs` may be longer than the bytes written.
 pub fn pack_into(pairs: &[(&[u8], &[u8])], out: &mut Packed) {
-    use rayon::prelude::*;
-    out.descs.clear();
-    let mut off = 0usize;
-    for (q, t) in pairs {
-        out.descs.extend_from_slice(&[off as u32, (off + q.len()) as u32, q.len() as u32, t.len() as u32]);
-        off += q.len() + t.len();
-    }
-    let total = off.max(1);
+    let total = pack_descs(pairs, &mut out.descs);
     if out.seqs.len() < total {
         out.seqs.resize(total, 0);
     }
+    pack_seqs(pairs, &mut out.seqs);
+}
+
+/// The pair table; returns the sequence bytes needed (at least 1).
+pub fn pack_descs(pairs: &[(&[u8], &[u8])], descs: &mut Vec<u32>) -> usize {
+    descs.clear();
+    let mut off = 0usize;
+    for (q, t) in pairs {
+        descs.extend_from_slice(&[off as u32, (off + q.len()) as u32, q.len() as u32, t.len() as u32]);
+        off += q.len() + t.len();
+    }
+    off.max(1)
+}
+
+/// Copies the sequences back to back into `dst` (long enough), in parallel.
+pub fn pack_seqs(pairs: &[(&[u8], &[u8])], dst: &mut [u8]) {
+    use rayon::prelude::*;
     // Disjoint destination slices, one per pair, filled in parallel.
     let mut dests: Vec<(&mut [u8], &[u8], &[u8])> = Vec::with_capacity(pairs.len());
-    let mut rest: &mut [u8] = &mut out.seqs[..];
+    let mut rest: &mut [u8] = dst;
     for (q, t) in pairs {
         let (head, tail) = std::mem::take(&mut rest).split_at_mut(q.len() + t.len());
         dests.push((head, q, t));
@@ -275,6 +285,16 @@ struct Device {
     streams: Vec<Arc<CudaStream>>,
     matrix: CudaSlice<i8>,
     kernels: Mutex<HashMap<(bool, u32), CudaFunction>>,
+    /// Per stream: pinned staging and device buffers for the sequences, reused between
+    /// pieces and calls (no page faults, DMA straight from pinned memory).
+    staging: Vec<Mutex<Staging>>,
+}
+
+#[derive(Default)]
+struct Staging {
+    host: Option<cudarc::driver::PinnedHostSlice<u8>>,
+    dev: Option<CudaSlice<u8>>,
+    descs: Vec<u32>,
 }
 
 /// Host threads (and streams) per GPU.
@@ -306,7 +326,8 @@ impl GpuAligner {
             for _ in 1..STREAMS_PER_GPU {
                 streams.push(gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?);
             }
-            devices.push(Device { gpu, streams, matrix, kernels: Mutex::new(HashMap::new()) });
+            let staging = (0..streams.len()).map(|_| Mutex::new(Staging::default())).collect();
+            devices.push(Device { gpu, streams, matrix, kernels: Mutex::new(HashMap::new()), staging });
         }
         if devices.is_empty() {
             return Err(Error::Device("no GPU to align on".into()));
@@ -371,15 +392,15 @@ impl GpuAligner {
     /// Score, end and start of each pair, in input order. The pairs are cut into pieces
     /// that every (GPU, stream) worker takes from a shared queue.
     pub fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
-        let workers: Vec<(&Device, &Arc<CudaStream>)> =
-            self.devices.iter().flat_map(|d| d.streams.iter().map(move |s| (d, s))).collect();
+        let workers: Vec<(&Device, usize)> =
+            self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
         let per_piece = pairs.len().div_ceil(workers.len()).clamp(1, PIECE_PAIRS);
         let pieces = piece_ranges(pairs, per_piece, CHUNK_BYTES);
         let mut out = vec![Alignment::default(); pairs.len()];
         if pieces.len() <= 1 {
             for r in pieces {
                 let (d, s) = workers[0];
-                let res = self.align_chunk(d, s, &pairs[r.clone()], &mut Packed::default())?;
+                let res = self.align_chunk(d, s, &pairs[r.clone()])?;
                 out[r].copy_from_slice(&res);
             }
             return Ok(out);
@@ -394,11 +415,10 @@ impl GpuAligner {
                     let (next, done, pieces) = (&next, &done, &pieces);
                     sc.spawn(move || -> Result<()> {
                         d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
-                        let mut buf = Packed::default();
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             let Some(r) = pieces.get(k) else { return Ok(()) };
-                            let res = self.align_chunk(d, stream, &pairs[r.clone()], &mut buf)?;
+                            let res = self.align_chunk(d, stream, &pairs[r.clone()])?;
                             done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
                         }
                     })
@@ -419,23 +439,32 @@ impl GpuAligner {
         Ok(out)
     }
 
-    fn align_chunk(
-        &self,
-        d: &Device,
-        stream: &Arc<CudaStream>,
-        pairs: &[(&[u8], &[u8])],
-        packed: &mut Packed,
-    ) -> Result<Vec<Alignment>> {
+    fn align_chunk(&self, d: &Device, si: usize, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+        let stream = &d.streams[si];
+        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
+        let staging = &mut *staging;
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
         let timing = std::env::var_os("SWARROW_ALIGN_TIMING").is_some();
         let t0 = std::time::Instant::now();
-        pack_into(pairs, packed);
-        let used = packed.descs.chunks_exact(4).last().map_or(1, |d| (d[1] + d[3]) as usize).max(1);
+        let total = pack_descs(pairs, &mut staging.descs);
+        if staging.host.as_ref().map_or(true, |h| h.len() < total) {
+            staging.dev = None;
+            staging.host = None;
+            let cap = total + total / 4;
+            // Plain page-locked memory (not write-combined: the copy loop reads nothing back).
+            staging.host = Some(unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }.map_err(dev_err("allocating pinned memory"))?);
+            staging.dev = Some(unsafe { stream.alloc::<u8>(cap) }.map_err(dev_err("allocating sequence memory"))?);
+        }
+        let (Some(host), Some(seqs)) = (staging.host.as_mut(), staging.dev.as_mut()) else {
+            return Err(Error::Internal("staging buffers missing".into()));
+        };
+        pack_seqs(pairs, host.as_mut_slice().map_err(dev_err("pinned buffer"))?);
         let t_pack = t0.elapsed();
-        let seqs = stream.clone_htod(&packed.seqs[..used]).map_err(dev_err("uploading sequences"))?;
-        let descs = stream.clone_htod(&packed.descs).map_err(dev_err("uploading pair table"))?;
+        stream.memcpy_htod(&*host, seqs).map_err(dev_err("uploading sequences"))?;
+        let seqs = &*seqs;
+        let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
 
         // Forward, 16-bit.
         let items: Vec<Item> = pairs
@@ -446,14 +475,14 @@ impl GpuAligner {
             .collect();
         let fwd_bins = make_bins(&items, true);
         let t1 = std::time::Instant::now();
-        let mut ends = self.run_bins(d, stream, &seqs, &descs, None, &fwd_bins, pairs.len())?;
+        let mut ends = self.run_bins(d, stream, seqs, &descs, None, &fwd_bins, pairs.len())?;
         let t_fwd = t1.elapsed();
         let t2 = std::time::Instant::now();
         // Forward again at 32 bits where 16 bits may have wrapped.
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
         let mut recomputed = vec![false; pairs.len()];
         if !wide.is_empty() {
-            let again = self.run_bins(d, stream, &seqs, &descs, None, &make_bins(&wide, false), pairs.len())?;
+            let again = self.run_bins(d, stream, seqs, &descs, None, &make_bins(&wide, false), pairs.len())?;
             for it in &wide {
                 let i = it.index as usize;
                 ends[i] = again[i];
@@ -462,7 +491,7 @@ impl GpuAligner {
         }
 
         // Reverse over the prefixes ending at each end cell.
-        let mut rdescs = packed.descs.clone();
+        let mut rdescs = staging.descs.clone();
         let mut goals = vec![0i32; pairs.len()];
         let (mut narrow, mut wide) = (Vec::new(), Vec::new());
         for (i, e) in ends.iter().enumerate() {
@@ -486,7 +515,7 @@ impl GpuAligner {
                 if its.is_empty() {
                     continue;
                 }
-                let res = self.run_bins(d, stream, &seqs, &rdescs, Some(&goals_d), &make_bins(its, packed), pairs.len())?;
+                let res = self.run_bins(d, stream, seqs, &rdescs, Some(&goals_d), &make_bins(its, packed), pairs.len())?;
                 for it in its.iter() {
                     starts[it.index as usize] = Some(res[it.index as usize]);
                 }
