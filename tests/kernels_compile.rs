@@ -94,3 +94,21 @@ fn compile_errors_carry_the_nvrtc_log() {
     let msg = e.to_string();
     assert!(msg.contains("broken.cu") && msg.contains("undeclared_thing"), "{}", msg);
 }
+
+#[test]
+fn every_align_variant_compiles() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    use swarrow::engine::cuda::align::{KERNEL_SOURCE, PACKED_ROWS, WIDE_ROWS};
+    let src = Source { name: "align.cu", text: KERNEL_SOURCE, headers: &[] };
+    let variants = PACKED_ROWS.iter().map(|&r| (true, r)).chain([(false, WIDE_ROWS)]);
+    for (packed, rows) in variants {
+        let opts = vec![format!("-DROWS={}", rows), format!("-DPACKED={}", packed as i32)];
+        match runtime::compile(&src, Arch::Virtual(90), &opts) {
+            Ok(Image::Ptx(ptx)) => assert!(ptx.contains("align_pairs"), "rows {} packed {}: no entry", rows, packed),
+            Ok(Image::Cubin(_)) => panic!("expected PTX"),
+            Err(e) => panic!("align.cu rows {} packed {}: {}", rows, packed, e),
+        }
+    }
+}

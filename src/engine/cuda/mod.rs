@@ -6,6 +6,7 @@
 //! the database split across all visible GPUs; each GPU returns only its best hits, and the
 //! few scores that may have overflowed 16 bits are recomputed exactly at 32 bits.
 
+pub mod align;
 pub mod layout;
 pub mod runtime;
 pub mod search;
@@ -32,6 +33,8 @@ pub struct CudaEngine {
     devices: Vec<Mutex<search::Device>>,
     names: Vec<String>,
     bins: Vec<(u32, Variant)>,
+    /// One-to-one aligner, opened on the first `align` call (its kernels compile then).
+    aligner: Mutex<Option<std::sync::Arc<align::GpuAligner>>>,
 }
 
 impl CudaEngine {
@@ -58,7 +61,7 @@ impl CudaEngine {
             names.push(d.gpu.name.clone());
             devices.push(Mutex::new(d));
         }
-        Ok(CudaEngine { scoring, devices, names, bins: layout::default_bins() })
+        Ok(CudaEngine { scoring, devices, names, bins: layout::default_bins(), aligner: Mutex::new(None) })
     }
 
     /// Replaces the length bins (which kernel specialisation runs which target lengths);
@@ -141,10 +144,18 @@ impl Engine for CudaEngine {
     }
 
     fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
-        // TODO(cuda-align): GPU pair-alignment kernels land with the cuda-align work; until
-        // then the CPU reference computes alignments so results are exact either way.
-        let sc = &self.scoring;
-        pairs.par_iter().map(|(q, t)| scalar::align_pair(q, t, sc)).collect()
+        let aligner = {
+            let mut slot = self.aligner.lock().map_err(|_| Error::Internal("GPU aligner poisoned".into()))?;
+            match &*slot {
+                Some(a) => a.clone(),
+                None => {
+                    let a = std::sync::Arc::new(align::GpuAligner::new(&self.scoring)?);
+                    *slot = Some(a.clone());
+                    a
+                }
+            }
+        };
+        aligner.align(pairs)
     }
 }
 

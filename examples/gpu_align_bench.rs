@@ -1,0 +1,435 @@
+//! Benchmark and check harness for the CUDA one-to-one aligner (not part of the CLI).
+//!
+//!   gpu_align_bench bench --query q.fa --target t.fa [--dna] [--batch N] [--out x.arrow]
+//!       reads pairs from two FASTA files (record i with record i), aligns them in batches
+//!       (reader, GPU and writer overlapped), writes Arrow IPC, prints TCUPS, pairs/s, RSS
+//!   gpu_align_bench make-dna --pairs N --query q.fa --target t.fa [--seed S]
+//!       DNA pairs shaped like ADEPT's DNA-2: reads 201-250 vs contigs 99-979, matches planted
+//!   gpu_align_bench check --pairs N [--seed S] [--query q.fa --target t.fa]
+//!       GPU against the scalar reference on random protein and DNA pairs (lengths 1 to
+//!       20,000, overflowing pairs included) and on the given real pairs: every field equal
+
+use std::io::{BufWriter, Write};
+use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
+use std::time::Instant;
+use swarrow::engine::cuda::align::GpuAligner;
+use swarrow::engine::scalar::ScalarEngine;
+use swarrow::engine::{Alignment, Engine};
+use swarrow::scoring::{Alphabet, Matrix, Scoring};
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn num(args: &[String], name: &str, default: usize) -> usize {
+    arg(args, name).map(|v| v.parse().expect("number")).unwrap_or(default)
+}
+
+fn peak_rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+fn scoring(args: &[String], dna: bool) -> Scoring {
+    let open = num(args, "--gap-open", if dna { 5 } else { 11 }) as i32;
+    let ext = num(args, "--gap-extend", if dna { 2 } else { 1 }) as i32;
+    let m = if dna {
+        Matrix::dna(num(args, "--match", 2) as i32, -(num(args, "--mismatch", 3) as i32))
+    } else {
+        Matrix::protein(&arg(args, "--matrix").unwrap_or("BLOSUM62".into())).unwrap()
+    };
+    Scoring::new(m, open, ext).unwrap()
+}
+
+/// Parsed FASTA records: encoded residues of many records in one buffer.
+struct Chunk {
+    buf: Vec<u8>,
+    recs: Vec<(usize, usize)>,
+}
+
+/// Encodes the records of `data` (whole records, starting at a '>').
+fn parse_records(data: &[u8], alpha: Alphabet) -> Chunk {
+    let mut buf = Vec::with_capacity(data.len());
+    let mut recs = Vec::new();
+    let mut i = 0;
+    while i < data.len() {
+        // Header line.
+        let nl = data[i..].iter().position(|&b| b == b'\n').map_or(data.len(), |p| i + p);
+        let start = buf.len();
+        let mut j = nl + 1;
+        while j < data.len() && data[j] != b'>' {
+            let e = data[j..].iter().position(|&b| b == b'\n').map_or(data.len(), |p| j + p);
+            let mut line = &data[j..e];
+            if line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
+            }
+            alpha.encode_into(line, &mut buf).expect("valid residues");
+            j = e + 1;
+        }
+        recs.push((start, buf.len() - start));
+        i = j;
+    }
+    Chunk { buf, recs }
+}
+
+/// Streams one FASTA file as parsed chunks: reads 64 MiB blocks, cuts them at record
+/// starts, parses the pieces on all cores. `repeat` passes over the file.
+fn stream_fasta(path: String, alpha: Alphabet, repeat: usize, tx: std::sync::mpsc::SyncSender<Arc<Chunk>>) {
+    use rayon::prelude::*;
+    use std::io::Read;
+    const BLOCK: usize = 64 << 20;
+    for _ in 0..repeat {
+        let mut f = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {}", path, e));
+        let mut carry: Vec<u8> = Vec::new();
+        loop {
+            let mut block = std::mem::take(&mut carry);
+            let old = block.len();
+            block.resize(old + BLOCK, 0);
+            let mut got = old;
+            while got < block.len() {
+                let n = f.read(&mut block[got..]).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            block.truncate(got);
+            let eof = got < old + BLOCK;
+            if block.is_empty() {
+                break;
+            }
+            // Cut after the last complete record (before the last record start).
+            let cut = if eof {
+                block.len()
+            } else {
+                match block.windows(2).rposition(|w| w == b"\n>") {
+                    Some(p) if p > 0 => p + 1,
+                    _ => block.len(),
+                }
+            };
+            carry = block[cut..].to_vec();
+            let data = &block[..cut];
+            // Pieces cut at record starts, parsed in parallel.
+            let pieces = 64;
+            let mut bounds = vec![0usize];
+            for k in 1..pieces {
+                let mut p = (data.len() * k / pieces).max(*bounds.last().unwrap());
+                while p < data.len() && !(data[p] == b'>' && p > 0 && data[p - 1] == b'\n') {
+                    p += 1;
+                }
+                bounds.push(p);
+            }
+            bounds.push(data.len());
+            let chunks: Vec<Chunk> =
+                bounds.windows(2).collect::<Vec<_>>().par_iter().map(|w| parse_records(&data[w[0]..w[1]], alpha)).collect();
+            for c in chunks {
+                if !c.recs.is_empty() && tx.send(Arc::new(c)).is_err() {
+                    return;
+                }
+            }
+            if eof {
+                break;
+            }
+        }
+    }
+}
+
+type Rec = (Arc<Chunk>, usize);
+type Batch = Vec<(Rec, Rec)>;
+
+fn bench(args: &[String]) {
+    let dna = args.iter().any(|a| a == "--dna");
+    let sc = scoring(args, dna);
+    let alpha = sc.alphabet();
+    let batch = num(args, "--batch", 262_144);
+    let repeat = num(args, "--repeat", 1);
+    let qpath = arg(args, "--query").expect("--query");
+    let tpath = arg(args, "--target").expect("--target");
+    let out_path = arg(args, "--out").unwrap_or("/dev/null".into());
+    let t0 = Instant::now();
+    let aligner = Arc::new(GpuAligner::new(&sc).unwrap());
+    aligner.warm_up().unwrap();
+    eprintln!("gpus {:?}, kernels ready in {:.2}s", aligner.gpu_names(), t0.elapsed().as_secs_f64());
+    for l in aligner.kernel_report() {
+        eprintln!("  {}", l);
+    }
+
+    let start = Instant::now();
+    let (qtx, qrx) = sync_channel::<Arc<Chunk>>(8);
+    let (ttx, trx) = sync_channel::<Arc<Chunk>>(8);
+    std::thread::spawn(move || stream_fasta(qpath, alpha, repeat, qtx));
+    std::thread::spawn(move || stream_fasta(tpath, alpha, repeat, ttx));
+    let (btx, brx) = sync_channel::<Batch>(2);
+    let (rtx, rrx) = sync_channel::<Vec<Alignment>>(2);
+    let reader = std::thread::spawn(move || {
+        let mut cells: u128 = 0;
+        let recs = |rx: std::sync::mpsc::Receiver<Arc<Chunk>>| {
+            rx.into_iter().flat_map(|c| (0..c.recs.len()).map(move |i| (c.clone(), i)))
+        };
+        let mut qs = recs(qrx);
+        let mut ts = recs(trx);
+        loop {
+            let mut b: Batch = Vec::with_capacity(batch);
+            while b.len() < batch {
+                match (qs.next(), ts.next()) {
+                    (Some(q), Some(t)) => {
+                        cells += q.0.recs[q.1].1 as u128 * t.0.recs[t.1].1 as u128;
+                        b.push((q, t));
+                    }
+                    (None, None) => break,
+                    _ => panic!("query and target files hold different numbers of records"),
+                }
+            }
+            if b.is_empty() {
+                break;
+            }
+            btx.send(b).unwrap();
+        }
+        cells
+    });
+    let writer = std::thread::spawn(move || {
+        use arrow::array::{Int32Array, UInt32Array};
+        use arrow::datatypes::{DataType, Field, Schema};
+        use arrow::record_batch::RecordBatch;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("score", DataType::Int32, false),
+            Field::new("qstart", DataType::UInt32, false),
+            Field::new("qend", DataType::UInt32, false),
+            Field::new("tstart", DataType::UInt32, false),
+            Field::new("tend", DataType::UInt32, false),
+        ]));
+        let f = BufWriter::with_capacity(1 << 22, std::fs::File::create(&out_path).unwrap());
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(f, &schema).unwrap();
+        let mut n = 0usize;
+        for res in rrx {
+            n += res.len();
+            let col = |f: fn(&Alignment) -> u32| Arc::new(UInt32Array::from(res.iter().map(f).collect::<Vec<_>>()));
+            let rb = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int32Array::from(res.iter().map(|a| a.score).collect::<Vec<_>>())),
+                    col(|a| a.qstart),
+                    col(|a| a.qend),
+                    col(|a| a.tstart),
+                    col(|a| a.tend),
+                ],
+            )
+            .unwrap();
+            w.write(&rb).unwrap();
+        }
+        w.finish().unwrap();
+        n
+    });
+    let mut gpu_secs = 0.0;
+    for b in brx {
+        fn slice(r: &Rec) -> &[u8] {
+            let (o, l) = r.0.recs[r.1];
+            &r.0.buf[o..o + l]
+        }
+        let pairs: Vec<(&[u8], &[u8])> = b.iter().map(|(q, t)| (slice(q), slice(t))).collect();
+        let g = Instant::now();
+        let res = aligner.align(&pairs).unwrap();
+        gpu_secs += g.elapsed().as_secs_f64();
+        drop(pairs);
+        rtx.send(res).unwrap();
+    }
+    drop(rtx);
+    let cells = reader.join().unwrap();
+    let n = writer.join().unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "pairs {} cells {:.4e} time {:.3}s (align calls {:.3}s) -> {:.3} TCUPS end to end, {:.3} TCUPS in align, {:.0} pairs/s, peak RSS {:.0} MiB",
+        n,
+        cells as f64,
+        secs,
+        gpu_secs,
+        cells as f64 / secs / 1e12,
+        cells as f64 / gpu_secs / 1e12,
+        n as f64 / secs,
+        peak_rss_mib()
+    );
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+fn mutate(rng: &mut Rng, s: &[u8], n: usize, rate_pct: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 8);
+    for &c in s {
+        match rng.below(100) {
+            x if x < rate_pct / 2 => out.push(rng.below(n) as u8),
+            x if x < rate_pct * 3 / 4 => {} // deletion
+            x if x < rate_pct => {
+                out.push(c);
+                out.push(rng.below(n) as u8)
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// DNA-2 shape: read 201-250 bases, contig 99-979; in most pairs the read (or its prefix)
+/// is planted, mutated, inside the contig.
+fn make_dna(args: &[String]) {
+    let n = num(args, "--pairs", 1_000_000);
+    let mut rng = Rng(num(args, "--seed", 7) as u64 | 1);
+    let mut qf = BufWriter::new(std::fs::File::create(arg(args, "--query").expect("--query")).unwrap());
+    let mut tf = BufWriter::new(std::fs::File::create(arg(args, "--target").expect("--target")).unwrap());
+    let letters = b"ACGT";
+    for k in 0..n {
+        let tl = rng.range(99, 979);
+        let ql = rng.range(201, 250);
+        let t: Vec<u8> = (0..tl).map(|_| rng.below(4) as u8).collect();
+        let q: Vec<u8> = if rng.below(10) < 8 {
+            let w = ql.min(tl);
+            let s = rng.below(tl - w + 1);
+            let mut q = mutate(&mut rng, &t[s..s + w], 4, 8);
+            while q.len() < ql {
+                q.push(rng.below(4) as u8);
+            }
+            q.truncate(ql);
+            q
+        } else {
+            (0..ql).map(|_| rng.below(4) as u8).collect()
+        };
+        writeln!(qf, ">{}", k).unwrap();
+        qf.write_all(&q.iter().map(|&c| letters[c as usize]).collect::<Vec<_>>()).unwrap();
+        writeln!(qf).unwrap();
+        writeln!(tf, ">{}", k).unwrap();
+        tf.write_all(&t.iter().map(|&c| letters[c as usize]).collect::<Vec<_>>()).unwrap();
+        writeln!(tf).unwrap();
+    }
+}
+
+/// Random pairs: mostly short, some up to 20,000, some identical long ones (which overflow
+/// 16 bits), over the alphabet's codes including the catch-all ones.
+fn random_pairs(rng: &mut Rng, n: usize, codes: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..n)
+        .map(|k| {
+            let (ql, tl) = match k % 1000 {
+                0 => (rng.range(1, 20_000), rng.range(1, 20_000)),
+                1 => (rng.range(3_000, 6_000), rng.range(3_000, 6_000)),
+                2..=20 => (rng.range(1, 2_000), rng.range(1, 2_000)),
+                _ => (rng.range(1, 300), rng.range(1, 600)),
+            };
+            let t: Vec<u8> = (0..tl).map(|_| rng.below(codes) as u8).collect();
+            let q = if k % 1000 == 1 || rng.below(2) == 0 {
+                let w = ql.min(tl);
+                let s = rng.below(tl - w + 1);
+                let rate = if k % 1000 == 1 { 0 } else { rng.below(40) };
+                let mut q = mutate(rng, &t[s..s + w], codes, rate);
+                if q.is_empty() {
+                    q.push(0);
+                }
+                q
+            } else {
+                (0..ql).map(|_| rng.below(codes) as u8).collect()
+            };
+            (q, t)
+        })
+        .collect()
+}
+
+fn compare(name: &str, gpu: &GpuAligner, cpu: &ScalarEngine, pairs: &[(Vec<u8>, Vec<u8>)]) -> usize {
+    let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
+    let cells: f64 = refs.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum();
+    let g = Instant::now();
+    let got = gpu.align(&refs).unwrap();
+    let gs = g.elapsed().as_secs_f64();
+    let c = Instant::now();
+    let want = cpu.align(&refs).unwrap();
+    let cs = c.elapsed().as_secs_f64();
+    let mut bad = 0;
+    let mut recomputed = 0;
+    for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+        recomputed += a.recomputed as usize;
+        let same = (a.score, a.qstart, a.qend, a.tstart, a.tend) == (b.score, b.qstart, b.qend, b.tstart, b.tend);
+        if !same {
+            if bad < 10 {
+                eprintln!(
+                    "{} pair {} (qlen {}, tlen {}): gpu {:?} cpu {:?}",
+                    name,
+                    i,
+                    pairs[i].0.len(),
+                    pairs[i].1.len(),
+                    a,
+                    b
+                );
+            }
+            bad += 1;
+        }
+    }
+    println!(
+        "check {:<12} pairs {:>8} cells {:.3e} recomputed(16-bit overflow) {:>5} mismatches {} (gpu {:.2}s, cpu {:.2}s)",
+        name,
+        pairs.len(),
+        cells,
+        recomputed,
+        bad,
+        gs,
+        cs
+    );
+    bad
+}
+
+fn check(args: &[String]) {
+    let n = num(args, "--pairs", 1_000_000);
+    let mut rng = Rng(num(args, "--seed", 11) as u64 | 1);
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(4);
+    let mut bad = 0;
+    for dna in [false, true] {
+        let sc = if dna { Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap() } else { Scoring::blosum62() };
+        let gpu = GpuAligner::new(&sc).unwrap();
+        let cpu = ScalarEngine::new(sc.clone(), threads).unwrap();
+        let pairs = random_pairs(&mut rng, n / 2, sc.matrix.size());
+        bad += compare(if dna { "random-dna" } else { "random-prot" }, &gpu, &cpu, &pairs);
+        if !dna {
+            if let (Some(qp), Some(tp)) = (arg(args, "--query"), arg(args, "--target")) {
+                let q = parse_records(&std::fs::read(&qp).unwrap(), sc.alphabet());
+                let t = parse_records(&std::fs::read(&tp).unwrap(), sc.alphabet());
+                let real: Vec<(Vec<u8>, Vec<u8>)> = q
+                    .recs
+                    .iter()
+                    .zip(&t.recs)
+                    .take(num(args, "--real", 100_000))
+                    .map(|(&(a, b), &(c, d))| (q.buf[a..a + b].to_vec(), t.buf[c..c + d].to_vec()))
+                    .collect();
+                bad += compare("real-prot", &gpu, &cpu, &real);
+            }
+        }
+    }
+    println!("check total mismatches {}", bad);
+    if bad > 0 {
+        std::process::exit(1);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("bench") => bench(&args),
+        Some("make-dna") => make_dna(&args),
+        Some("check") => check(&args),
+        _ => eprintln!("usage: gpu_align_bench bench|make-dna|check ... (see the source)"),
+    }
+}

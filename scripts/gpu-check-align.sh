@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# GPU checks of one-to-one alignment (issue 4), run on a machine with an NVIDIA GPU:
+#  1. GPU against the CPU scalar reference on >= 1,000,000 pairs (random protein and DNA,
+#     lengths 1 to 20,000 with overflowing pairs, plus real protein pairs): every score and
+#     coordinate identical;
+#  2. the protein benchmark (make_pairs.py set of the ADEPT comparison, BLOSUM62 gap 6/1),
+#     streamed REPEAT times from the files to reach 10,000,000 pairs;
+#  3. the DNA-2-shaped benchmark (reads 201-250 vs contigs 99-979, planted matches).
+# Each benchmark prints TCUPS (qlen x tlen cells per pair), pairs/s and peak RSS.
+#
+#   scripts/gpu-check-align.sh [BIN]    BIN: gpu_align_bench (default: release example)
+# Environment: CHECK_PAIRS (1000000), PROT_PAIRS (200000), REPEAT (50), DNA_PAIRS (10000000),
+# DATA (shared/data), WORK (/tmp/swarrow-align).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${1:-$here/target/release/examples/gpu_align_bench}
+DATA=${DATA:-$here/shared/data}
+WORK=${WORK:-/tmp/swarrow-align}
+CHECK_PAIRS=${CHECK_PAIRS:-1000000}
+PROT_PAIRS=${PROT_PAIRS:-200000}
+REPEAT=${REPEAT:-50}
+DNA_PAIRS=${DNA_PAIRS:-10000000}
+mkdir -p "$WORK"
+# NVRTC from the CUDA 13 toolkit when it is not on the loader path already.
+if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
+  lib=$(find /usr/local -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
+  [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
+fi
+
+if [ ! -s "$WORK/prot.q.fa" ]; then
+  python3 "$here/shared/bench/make_pairs.py" "$DATA/DB.fasta.gz" --pairs "$PROT_PAIRS" \
+    --qlen 20 400 --tlen 400 1664 --seed 7 --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa"
+fi
+echo "== check: GPU vs CPU reference"
+"$BIN" check --pairs "$CHECK_PAIRS" --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --real 200000
+
+echo "== protein benchmark ($PROT_PAIRS pairs x $REPEAT passes over the files)"
+"$BIN" bench --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --gap-open 6 --gap-extend 1 \
+  --repeat "$REPEAT" --out "$WORK/prot.arrow"
+
+echo "== DNA benchmark ($DNA_PAIRS pairs, DNA-2 shape)"
+if [ ! -s "$WORK/dna.q.fa" ]; then
+  "$BIN" make-dna --pairs "$DNA_PAIRS" --query "$WORK/dna.q.fa" --target "$WORK/dna.t.fa"
+fi
+"$BIN" bench --dna --query "$WORK/dna.q.fa" --target "$WORK/dna.t.fa" --out "$WORK/dna.arrow"

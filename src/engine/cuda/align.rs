@@ -1,0 +1,873 @@
+//! One-to-one alignment of (query, target) pairs on NVIDIA GPUs (`kernels/align.cu`).
+//!
+//! A call runs, per GPU and per chunk of pairs:
+//! 1. forward pass, pairs binned by kernel shape (rows per thread x threads per pair, chosen
+//!    from the query length) and sorted by target length inside a bin, two pairs per thread
+//!    in 16-bit lanes: score and end cell;
+//! 2. pairs whose score may have overflowed 16 bits: forward again with 32-bit lanes;
+//! 3. reverse pass over the reversed prefixes q[..qend], t[..tend], binned again: start cell.
+//!
+//! Why a plain local pass on the reversed prefixes gives the anchored start of
+//! `scalar::start_from_end`: inside that rectangle no local alignment scores above S (the
+//! forward best), and one scoring S that does not end at the anchor would end at a cell
+//! earlier in the tie order (smaller target end, or equal target end and smaller query
+//! end), contradicting the forward choice. So the cells reaching S in the local pass are
+//! exactly those the anchored pass reaches S in, and the first in (reversed column, then
+//! reversed row) order is the same cell. `tests::reverse_local_pass_equals_anchored_start`
+//! checks this against the scalar reference.
+//!
+//! Results are written by pair index, so the output is in input order whatever the bins.
+
+use super::runtime::{dev_err, Gpu, Source};
+use crate::engine::Alignment;
+use crate::error::{Error, Result};
+use crate::scoring::Scoring;
+use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub const KERNEL_SOURCE: &str = include_str!("../../../kernels/align.cu");
+
+/// Query rows per thread compiled for the 16-bit kernel (the 32-bit one uses `WIDE_ROWS`).
+pub const PACKED_ROWS: [u32; 8] = [4, 8, 12, 16, 20, 24, 28, 32];
+pub const WIDE_ROWS: u32 = 32;
+/// Threads per pair: a power of two up to a warp (shuffles stay inside the warp).
+pub const GROUPS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+const BLOCK: u32 = 128;
+/// Largest chunk of sequence bytes one kernel batch takes (offsets are 32-bit).
+const CHUNK_BYTES: usize = 1 << 30;
+
+/// One compiled kernel variant and how many threads share a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shape {
+    /// 16-bit lanes, two pairs per thread; else 32-bit, one pair per thread.
+    pub packed: bool,
+    /// Query rows each thread holds (the kernel's ROWS).
+    pub rows: u32,
+    /// Threads per pair (the kernel's G).
+    pub group: u32,
+}
+
+impl Shape {
+    pub fn halves(self) -> usize {
+        if self.packed {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Query rows one pass covers.
+    pub fn span(self) -> usize {
+        (self.rows * self.group) as usize
+    }
+
+    pub fn passes(self, qlen: usize) -> usize {
+        qlen.div_ceil(self.span()).max(1)
+    }
+}
+
+/// The cheapest shape for a pair of these lengths, by a cost model of the kernel: each
+/// thread-step costs its rows' cells plus a fixed overhead (shuffles, loads, best
+/// tracking), and a pass takes `tlen + group - 1` steps (the wavefront fills and drains).
+pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
+    const CELL: f64 = 3.5;
+    const STEP: f64 = 14.0;
+    let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
+    let mut best: Option<(f64, Shape)> = None;
+    for &group in &GROUPS {
+        for &rows in rows_set {
+            let shape = Shape { packed, rows, group };
+            let passes = shape.passes(qlen);
+            // Tiled passes only at the widest shape; narrower ones would just repeat more.
+            if passes > 1 && (group != 32 || rows != *rows_set.last().unwrap_or(&rows)) {
+                continue;
+            }
+            let cost = passes as f64
+                * group as f64
+                * (rows as f64 * CELL + STEP)
+                * (tlen as f64 + group as f64 - 1.0);
+            if best.map_or(true, |(c, _)| cost < c) {
+                best = Some((cost, shape));
+            }
+        }
+    }
+    best.map(|(_, s)| s).unwrap_or(Shape { packed, rows: WIDE_ROWS, group: 32 })
+}
+
+/// The work of one launch: pairs of one shape, grouped `halves` to a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bin {
+    pub shape: Shape,
+    /// `halves` entries per group: a pair's index in the chunk, or -1 for an empty slot.
+    pub groups: Vec<i32>,
+    /// Longest target in the bin (columns the tiling scratch must hold).
+    pub max_cols: usize,
+    pub max_passes: usize,
+}
+
+/// One pair to bin: its index, query rows and target columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item {
+    pub index: u32,
+    pub qlen: u32,
+    pub tlen: u32,
+}
+
+/// Bins `items` by shape; inside a bin pairs are ordered by target length (longest first)
+/// so the pairs sharing a thread, and the groups sharing a warp, run for similar lengths.
+/// Empty pairs (either length 0) must be left out by the caller: they score 0.
+pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
+    let mut by_shape: HashMap<Shape, Vec<Item>> = HashMap::new();
+    for it in items {
+        let shape = choose_shape(it.qlen as usize, it.tlen as usize, packed);
+        by_shape.entry(shape).or_default().push(*it);
+    }
+    let mut bins: Vec<Bin> = by_shape
+        .into_iter()
+        .map(|(shape, mut its)| {
+            its.sort_by(|a, b| b.tlen.cmp(&a.tlen).then(b.qlen.cmp(&a.qlen)).then(a.index.cmp(&b.index)));
+            let h = shape.halves();
+            let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
+            for chunk in its.chunks(h) {
+                groups.extend(chunk.iter().map(|it| it.index as i32));
+                groups.extend(std::iter::repeat(-1).take(h - chunk.len()));
+            }
+            let max_cols = its.iter().map(|it| it.tlen as usize).max().unwrap_or(0);
+            let max_passes = its.iter().map(|it| shape.passes(it.qlen as usize)).max().unwrap_or(1);
+            Bin { shape, groups, max_cols, max_passes }
+        })
+        .collect();
+    // Biggest work first, so small bins fill the GPU's tail.
+    bins.sort_by_key(|b| std::cmp::Reverse(b.groups.len() * b.max_cols * b.shape.span()));
+    bins
+}
+
+/// The kernel's scoring table: `(n + 1)^2` bytes, code n padding rows and columns with a
+/// score below every real one (padding cells then never reach or tie a real best).
+pub fn kernel_matrix(sc: &Scoring) -> Result<(Vec<i8>, usize)> {
+    let n = sc.matrix.size();
+    let nc1 = n + 1;
+    let mut m = vec![-128i8; nc1 * nc1];
+    for a in 0..n {
+        for b in 0..n {
+            let s = sc.score(a as u8, b as u8);
+            if !(-127..=127).contains(&s) {
+                return Err(Error::usage(format!(
+                    "the CUDA engine needs substitution scores within -127..127 ({} has {})",
+                    sc.matrix.name, s
+                )));
+            }
+            m[a * nc1 + b] = s as i8;
+        }
+    }
+    Ok((m, nc1))
+}
+
+/// Largest best score the 16-bit kernel reports exactly: under it no lane can have wrapped.
+pub fn overflow_limit(sc: &Scoring) -> i32 {
+    i16::MAX as i32 - sc.matrix.max_score().max(0) - 1
+}
+
+/// Sequences of a chunk laid out for the kernel: all codes in one buffer and per pair
+/// (query offset, target offset, query length, target length).
+#[derive(Debug, Default)]
+pub struct Packed {
+    pub seqs: Vec<u8>,
+    pub descs: Vec<u32>,
+}
+
+pub fn pack(pairs: &[(&[u8], &[u8])]) -> Packed {
+    let mut p = Packed::default();
+    pack_into(pairs, &mut p);
+    p
+}
+
+/// `pack` into reused buffers (a worker keeps them between pieces: no page faults), the
+/// copies spread over the rayon pool. `seqs` may be longer than the bytes written.
+pub fn pack_into(pairs: &[(&[u8], &[u8])], out: &mut Packed) {
+    let total = pack_descs(pairs, &mut out.descs);
+    if out.seqs.len() < total {
+        out.seqs.resize(total, 0);
+    }
+    pack_seqs(pairs, &mut out.seqs);
+}
+
+/// The pair table; returns the sequence bytes needed (at least 1).
+pub fn pack_descs(pairs: &[(&[u8], &[u8])], descs: &mut Vec<u32>) -> usize {
+    descs.clear();
+    let mut off = 0usize;
+    for (q, t) in pairs {
+        descs.extend_from_slice(&[off as u32, (off + q.len()) as u32, q.len() as u32, t.len() as u32]);
+        off += q.len() + t.len();
+    }
+    off.max(1)
+}
+
+/// Copies the sequences back to back into `dst` (long enough), in parallel.
+pub fn pack_seqs(pairs: &[(&[u8], &[u8])], dst: &mut [u8]) {
+    use rayon::prelude::*;
+    // Disjoint destination slices, one per pair, filled in parallel.
+    let mut dests: Vec<(&mut [u8], &[u8], &[u8])> = Vec::with_capacity(pairs.len());
+    let mut rest: &mut [u8] = dst;
+    for (q, t) in pairs {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(q.len() + t.len());
+        dests.push((head, q, t));
+        rest = tail;
+    }
+    dests.par_iter_mut().with_min_len(256).for_each(|(d, q, t)| {
+        d[..q.len()].copy_from_slice(q);
+        d[q.len()..].copy_from_slice(t);
+    });
+}
+
+/// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
+/// `max_bytes` (the kernel's offsets are 32-bit).
+pub fn piece_ranges(pairs: &[(&[u8], &[u8])], max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0usize);
+    for (i, (q, t)) in pairs.iter().enumerate() {
+        let b = q.len() + t.len();
+        if i > start && (bytes + b > max_bytes || i - start >= max_pairs) {
+            out.push(start..i);
+            start = i;
+            bytes = 0;
+        }
+        bytes += b;
+    }
+    if start < pairs.len() {
+        out.push(start..pairs.len());
+    }
+    out
+}
+
+/// One cell reported by the kernel: score and 0-based (row, column); -1 when score is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub score: i32,
+    pub row: i32,
+    pub col: i32,
+    pub overflow: bool,
+}
+
+fn cells(raw: &[i32]) -> Vec<Cell> {
+    raw.chunks_exact(4).map(|c| Cell { score: c[0], row: c[1], col: c[2], overflow: c[3] & 1 != 0 }).collect()
+}
+
+/// Combines the forward end and the reverse start (in reversed coordinates) of one pair.
+pub fn finish(end: Cell, start: Option<Cell>, recomputed: bool) -> Result<Alignment> {
+    if end.score <= 0 {
+        return Ok(Alignment { recomputed, ..Alignment::default() });
+    }
+    let (qend, tend) = (end.row as u32 + 1, end.col as u32 + 1);
+    let s = start.ok_or_else(|| Error::Internal("reverse pass result missing".into()))?;
+    if s.score != end.score || s.row < 0 || s.col < 0 || s.row as u32 >= qend || s.col as u32 >= tend {
+        return Err(Error::Internal(format!(
+            "GPU reverse pass reached score {} at ({}, {}) for forward score {} ending at ({}, {})",
+            s.score, s.row, s.col, end.score, qend, tend
+        )));
+    }
+    Ok(Alignment {
+        score: end.score,
+        qstart: qend - s.row as u32,
+        qend,
+        tstart: tend - s.col as u32,
+        tend,
+        recomputed,
+    })
+}
+
+/// The kernels and scoring table of one GPU, and its work streams: one host thread per
+/// stream, so one thread packs and bins its piece while the GPU runs another's.
+struct Device {
+    gpu: Gpu,
+    streams: Vec<Arc<CudaStream>>,
+    matrix: CudaSlice<i8>,
+    kernels: Mutex<HashMap<(bool, u32), CudaFunction>>,
+    /// Per stream: pinned staging and device buffers for the sequences, reused between
+    /// pieces and calls (no page faults, DMA straight from pinned memory).
+    staging: Vec<Mutex<Staging>>,
+}
+
+#[derive(Default)]
+struct Staging {
+    host: Option<cudarc::driver::PinnedHostSlice<u8>>,
+    dev: Option<CudaSlice<u8>>,
+    descs: Vec<u32>,
+}
+
+/// Host threads (and streams) per GPU.
+const STREAMS_PER_GPU: usize = 2;
+/// Pairs per piece of work handed to one stream (fewer pieces for small calls).
+const PIECE_PAIRS: usize = 131_072;
+
+/// One-to-one alignment on every visible GPU.
+pub struct GpuAligner {
+    devices: Vec<Device>,
+    nc1: i32,
+    gap_oe: i32,
+    gap_ext: i32,
+    limit: i32,
+}
+
+impl GpuAligner {
+    pub fn new(sc: &Scoring) -> Result<GpuAligner> {
+        Self::on(Gpu::open_all()?, sc)
+    }
+
+    pub fn on(gpus: Vec<Gpu>, sc: &Scoring) -> Result<GpuAligner> {
+        let (m, nc1) = kernel_matrix(sc)?;
+        let mut devices = Vec::new();
+        for gpu in gpus {
+            let matrix = gpu.stream.clone_htod(&m).map_err(dev_err("uploading the scoring matrix"))?;
+            gpu.stream.synchronize().map_err(dev_err("uploading the scoring matrix"))?;
+            let mut streams = vec![gpu.stream.clone()];
+            for _ in 1..STREAMS_PER_GPU {
+                streams.push(gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?);
+            }
+            let staging = (0..streams.len()).map(|_| Mutex::new(Staging::default())).collect();
+            devices.push(Device { gpu, streams, matrix, kernels: Mutex::new(HashMap::new()), staging });
+        }
+        if devices.is_empty() {
+            return Err(Error::Device("no GPU to align on".into()));
+        }
+        Ok(GpuAligner {
+            devices,
+            nc1: nc1 as i32,
+            gap_oe: sc.gap_open + sc.gap_extend,
+            gap_ext: sc.gap_extend,
+            limit: overflow_limit(sc),
+        })
+    }
+
+    pub fn gpu_names(&self) -> Vec<String> {
+        self.devices.iter().map(|d| d.gpu.name.clone()).collect()
+    }
+
+    /// Compiles every kernel variant now (otherwise each is compiled on first use).
+    pub fn warm_up(&self) -> Result<()> {
+        for d in &self.devices {
+            for &r in &PACKED_ROWS {
+                self.kernel(d, true, r)?;
+            }
+            self.kernel(d, false, WIDE_ROWS)?;
+        }
+        Ok(())
+    }
+
+    /// Registers and local (spill) bytes per thread of each compiled variant, for tuning.
+    pub fn kernel_report(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for d in &self.devices {
+            if let Ok(k) = d.kernels.lock() {
+                let mut keys: Vec<_> = k.keys().copied().collect();
+                keys.sort();
+                for key in keys {
+                    let f = &k[&key];
+                    let regs = f.num_regs().unwrap_or(-1);
+                    let local = f
+                        .get_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+                        .unwrap_or(-1);
+                    out.push(format!("packed={} rows={}: {} regs, {} local bytes", key.0, key.1, regs, local));
+                }
+            }
+        }
+        out
+    }
+
+    fn kernel(&self, d: &Device, packed: bool, rows: u32) -> Result<CudaFunction> {
+        let mut k = d.kernels.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
+        if let Some(f) = k.get(&(packed, rows)) {
+            return Ok(f.clone());
+        }
+        let src = Source { name: "align.cu", text: KERNEL_SOURCE, headers: &[] };
+        let opts = vec![format!("-DROWS={}", rows), format!("-DPACKED={}", packed as i32)];
+        let module = d.gpu.load(&src, &opts)?;
+        let f = d.gpu.function(&module, "align_pairs")?;
+        k.insert((packed, rows), f.clone());
+        Ok(f)
+    }
+
+    /// Score, end and start of each pair, in input order. The pairs are cut into pieces
+    /// that every (GPU, stream) worker takes from a shared queue.
+    pub fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+        let workers: Vec<(&Device, usize)> =
+            self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
+        let per_piece = pairs.len().div_ceil(workers.len()).clamp(1, PIECE_PAIRS);
+        let pieces = piece_ranges(pairs, per_piece, CHUNK_BYTES);
+        let mut out = vec![Alignment::default(); pairs.len()];
+        if pieces.len() <= 1 {
+            for r in pieces {
+                let (d, s) = workers[0];
+                let res = self.align_chunk(d, s, &pairs[r.clone()])?;
+                out[r].copy_from_slice(&res);
+            }
+            return Ok(out);
+        }
+        let next = AtomicUsize::new(0);
+        let done: Mutex<Vec<(usize, Vec<Alignment>)>> = Mutex::new(Vec::new());
+        let used = workers.len().min(pieces.len());
+        let results: Vec<Result<()>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = workers[..used]
+                .iter()
+                .map(|&(d, stream)| {
+                    let (next, done, pieces) = (&next, &done, &pieces);
+                    sc.spawn(move || -> Result<()> {
+                        d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(r) = pieces.get(k) else { return Ok(()) };
+                            let res = self.align_chunk(d, stream, &pairs[r.clone()])?;
+                            done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU worker thread panicked".into()))))
+                .collect()
+        });
+        for r in results {
+            r?;
+        }
+        let done = done.into_inner().map_err(|_| Error::Internal("result lock poisoned".into()))?;
+        for (k, res) in done {
+            out[pieces[k].clone()].copy_from_slice(&res);
+        }
+        Ok(out)
+    }
+
+    fn align_chunk(&self, d: &Device, si: usize, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+        let stream = &d.streams[si];
+        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
+        let staging = &mut *staging;
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let timing = std::env::var_os("SWARROW_ALIGN_TIMING").is_some();
+        let t0 = std::time::Instant::now();
+        let total = pack_descs(pairs, &mut staging.descs);
+        if staging.host.as_ref().map_or(true, |h| h.len() < total) {
+            staging.dev = None;
+            staging.host = None;
+            let cap = total + total / 4;
+            // Plain page-locked memory (not write-combined: the copy loop reads nothing back).
+            staging.host = Some(unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }.map_err(dev_err("allocating pinned memory"))?);
+            staging.dev = Some(unsafe { stream.alloc::<u8>(cap) }.map_err(dev_err("allocating sequence memory"))?);
+        }
+        let (Some(host), Some(seqs)) = (staging.host.as_mut(), staging.dev.as_mut()) else {
+            return Err(Error::Internal("staging buffers missing".into()));
+        };
+        pack_seqs(pairs, host.as_mut_slice().map_err(dev_err("pinned buffer"))?);
+        let t_pack = t0.elapsed();
+        stream.memcpy_htod(&*host, seqs).map_err(dev_err("uploading sequences"))?;
+        let seqs = &*seqs;
+        let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
+
+        // Forward, 16-bit.
+        let items: Vec<Item> = pairs
+            .iter()
+            .enumerate()
+            .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
+            .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
+            .collect();
+        let fwd_bins = make_bins(&items, true);
+        let t1 = std::time::Instant::now();
+        let mut ends = self.run_bins(d, stream, seqs, &descs, None, &fwd_bins, pairs.len())?;
+        let t_fwd = t1.elapsed();
+        let t2 = std::time::Instant::now();
+        // Forward again at 32 bits where 16 bits may have wrapped.
+        let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
+        let mut recomputed = vec![false; pairs.len()];
+        if !wide.is_empty() {
+            let again = self.run_bins(d, stream, seqs, &descs, None, &make_bins(&wide, false), pairs.len())?;
+            for it in &wide {
+                let i = it.index as usize;
+                ends[i] = again[i];
+                recomputed[i] = true;
+            }
+        }
+
+        // Reverse over the prefixes ending at each end cell.
+        let mut rdescs = staging.descs.clone();
+        let mut goals = vec![0i32; pairs.len()];
+        let (mut narrow, mut wide) = (Vec::new(), Vec::new());
+        for (i, e) in ends.iter().enumerate() {
+            if e.score > 0 {
+                rdescs[4 * i + 2] = e.row as u32 + 1;
+                rdescs[4 * i + 3] = e.col as u32 + 1;
+                goals[i] = e.score;
+                let it = Item { index: i as u32, qlen: e.row as u32 + 1, tlen: e.col as u32 + 1 };
+                if recomputed[i] {
+                    wide.push(it)
+                } else {
+                    narrow.push(it)
+                }
+            }
+        }
+        let mut starts: Vec<Option<Cell>> = vec![None; pairs.len()];
+        if !narrow.is_empty() || !wide.is_empty() {
+            let rdescs = stream.clone_htod(&rdescs).map_err(dev_err("uploading reverse table"))?;
+            let goals_d = stream.clone_htod(&goals).map_err(dev_err("uploading scores"))?;
+            for (its, packed) in [(&narrow, true), (&wide, false)] {
+                if its.is_empty() {
+                    continue;
+                }
+                let res = self.run_bins(d, stream, seqs, &rdescs, Some(&goals_d), &make_bins(its, packed), pairs.len())?;
+                for it in its.iter() {
+                    starts[it.index as usize] = Some(res[it.index as usize]);
+                }
+            }
+        }
+        if timing {
+            let cells: f64 = pairs.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum();
+            eprintln!(
+                "align piece: {} pairs, {} fwd bins, pack {:.1} ms, forward {:.1} ms ({:.3} TCUPS), rest {:.1} ms, all {:.1} ms",
+                pairs.len(),
+                fwd_bins.len(),
+                t_pack.as_secs_f64() * 1e3,
+                t_fwd.as_secs_f64() * 1e3,
+                cells / t_fwd.as_secs_f64() / 1e12,
+                t2.elapsed().as_secs_f64() * 1e3,
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        (0..pairs.len()).map(|i| finish(ends[i], starts[i], recomputed[i])).collect()
+    }
+
+    /// Launches every bin on `d`'s stream and returns the kernel's cells by pair index
+    /// (pairs in no bin read as score 0).
+    #[allow(clippy::too_many_arguments)]
+    fn run_bins(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        seqs: &CudaSlice<u8>,
+        descs: &CudaSlice<u32>,
+        goals: Option<&CudaSlice<i32>>,
+        bins: &[Bin],
+        npairs: usize,
+    ) -> Result<Vec<Cell>> {
+        let mut out = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
+        let dummy_goals;
+        let goals_ref = match goals {
+            Some(g) => g,
+            None => {
+                dummy_goals = stream.alloc_zeros::<i32>(1).map_err(dev_err("allocating"))?;
+                &dummy_goals
+            }
+        };
+        let reverse: i32 = goals.is_some() as i32;
+        let mut keep = Vec::new();
+        for bin in bins {
+            let shape = bin.shape;
+            let f = self.kernel(d, shape.packed, shape.rows)?;
+            let ngroups = bin.groups.len() / shape.halves();
+            let groups = stream.clone_htod(&bin.groups).map_err(dev_err("uploading bins"))?;
+            let stride = if bin.max_passes > 1 { bin.max_cols.max(1) } else { 1 };
+            let scratch_len = if bin.max_passes > 1 { ngroups * 2 * stride } else { 1 };
+            let scratch = stream.alloc_zeros::<u32>(scratch_len).map_err(dev_err("allocating scratch"))?;
+            let mut block = BLOCK;
+            let prof = |b: u32| ((self.nc1 * self.nc1 + 15) & !15) as u32 + b * shape.halves() as u32 * self.nc1 as u32 * shape.rows;
+            while prof(block) > d.gpu.max_shared_optin && block > 32 {
+                block /= 2;
+            }
+            let shared = prof(block);
+            if shared > d.gpu.max_shared_optin {
+                return Err(Error::Device(format!("align kernel needs {} bytes of shared memory", shared)));
+            }
+            if shared > 48 * 1024 {
+                f.set_attribute(
+                    dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+                .map_err(dev_err("raising the shared-memory limit"))?;
+            }
+            let threads = ngroups * shape.group as usize;
+            let cfg = LaunchConfig {
+                grid_dim: (threads.div_ceil(block as usize) as u32, 1, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: shared,
+            };
+            let (ng, g) = (ngroups as i32, shape.group as i32);
+            let stride_i = stride as i32;
+            let mut lb = stream.launch_builder(&f);
+            lb.arg(descs)
+                .arg(&groups)
+                .arg(&ng)
+                .arg(&g)
+                .arg(seqs)
+                .arg(&d.matrix)
+                .arg(&self.nc1)
+                .arg(&self.gap_oe)
+                .arg(&self.gap_ext)
+                .arg(&reverse)
+                .arg(goals_ref)
+                .arg(if shape.packed { &self.limit } else { &i32::MAX })
+                .arg(&mut out)
+                .arg(&scratch)
+                .arg(&stride_i);
+            unsafe { lb.launch(cfg) }.map_err(dev_err("launching align_pairs"))?;
+            keep.push((groups, scratch));
+        }
+        let raw = stream.clone_dtoh(&out).map_err(dev_err("reading results"))?;
+        drop(keep);
+        Ok(cells(&raw))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::scalar;
+    use crate::scoring::{Alphabet, Matrix};
+
+    /// A small deterministic generator (xorshift), so failures reproduce.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn random_pair(rng: &mut Rng, n: u8, qmax: usize, tmax: usize) -> (Vec<u8>, Vec<u8>) {
+        let qlen = 1 + rng.below(qmax);
+        let tlen = 1 + rng.below(tmax);
+        let t: Vec<u8> = (0..tlen).map(|_| rng.below(n as usize) as u8).collect();
+        // Half the pairs: the query is a mutated window of the target, so alignments are long.
+        let q: Vec<u8> = if rng.below(2) == 0 && qlen <= tlen {
+            let s = rng.below(tlen - qlen + 1);
+            t[s..s + qlen].iter().map(|&c| if rng.below(5) == 0 { rng.below(n as usize) as u8 } else { c }).collect()
+        } else {
+            (0..qlen).map(|_| rng.below(n as usize) as u8).collect()
+        };
+        (q, t)
+    }
+
+    /// A CPU model of what the kernel computes for one pair at one shape: the offset
+    /// recurrences over the padded matrix, then per-thread best tracking (strict improvement
+    /// in column order, first row of the column), the group reduction and the pass merge.
+    /// Returns (score, row, col) 0-based, or (0, -1, -1).
+    fn model(q: &[u8], t: &[u8], pad_cols: usize, sc: &Scoring, shape: Shape) -> (i32, i32, i32) {
+        let (mat, nc1) = kernel_matrix(sc).unwrap();
+        let pad = (nc1 - 1) as u8;
+        let passes = shape.passes(q.len());
+        let rows = passes * shape.span();
+        let cols = t.len() + pad_cols;
+        let qc = |i: usize| if i < q.len() { q[i] } else { pad };
+        let tc = |j: usize| if j < t.len() { t[j] } else { pad };
+        let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+        // h[i][j] over the padded matrix, with e* = E + oe and g = F + oe.
+        let mut h = vec![vec![0i32; cols]; rows];
+        let mut estar = vec![0i32; rows];
+        let mut hprev = vec![0i32; rows];
+        for j in 0..cols {
+            let mut g = 0; // F(0, j) + oe with H(0, j) = 0
+            let mut diag = 0;
+            for i in 0..rows {
+                let old = hprev[i];
+                let s = mat[qc(i) as usize * nc1 + tc(j) as usize] as i32;
+                estar[i] = (estar[i] - ext).max(old);
+                let a = (diag + s).max(estar[i] - oe).max(0);
+                let hv = a.max(g - oe);
+                g = (g - ext).max(hv);
+                h[i][j] = hv;
+                diag = old;
+                hprev[i] = hv;
+            }
+        }
+        let better = |a: (i32, i32, i32), b: (i32, i32, i32)| {
+            a.0 > b.0 || (a.0 == b.0 && (a.2 < b.2 || (a.2 == b.2 && a.1 < b.1)))
+        };
+        let none = (0, i32::MAX, i32::MAX);
+        let mut run = none;
+        let r = shape.rows as usize;
+        for p in 0..passes {
+            let mut group = none;
+            for th in 0..shape.group as usize {
+                let row0 = p * shape.span() + th * r;
+                let (mut best, mut bcol, mut snap) = (0, i32::MAX, vec![0; r]);
+                for j in 0..cols {
+                    let cm = (0..r).map(|k| h[row0 + k][j]).max().unwrap();
+                    if cm > best {
+                        best = cm;
+                        bcol = j as i32;
+                        snap = (0..r).map(|k| h[row0 + k][j]).collect();
+                    }
+                }
+                let b = if best > 0 {
+                    let k = snap.iter().position(|&v| v == best).unwrap();
+                    (best, (row0 + k) as i32, bcol)
+                } else {
+                    none
+                };
+                if better(b, group) {
+                    group = b;
+                }
+            }
+            if better(group, run) {
+                run = group;
+            }
+        }
+        if run.0 == 0 {
+            (0, -1, -1)
+        } else {
+            run
+        }
+    }
+
+    fn cell(m: (i32, i32, i32)) -> Cell {
+        Cell { score: m.0, row: m.1, col: m.2, overflow: false }
+    }
+
+    fn check_model(sc: &Scoring, n: u8, seed: u64, count: usize, qmax: usize, tmax: usize) {
+        let mut rng = Rng(seed);
+        for k in 0..count {
+            let (q, t) = random_pair(&mut rng, n, qmax, tmax);
+            let want = scalar::align_pair(&q, &t, sc).unwrap();
+            let shape = match k % 3 {
+                0 => choose_shape(q.len(), t.len(), true),
+                1 => Shape { packed: true, rows: 4, group: 2 },
+                _ => Shape { packed: false, rows: 4, group: 1 },
+            };
+            let end = model(&q, &t, rng.below(4), sc, shape);
+            let (qe, te) = if end.0 > 0 { (end.1 as usize + 1, end.2 as usize + 1) } else { (0, 0) };
+            let rq: Vec<u8> = q[..qe].iter().rev().copied().collect();
+            let rt: Vec<u8> = t[..te].iter().rev().copied().collect();
+            let start = if end.0 > 0 { Some(cell(model(&rq, &rt, 0, sc, shape))) } else { None };
+            let got = finish(cell(end), start, false).unwrap();
+            assert_eq!(got, want, "pair {} shape {:?}: q {:?} t {:?}", k, shape, q, t);
+        }
+    }
+
+    #[test]
+    fn kernel_model_matches_scalar_protein() {
+        check_model(&Scoring::blosum62(), 24, 0x9e3779b97f4a7c15, 300, 60, 80);
+        let sc = Scoring::new(Matrix::protein("PAM30").unwrap(), 6, 1).unwrap();
+        check_model(&sc, 24, 12345, 200, 40, 40);
+    }
+
+    #[test]
+    fn kernel_model_matches_scalar_dna() {
+        let sc = Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap();
+        check_model(&sc, 5, 777, 300, 50, 70);
+        // Tiny alphabets make many ties: the tie rule is exercised hard.
+        let sc = Scoring::new(Matrix::dna(1, -1), 1, 1).unwrap();
+        check_model(&sc, 2, 4242, 300, 12, 12);
+    }
+
+    #[test]
+    fn reverse_local_pass_equals_anchored_start() {
+        // The claim the reverse kernel rests on, without the kernel model: a plain local
+        // pass on the reversed prefixes finds the anchored start of `start_from_end`.
+        let sc = Scoring::new(Matrix::dna(1, -1), 1, 1).unwrap();
+        let mut rng = Rng(99);
+        for _ in 0..500 {
+            let (q, t) = random_pair(&mut rng, 3, 15, 15);
+            let p = scalar::Profile::new(&q, &sc);
+            let end = scalar::score_end(&p, &t, &sc, &mut scalar::Scratch::default());
+            if end.score == 0 {
+                continue;
+            }
+            let rq: Vec<u8> = q[..end.qend as usize].iter().rev().copied().collect();
+            let rt: Vec<u8> = t[..end.tend as usize].iter().rev().copied().collect();
+            let rev = scalar::score_end(&scalar::Profile::new(&rq, &sc), &rt, &sc, &mut scalar::Scratch::default());
+            assert_eq!(rev.score, end.score);
+            let (qs, ts) = scalar::start_from_end(&q, &t, &sc, end).unwrap();
+            assert_eq!((end.qend - rev.qend + 1, end.tend - rev.tend + 1), (qs, ts));
+        }
+    }
+
+    #[test]
+    fn shapes_cover_the_query_and_prefer_little_padding() {
+        for qlen in 1..3000 {
+            for packed in [true, false] {
+                let s = choose_shape(qlen, 1000, packed);
+                assert!(s.passes(qlen) * s.span() >= qlen);
+                assert!(GROUPS.contains(&s.group));
+                if s.passes(qlen) == 1 && packed {
+                    // Within one pass, padding stays under a third of the rows (or 16 rows).
+                    let waste = s.span() - qlen;
+                    assert!(waste * 3 <= s.span() || waste < 16, "qlen {} -> {:?}", qlen, s);
+                }
+            }
+        }
+        assert_eq!(choose_shape(5000, 100, true), Shape { packed: true, rows: 32, group: 32 });
+        assert_eq!(choose_shape(20, 100, false).rows, WIDE_ROWS);
+    }
+
+    #[test]
+    fn bins_hold_every_pair_once_sorted_by_target_length() {
+        let mut rng = Rng(5);
+        let items: Vec<Item> = (0..1001)
+            .map(|i| Item { index: i, qlen: 1 + rng.below(700) as u32, tlen: 1 + rng.below(2000) as u32 })
+            .collect();
+        for packed in [true, false] {
+            let bins = make_bins(&items, packed);
+            let mut seen = vec![0; items.len()];
+            for b in &bins {
+                assert_eq!(b.groups.len() % b.shape.halves(), 0);
+                let members: Vec<&Item> = b.groups.iter().filter(|&&g| g >= 0).map(|&g| &items[g as usize]).collect();
+                for w in members.windows(2) {
+                    assert!(w[0].tlen >= w[1].tlen);
+                }
+                for m in &members {
+                    seen[m.index as usize] += 1;
+                    assert_eq!(choose_shape(m.qlen as usize, m.tlen as usize, packed), b.shape);
+                    assert!(b.max_cols >= m.tlen as usize);
+                    assert!(b.max_passes >= b.shape.passes(m.qlen as usize));
+                }
+                // Empty slots only at the very end of a bin.
+                let first_empty = b.groups.iter().position(|&g| g < 0).unwrap_or(b.groups.len());
+                assert!(b.groups[first_empty..].iter().all(|&g| g < 0));
+                assert!(b.groups.len() - first_empty < b.shape.halves());
+            }
+            assert!(seen.iter().all(|&c| c == 1));
+        }
+    }
+
+    #[test]
+    fn packing_and_pieces_keep_input_order() {
+        let a = vec![1u8; 10];
+        let b = vec![2u8; 7];
+        let pairs: Vec<(&[u8], &[u8])> = vec![(&a, &b), (&b[..0], &a), (&a[..3], &b[..1])];
+        let p = pack(&pairs);
+        assert_eq!(p.descs, vec![0, 10, 10, 7, 17, 17, 0, 10, 27, 30, 3, 1]);
+        assert_eq!(&p.seqs[27..31], &[1, 1, 1, 2]);
+        assert_eq!(piece_ranges(&pairs, 10, 20), vec![0..1, 1..3]);
+        assert_eq!(piece_ranges(&pairs, 10, 5), vec![0..1, 1..2, 2..3]);
+        assert_eq!(piece_ranges(&pairs, 2, 100), vec![0..2, 2..3]);
+        assert!(piece_ranges(&pairs[..0], 2, 100).is_empty());
+    }
+
+    #[test]
+    fn finish_converts_reversed_start_and_rejects_mismatch() {
+        let end = Cell { score: 17, row: 2, col: 5, overflow: false };
+        let start = Cell { score: 17, row: 2, col: 2, overflow: false };
+        let a = finish(end, Some(start), false).unwrap();
+        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 3, 4, 6));
+        assert!(finish(end, Some(Cell { score: 16, ..start }), false).is_err());
+        assert!(finish(end, None, false).is_err());
+        let zero = Cell { score: 0, row: -1, col: -1, overflow: false };
+        assert_eq!(finish(zero, None, true).unwrap(), Alignment { recomputed: true, ..Alignment::default() });
+    }
+
+    #[test]
+    fn kernel_matrix_pads_below_every_score() {
+        let (m, nc1) = kernel_matrix(&Scoring::blosum62()).unwrap();
+        assert_eq!(nc1, 25);
+        assert_eq!(m[17 * 25 + 17], 11); // W/W
+        assert!((0..25).all(|i| m[24 * 25 + i] == -128 && m[i * 25 + 24] == -128));
+        let bad = Scoring::new(Matrix::dna(200, -3), 5, 2).unwrap();
+        assert!(kernel_matrix(&bad).is_err());
+        let _ = Alphabet::Dna;
+    }
+}
