@@ -1,6 +1,6 @@
 //! One-to-one alignment: pairs stream in, one result per pair streams out in input order.
 
-use super::{run_stages, send, Progress};
+use super::{run_batched, BatchLimits, Progress};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
@@ -28,54 +28,12 @@ pub fn align(
     opts: AlignOptions,
     writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
+    let limits = BatchLimits { items: opts.batch_pairs.unwrap_or(BATCH_PAIRS).max(1), residues: BATCH_RESIDUES };
     let progress = Progress::new("pairs", opts.quiet);
-    let bar = progress.clone();
-    let max_pairs = opts.batch_pairs.unwrap_or(BATCH_PAIRS).max(1);
-    let read = move |tx| read_batches(pairs, max_pairs, &tx);
-    let compute = move |mut rx: tokio::sync::mpsc::Receiver<Vec<Pair>>, tx| {
-        while let Some(batch) = rx.blocking_recv() {
-            let rows = align_batch(engine.as_ref(), &batch, opts.stats)?;
-            bar.add(batch.len() as u64);
-            if send(&tx, rows).is_err() {
-                break;
-            }
-        }
-        Ok(())
-    };
-    let write = move |mut rx: tokio::sync::mpsc::Receiver<ResultBatch>| {
-        let mut writer = writer;
-        while let Some(rows) = rx.blocking_recv() {
-            writer.write(&rows)?;
-        }
-        Ok(writer)
-    };
-    let writer = run_stages(read, compute, write);
-    progress.finish();
-    writer?.finish()
-}
-
-fn read_batches(
-    pairs: Box<dyn Iterator<Item = Result<Pair>> + Send>,
-    max_pairs: usize,
-    tx: &tokio::sync::mpsc::Sender<Vec<Pair>>,
-) -> Result<()> {
-    let mut batch = Vec::new();
-    let mut residues = 0;
-    for p in pairs {
-        let p = p?;
-        residues += p.query.seq.len() + p.target.seq.len();
-        batch.push(p);
-        if batch.len() >= max_pairs || residues >= BATCH_RESIDUES {
-            if send(tx, std::mem::take(&mut batch)).is_err() {
-                return Ok(());
-            }
-            residues = 0;
-        }
-    }
-    if !batch.is_empty() {
-        let _ = send(tx, batch);
-    }
-    Ok(())
+    let stats = opts.stats;
+    let compute = move |batch: &[Pair]| align_batch(engine.as_ref(), batch, stats);
+    let size = |p: &Pair| p.query.seq.len() + p.target.seq.len();
+    run_batched(pairs, limits, size, progress, compute, writer)
 }
 
 /// Aligns one batch; statistics use the pair's own search space (query x target).

@@ -8,6 +8,7 @@ pub mod merge;
 pub mod search;
 
 use crate::error::{Error, Result};
+use crate::output::{ResultBatch, ResultWriter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use tokio::sync::mpsc;
@@ -20,7 +21,7 @@ pub const CHANNEL_DEPTH: usize = 2;
 /// error in pipeline order. The write stage hands its writer back unfinished: the caller
 /// finishes it (renaming the output into place) only when every stage succeeded, so a
 /// failed run never leaves a truncated file under the output name.
-pub(crate) fn run_stages<B, R, W>(
+fn run_stages<B, R, W>(
     read: impl FnOnce(mpsc::Sender<B>) -> Result<()> + Send + 'static,
     compute: impl FnOnce(mpsc::Receiver<B>, mpsc::Sender<R>) -> Result<()> + Send + 'static,
     write: impl FnOnce(mpsc::Receiver<R>) -> Result<W> + Send + 'static,
@@ -49,14 +50,74 @@ where
     })
 }
 
+/// How large a batch may grow before it goes to the engine.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BatchLimits {
+    pub items: usize,
+    pub residues: usize,
+}
+
+/// The pipeline both modes share: `items` are grouped into batches within `limits`
+/// (`residues` counts an item's size), each batch becomes rows through `compute`, and the
+/// rows go to `writer`, which is finished only when every stage succeeded.
+pub(crate) fn run_batched<T: Send + 'static>(
+    items: Box<dyn Iterator<Item = Result<T>> + Send>,
+    limits: BatchLimits,
+    residues: fn(&T) -> usize,
+    progress: Progress,
+    mut compute: impl FnMut(&[T]) -> Result<ResultBatch> + Send + 'static,
+    writer: Box<dyn ResultWriter>,
+) -> Result<()> {
+    let bar = progress.clone();
+    let read = move |tx: mpsc::Sender<Vec<T>>| {
+        let mut batch = Vec::new();
+        let mut size = 0;
+        for item in items {
+            let item = item?;
+            size += residues(&item);
+            batch.push(item);
+            if batch.len() >= limits.items || size >= limits.residues {
+                if send(&tx, std::mem::take(&mut batch)).is_err() {
+                    return Ok(());
+                }
+                size = 0;
+            }
+        }
+        if !batch.is_empty() {
+            let _ = send(&tx, batch);
+        }
+        Ok(())
+    };
+    let engine = move |mut rx: mpsc::Receiver<Vec<T>>, tx: mpsc::Sender<ResultBatch>| {
+        while let Some(batch) = rx.blocking_recv() {
+            let rows = compute(&batch)?;
+            bar.add(batch.len() as u64);
+            if send(&tx, rows).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    };
+    let write = move |mut rx: mpsc::Receiver<ResultBatch>| {
+        let mut writer = writer;
+        while let Some(rows) = rx.blocking_recv() {
+            writer.write(&rows)?;
+        }
+        Ok(writer)
+    };
+    let writer = run_stages(read, engine, write);
+    progress.finish();
+    writer?.finish()
+}
+
 /// Sends into a bounded channel from a blocking stage; Err means the receiver has gone
 /// (a later stage failed), and the stage should stop quietly so that error is reported.
-pub(crate) fn send<T>(tx: &mpsc::Sender<T>, item: T) -> std::result::Result<(), Stopped> {
+fn send<T>(tx: &mpsc::Sender<T>, item: T) -> std::result::Result<(), Stopped> {
     tx.blocking_send(item).map_err(|_| Stopped)
 }
 
 /// A later stage has stopped; this stage's own result is irrelevant.
-pub(crate) struct Stopped;
+struct Stopped;
 
 /// Progress on stderr, only when stderr is a terminal and the user did not ask for quiet.
 pub struct Progress(ProgressBar);

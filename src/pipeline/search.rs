@@ -1,7 +1,7 @@
 //! Database search: stream query batches against a resident database, keep each query's
 //! best hits, attach statistics, then align only the reported hits for coordinates.
 
-use super::{run_stages, send, Progress};
+use super::{run_batched, BatchLimits, Progress};
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
@@ -37,52 +37,10 @@ pub fn search(
     opts: SearchOptions,
     writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
+    let limits = BatchLimits { items: BATCH_QUERIES, residues: BATCH_RESIDUES };
     let progress = Progress::new("queries", opts.quiet);
-    let bar = progress.clone();
-    let read = move |tx| read_batches(queries, &tx);
-    let compute = move |mut rx: tokio::sync::mpsc::Receiver<Vec<Record>>, tx| {
-        while let Some(batch) = rx.blocking_recv() {
-            let rows = search_batch(engine.as_ref(), &db, &batch, &opts)?;
-            bar.add(batch.len() as u64);
-            if send(&tx, rows).is_err() {
-                break;
-            }
-        }
-        Ok(())
-    };
-    let write = move |mut rx: tokio::sync::mpsc::Receiver<ResultBatch>| {
-        let mut writer = writer;
-        while let Some(rows) = rx.blocking_recv() {
-            writer.write(&rows)?;
-        }
-        Ok(writer)
-    };
-    let writer = run_stages(read, compute, write);
-    progress.finish();
-    writer?.finish()
-}
-
-fn read_batches(
-    queries: Box<dyn Iterator<Item = Result<Record>> + Send>,
-    tx: &tokio::sync::mpsc::Sender<Vec<Record>>,
-) -> Result<()> {
-    let mut batch = Vec::new();
-    let mut residues = 0;
-    for q in queries {
-        let q = q?;
-        residues += q.seq.len();
-        batch.push(q);
-        if batch.len() >= BATCH_QUERIES || residues >= BATCH_RESIDUES {
-            if send(tx, std::mem::take(&mut batch)).is_err() {
-                return Ok(());
-            }
-            residues = 0;
-        }
-    }
-    if !batch.is_empty() {
-        let _ = send(tx, batch);
-    }
-    Ok(())
+    let compute = move |batch: &[Record]| search_batch(engine.as_ref(), &db, batch, &opts);
+    run_batched(queries, limits, |q: &Record| q.seq.len(), progress, compute, writer)
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
