@@ -274,6 +274,24 @@ impl TsvPairs {
     }
 }
 
+/// Turns one `read_pair` result into an iterator step: the stream ends after its first error,
+/// and an input with no pairs at all is an error. Shared by the TSV and Arrow readers.
+fn next_pair(
+    done: &mut bool,
+    count: usize,
+    place: &Where,
+    read: Result<Option<Pair>>,
+) -> Option<Result<Pair>> {
+    let item = match read {
+        Ok(Some(pair)) => return Some(Ok(pair)),
+        Ok(None) if count > 0 => None,
+        Ok(None) => Some(Err(Error::file(place, "no pairs"))),
+        Err(e) => Some(Err(e)),
+    };
+    *done = true;
+    item
+}
+
 impl Iterator for TsvPairs {
     type Item = Result<Pair>;
 
@@ -281,14 +299,8 @@ impl Iterator for TsvPairs {
         if self.done {
             return None;
         }
-        let item = match self.read_pair() {
-            Ok(Some(pair)) => return Some(Ok(pair)),
-            Ok(None) if self.count > 0 => None,
-            Ok(None) => Some(Err(Error::file(&self.place, "no pairs"))),
-            Err(e) => Some(Err(e)),
-        };
-        self.done = true;
-        item
+        let read = self.read_pair();
+        next_pair(&mut self.done, self.count, &self.place, read)
     }
 }
 
@@ -427,14 +439,8 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> Iterator for ArrowPair
         if self.done {
             return None;
         }
-        let item = match self.read_pair() {
-            Ok(Some(pair)) => return Some(Ok(pair)),
-            Ok(None) if self.count > 0 => None,
-            Ok(None) => Some(Err(Error::file(&self.place, "no pairs"))),
-            Err(e) => Some(Err(e)),
-        };
-        self.done = true;
-        item
+        let read = self.read_pair();
+        next_pair(&mut self.done, self.count, &self.place, read)
     }
 }
 
