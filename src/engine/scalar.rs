@@ -137,6 +137,33 @@ pub fn align_pair(query: &[u8], target: &[u8], sc: &Scoring) -> Result<Alignment
     Ok(Alignment { score: end.score, qstart, qend: end.qend, tstart, tend: end.tend, recomputed: false })
 }
 
+/// Every query against every target, threads from the current rayon pool: the reference
+/// search, and the fallback of faster engines for scoring schemes they cannot hold.
+pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) -> Vec<Vec<Hit>> {
+    queries
+        .iter()
+        .map(|q| {
+            let profile = Profile::new(q, sc);
+            (0..db.len())
+                .into_par_iter()
+                .fold(
+                    || (TopK::new(top, db), Scratch::default()),
+                    |(mut tk, mut scratch), t| {
+                        let s = score_end(&profile, db.seq(t), sc, &mut scratch).score;
+                        tk.push(Hit { target: t as u32, score: s, recomputed: false });
+                        (tk, scratch)
+                    },
+                )
+                .map(|(tk, _)| tk)
+                .reduce(|| TopK::new(top, db), |mut a, b| {
+                    a.merge(b);
+                    a
+                })
+                .into_sorted()
+        })
+        .collect()
+}
+
 pub struct ScalarEngine {
     scoring: Scoring,
     pool: rayon::ThreadPool,
@@ -158,31 +185,7 @@ impl Engine for ScalarEngine {
     }
 
     fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
-        let sc = &self.scoring;
-        self.pool.install(|| {
-            Ok(queries
-                .iter()
-                .map(|q| {
-                    let profile = Profile::new(q, sc);
-                    (0..db.len())
-                        .into_par_iter()
-                        .fold(
-                            || (TopK::new(top, db), Scratch::default()),
-                            |(mut tk, mut scratch), t| {
-                                let s = score_end(&profile, db.seq(t), sc, &mut scratch).score;
-                                tk.push(Hit { target: t as u32, score: s, recomputed: false });
-                                (tk, scratch)
-                            },
-                        )
-                        .map(|(tk, _)| tk)
-                        .reduce(|| TopK::new(top, db), |mut a, b| {
-                            a.merge(b);
-                            a
-                        })
-                        .into_sorted()
-                })
-                .collect())
-        })
+        Ok(self.pool.install(|| search_all(&self.scoring, queries, db, top)))
     }
 
     fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {

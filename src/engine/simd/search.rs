@@ -96,26 +96,5 @@ pub(super) fn search<K: Kernels>(sc: &Scoring, queries: &[&[u8]], db: &Database,
 
 /// Scores the byte tables cannot hold (huge DNA scores, say): the scalar reference.
 fn scalar_search(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
-    Ok(queries
-        .iter()
-        .map(|q| {
-            let profile = Profile::new(q, sc);
-            (0..db.len())
-                .into_par_iter()
-                .fold(
-                    || (TopK::new(top, db), scalar::Scratch::default()),
-                    |(mut tk, mut scratch), t| {
-                        let s = scalar::score_end(&profile, db.seq(t), sc, &mut scratch).score;
-                        tk.push(Hit { target: t as u32, score: s, recomputed: false });
-                        (tk, scratch)
-                    },
-                )
-                .map(|(tk, _)| tk)
-                .reduce(|| TopK::new(top, db), |mut a, b| {
-                    a.merge(b);
-                    a
-                })
-                .into_sorted()
-        })
-        .collect())
+    Ok(scalar::search_all(sc, queries, db, top))
 }
