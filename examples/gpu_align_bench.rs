@@ -5,17 +5,17 @@
 //!       (reader, GPU and writer overlapped), writes Arrow IPC, prints TCUPS, pairs/s, RSS
 //!   gpu_align_bench make-dna --pairs N --query q.fa --target t.fa [--seed S]
 //!       DNA pairs shaped like ADEPT's DNA-2: reads 201-250 vs contigs 99-979, matches planted
-//!   gpu_align_bench check --pairs N [--seed S] [--query q.fa --target t.fa]
-//!       GPU against the scalar reference on random protein and DNA pairs (lengths 1 to
-//!       20,000, overflowing pairs included) and on the given real pairs: every field equal
+//!   gpu_align_bench check --pairs N [--seed S] [--dna2 N] [--query q.fa --target t.fa]...
+//!       GPU against the CPU engine on random protein and DNA pairs (lengths 1 to 20,000,
+//!       overflowing pairs included), DNA-2-shaped pairs and the given real protein pairs
+//!       (each --query/--target file pair): every score and coordinate equal
 
 use std::io::{BufWriter, Write};
 use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 use std::time::Instant;
 use swarrow::engine::cuda::align::GpuAligner;
-use swarrow::engine::scalar::ScalarEngine;
-use swarrow::engine::{Alignment, Engine};
+use swarrow::engine::{select, Alignment, Device, Engine};
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -256,6 +256,43 @@ fn bench(args: &[String]) {
     );
 }
 
+/// Reader throughput alone: streams both files as `bench` does and counts residues.
+fn parse_only(args: &[String]) {
+    let dna = args.iter().any(|a| a == "--dna");
+    let alpha = scoring(args, dna).alphabet();
+    let repeat = num(args, "--repeat", 1);
+    let start = Instant::now();
+    let mut handles = Vec::new();
+    for name in ["--query", "--target"] {
+        let path = arg(args, name).expect(name);
+        let (tx, rx) = sync_channel::<Arc<Chunk>>(8);
+        std::thread::spawn(move || stream_fasta(path, alpha, repeat, tx));
+        handles.push(std::thread::spawn(move || rx.into_iter().map(|c| (c.recs.len(), c.buf.len())).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))));
+    }
+    for h in handles {
+        let (recs, bytes) = h.join().unwrap();
+        println!("records {} residues {} in {:.3}s", recs, bytes, start.elapsed().as_secs_f64());
+    }
+}
+
+/// Host-side costs of one piece of the aligner (binning, packing), no GPU needed.
+fn host_costs(args: &[String]) {
+    use swarrow::engine::cuda::align::{make_bins, pack, Item};
+    let n = num(args, "--pairs", 131_072);
+    let mut rng = Rng(5);
+    let items: Vec<Item> = (0..n)
+        .map(|i| Item { index: i as u32, qlen: rng.range(20, 400) as u32, tlen: rng.range(400, 1664) as u32 })
+        .collect();
+    let t = Instant::now();
+    let bins = make_bins(&items, true);
+    println!("make_bins {} items: {:.1} ms, {} bins", n, t.elapsed().as_secs_f64() * 1e3, bins.len());
+    let seqs: Vec<(Vec<u8>, Vec<u8>)> = items.iter().map(|it| (vec![1u8; it.qlen as usize], vec![2u8; it.tlen as usize])).collect();
+    let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
+    let t = Instant::now();
+    let p = pack(&refs);
+    println!("pack: {:.1} ms, {} bytes", t.elapsed().as_secs_f64() * 1e3, p.seqs.len());
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -289,21 +326,16 @@ fn mutate(rng: &mut Rng, s: &[u8], n: usize, rate_pct: usize) -> Vec<u8> {
 }
 
 /// DNA-2 shape: read 201-250 bases, contig 99-979; in most pairs the read (or its prefix)
-/// is planted, mutated, inside the contig.
-fn make_dna(args: &[String]) {
-    let n = num(args, "--pairs", 1_000_000);
-    let mut rng = Rng(num(args, "--seed", 7) as u64 | 1);
-    let mut qf = BufWriter::new(std::fs::File::create(arg(args, "--query").expect("--query")).unwrap());
-    let mut tf = BufWriter::new(std::fs::File::create(arg(args, "--target").expect("--target")).unwrap());
-    let letters = b"ACGT";
-    for k in 0..n {
+/// is planted, mutated, inside the contig. Codes 0..4 (A, C, G, T).
+fn dna2_pairs(rng: &mut Rng, n: usize) -> impl Iterator<Item = (Vec<u8>, Vec<u8>)> + '_ {
+    (0..n).map(move |_| {
         let tl = rng.range(99, 979);
         let ql = rng.range(201, 250);
         let t: Vec<u8> = (0..tl).map(|_| rng.below(4) as u8).collect();
         let q: Vec<u8> = if rng.below(10) < 8 {
             let w = ql.min(tl);
             let s = rng.below(tl - w + 1);
-            let mut q = mutate(&mut rng, &t[s..s + w], 4, 8);
+            let mut q = mutate(rng, &t[s..s + w], 4, 8);
             while q.len() < ql {
                 q.push(rng.below(4) as u8);
             }
@@ -312,6 +344,17 @@ fn make_dna(args: &[String]) {
         } else {
             (0..ql).map(|_| rng.below(4) as u8).collect()
         };
+        (q, t)
+    })
+}
+
+fn make_dna(args: &[String]) {
+    let n = num(args, "--pairs", 1_000_000);
+    let mut rng = Rng(num(args, "--seed", 7) as u64 | 1);
+    let mut qf = BufWriter::new(std::fs::File::create(arg(args, "--query").expect("--query")).unwrap());
+    let mut tf = BufWriter::new(std::fs::File::create(arg(args, "--target").expect("--target")).unwrap());
+    let letters = b"ACGT";
+    for (k, (q, t)) in dna2_pairs(&mut rng, n).enumerate() {
         writeln!(qf, ">{}", k).unwrap();
         qf.write_all(&q.iter().map(|&c| letters[c as usize]).collect::<Vec<_>>()).unwrap();
         writeln!(qf).unwrap();
@@ -350,9 +393,10 @@ fn random_pairs(rng: &mut Rng, n: usize, codes: usize) -> Vec<(Vec<u8>, Vec<u8>)
         .collect()
 }
 
-fn compare(name: &str, gpu: &GpuAligner, cpu: &ScalarEngine, pairs: &[(Vec<u8>, Vec<u8>)]) -> usize {
+fn compare(name: &str, gpu: &GpuAligner, cpu: &dyn Engine, pairs: &[(Vec<u8>, Vec<u8>)]) -> usize {
     let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
     let cells: f64 = refs.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum();
+    let longest = refs.iter().map(|(q, t)| q.len().max(t.len())).max().unwrap_or(0);
     let g = Instant::now();
     let got = gpu.align(&refs).unwrap();
     let gs = g.elapsed().as_secs_f64();
@@ -380,10 +424,11 @@ fn compare(name: &str, gpu: &GpuAligner, cpu: &ScalarEngine, pairs: &[(Vec<u8>, 
         }
     }
     println!(
-        "check {:<12} pairs {:>8} cells {:.3e} recomputed(16-bit overflow) {:>5} mismatches {} (gpu {:.2}s, cpu {:.2}s)",
+        "check {:<12} pairs {:>8} cells {:.3e} longest {:>6} recomputed(16-bit overflow) {:>5} mismatches {} (gpu {:.2}s, cpu {:.2}s)",
         name,
         pairs.len(),
         cells,
+        longest,
         recomputed,
         bad,
         gs,
@@ -392,33 +437,53 @@ fn compare(name: &str, gpu: &GpuAligner, cpu: &ScalarEngine, pairs: &[(Vec<u8>, 
     bad
 }
 
+/// Real pairs: record i of the query file with record i of the target file.
+fn read_pairs(qp: &str, tp: &str, alpha: Alphabet, limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let q = parse_records(&std::fs::read(qp).unwrap(), alpha);
+    let t = parse_records(&std::fs::read(tp).unwrap(), alpha);
+    q.recs
+        .iter()
+        .zip(&t.recs)
+        .take(limit)
+        .map(|(&(a, b), &(c, d))| (q.buf[a..a + b].to_vec(), t.buf[c..c + d].to_vec()))
+        .collect()
+}
+
+/// GPU against the CPU engine (`--device cpu`'s: SIMD, or the scalar reference with
+/// SWARROW_ENGINE=scalar): random protein and DNA pairs (`--pairs`, half each), real
+/// protein pairs from each `--query`/`--target` file pair (at most `--real` each) and
+/// DNA-2-shaped pairs (`--dna2`).
 fn check(args: &[String]) {
     let n = num(args, "--pairs", 1_000_000);
     let mut rng = Rng(num(args, "--seed", 11) as u64 | 1);
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(4);
+    let files = |name: &str| -> Vec<String> {
+        args.windows(2).filter(|w| w[0] == name).map(|w| w[1].clone()).collect()
+    };
+    let (qfiles, tfiles) = (files("--query"), files("--target"));
     let mut bad = 0;
+    let mut total = 0;
     for dna in [false, true] {
         let sc = if dna { Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap() } else { Scoring::blosum62() };
         let gpu = GpuAligner::new(&sc).unwrap();
-        let cpu = ScalarEngine::new(sc.clone(), threads).unwrap();
+        let cpu = select(Device::Cpu, &sc, Some(threads), false).unwrap();
         let pairs = random_pairs(&mut rng, n / 2, sc.matrix.size());
-        bad += compare(if dna { "random-dna" } else { "random-prot" }, &gpu, &cpu, &pairs);
-        if !dna {
-            if let (Some(qp), Some(tp)) = (arg(args, "--query"), arg(args, "--target")) {
-                let q = parse_records(&std::fs::read(&qp).unwrap(), sc.alphabet());
-                let t = parse_records(&std::fs::read(&tp).unwrap(), sc.alphabet());
-                let real: Vec<(Vec<u8>, Vec<u8>)> = q
-                    .recs
-                    .iter()
-                    .zip(&t.recs)
-                    .take(num(args, "--real", 100_000))
-                    .map(|(&(a, b), &(c, d))| (q.buf[a..a + b].to_vec(), t.buf[c..c + d].to_vec()))
-                    .collect();
-                bad += compare("real-prot", &gpu, &cpu, &real);
+        total += pairs.len();
+        bad += compare(if dna { "random-dna" } else { "random-prot" }, &gpu, &*cpu, &pairs);
+        drop(pairs);
+        if dna {
+            let pairs: Vec<_> = dna2_pairs(&mut rng, num(args, "--dna2", 200_000)).collect();
+            total += pairs.len();
+            bad += compare("dna2-shape", &gpu, &*cpu, &pairs);
+        } else {
+            for (qp, tp) in qfiles.iter().zip(&tfiles) {
+                let real = read_pairs(qp, tp, sc.alphabet(), num(args, "--real", 200_000));
+                total += real.len();
+                bad += compare("real-prot", &gpu, &*cpu, &real);
             }
         }
     }
-    println!("check total mismatches {}", bad);
+    println!("check total pairs {} mismatches {}", total, bad);
     if bad > 0 {
         std::process::exit(1);
     }
@@ -430,6 +495,8 @@ fn main() {
         Some("bench") => bench(&args),
         Some("make-dna") => make_dna(&args),
         Some("check") => check(&args),
+        Some("parse") => parse_only(&args),
+        Some("host") => host_costs(&args),
         _ => eprintln!("usage: gpu_align_bench bench|make-dna|check ... (see the source)"),
     }
 }

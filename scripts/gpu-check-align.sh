@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # GPU checks of one-to-one alignment (issue 4), run on a machine with an NVIDIA GPU:
-#  1. GPU against the CPU scalar reference on >= 1,000,000 pairs (random protein and DNA,
-#     lengths 1 to 20,000 with overflowing pairs, plus real protein pairs): every score and
-#     coordinate identical;
+#  1. GPU against the CPU engine on >= 1,000,000 pairs (random protein and DNA, lengths 1 to
+#     20,000 with overflowing pairs; real protein pairs of the benchmark set and of lengths
+#     1 to 20,000; DNA-2-shaped pairs): every score and coordinate identical;
 #  2. the protein benchmark (make_pairs.py set of the ADEPT comparison, BLOSUM62 gap 6/1),
 #     streamed REPEAT times from the files to reach 10,000,000 pairs;
 #  3. the DNA-2-shaped benchmark (reads 201-250 vs contigs 99-979, planted matches).
 # Each benchmark prints TCUPS (qlen x tlen cells per pair), pairs/s and peak RSS.
 #
 #   scripts/gpu-check-align.sh [BIN]    BIN: gpu_align_bench (default: release example)
-# Environment: CHECK_PAIRS (1000000), PROT_PAIRS (200000), REPEAT (50), DNA_PAIRS (10000000),
-# DATA (shared/data), WORK (/tmp/swarrow-align).
+# Environment: CHECK_PAIRS (1000000 random), DNA2_CHECK (200000), WIDE_PAIRS (4000 real pairs
+# of lengths 1..20,000), SKIP_CHECK / CHECK_ONLY (1: skip the check / the benchmarks),
+# PROT_PAIRS (200000), REPEAT (50), DNA_PAIRS (10000000),
+# DATA (shared/data: DB.fasta.gz), MAKE_PAIRS (shared/bench/make_pairs.py), WORK (/tmp/swarrow-align).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${1:-$here/target/release/examples/gpu_align_bench}
 DATA=${DATA:-$here/shared/data}
+MAKE_PAIRS=${MAKE_PAIRS:-$here/shared/bench/make_pairs.py}
 WORK=${WORK:-/tmp/swarrow-align}
 CHECK_PAIRS=${CHECK_PAIRS:-1000000}
+DNA2_CHECK=${DNA2_CHECK:-200000}
+WIDE_PAIRS=${WIDE_PAIRS:-4000}
 PROT_PAIRS=${PROT_PAIRS:-200000}
 REPEAT=${REPEAT:-50}
 DNA_PAIRS=${DNA_PAIRS:-10000000}
@@ -28,11 +33,20 @@ if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
 fi
 
 if [ ! -s "$WORK/prot.q.fa" ]; then
-  python3 "$here/shared/bench/make_pairs.py" "$DATA/DB.fasta.gz" --pairs "$PROT_PAIRS" \
+  python3 "$MAKE_PAIRS" "$DATA/DB.fasta.gz" --pairs "$PROT_PAIRS" \
     --qlen 20 400 --tlen 400 1664 --seed 7 --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa"
 fi
-echo "== check: GPU vs CPU reference"
-"$BIN" check --pairs "$CHECK_PAIRS" --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --real 200000
+# Real pairs over the whole length range 1..20,000 (long related ones overflow 16 bits).
+if [ ! -s "$WORK/wide.q.fa" ]; then
+  python3 "$MAKE_PAIRS" "$DATA/DB.fasta.gz" --pairs "$WIDE_PAIRS" \
+    --qlen 1 20000 --tlen 1 20000 --mutate 0.1 --seed 3 --query "$WORK/wide.q.fa" --target "$WORK/wide.t.fa"
+fi
+if [ "${SKIP_CHECK:-0}" != 1 ]; then
+echo "== check: GPU vs CPU engine"
+"$BIN" check --pairs "$CHECK_PAIRS" --dna2 "$DNA2_CHECK" --real 200000 \
+  --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --query "$WORK/wide.q.fa" --target "$WORK/wide.t.fa"
+fi
+[ "${CHECK_ONLY:-0}" = 1 ] && exit 0
 
 echo "== protein benchmark ($PROT_PAIRS pairs x $REPEAT passes over the files)"
 "$BIN" bench --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --gap-open 6 --gap-extend 1 \

@@ -30,11 +30,16 @@ use std::sync::{Arc, Mutex};
 pub const KERNEL_SOURCE: &str = include_str!("../../../kernels/align.cu");
 
 /// Query rows per thread compiled for the 16-bit kernel (the 32-bit one uses `WIDE_ROWS`).
-pub const PACKED_ROWS: [u32; 8] = [4, 8, 12, 16, 20, 24, 28, 32];
+/// At most 16: the per-thread profile is 2 x (alphabet + 1) x rows bytes of shared memory,
+/// and at 24-32 rows a protein block of 128 threads fills an SM alone (4 warps, one per
+/// scheduler, 30% issue-slot use in ncu); at 16 rows two blocks fit (8 warps).
+pub const PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
 pub const WIDE_ROWS: u32 = 32;
 /// Threads per pair: a power of two up to a warp (shuffles stay inside the warp).
 pub const GROUPS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-const BLOCK: u32 = 128;
+/// Block sizes tried (threads); the one keeping most warps resident on an SM wins, the
+/// first listed on ties (small blocks retire unevenly long pairs more smoothly).
+const BLOCKS: [u32; 4] = [64, 128, 256, 32];
 /// Largest chunk of sequence bytes one kernel batch takes (offsets are 32-bit).
 const CHUNK_BYTES: usize = 1 << 30;
 
@@ -71,29 +76,33 @@ impl Shape {
 /// The cheapest shape for a pair of these lengths, by a cost model of the kernel: each
 /// thread-step costs its rows' cells plus a fixed overhead (shuffles, loads, best
 /// tracking), and a pass takes `tlen + group - 1` steps (the wavefront fills and drains).
+/// Candidates: per group, the fewest rows covering the query in one pass; and the widest
+/// shape, tiled over several passes. (Cost grows with rows, so for a group the fewest rows
+/// that cover the query win; `tests::analytic_shape_equals_exhaustive_search` checks this.)
 pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
-    const CELL: f64 = 3.5;
-    const STEP: f64 = 14.0;
     let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
-    let mut best: Option<(f64, Shape)> = None;
+    let max_rows = rows_set[rows_set.len() - 1];
+    let widest = Shape { packed, rows: max_rows, group: 32 };
+    let mut best = (shape_cost(widest, qlen, tlen), widest);
     for &group in &GROUPS {
-        for &rows in rows_set {
+        let need = qlen.div_ceil(group as usize).max(1);
+        if let Some(&rows) = rows_set.iter().find(|&&r| r as usize >= need) {
             let shape = Shape { packed, rows, group };
-            let passes = shape.passes(qlen);
-            // Tiled passes only at the widest shape; narrower ones would just repeat more.
-            if passes > 1 && (group != 32 || rows != *rows_set.last().unwrap_or(&rows)) {
-                continue;
-            }
-            let cost = passes as f64
-                * group as f64
-                * (rows as f64 * CELL + STEP)
-                * (tlen as f64 + group as f64 - 1.0);
-            if best.map_or(true, |(c, _)| cost < c) {
-                best = Some((cost, shape));
+            let cost = shape_cost(shape, qlen, tlen);
+            // Ties go to the fewer threads (the first found), as the widest comes last.
+            if cost < best.0 || (cost == best.0 && group < best.1.group) {
+                best = (cost, shape);
             }
         }
     }
-    best.map(|(_, s)| s).unwrap_or(Shape { packed, rows: WIDE_ROWS, group: 32 })
+    best.1
+}
+
+fn shape_cost(shape: Shape, qlen: usize, tlen: usize) -> f64 {
+    const CELL: f64 = 3.5;
+    const STEP: f64 = 14.0;
+    let group = shape.group as f64;
+    shape.passes(qlen) as f64 * group * (shape.rows as f64 * CELL + STEP) * (tlen as f64 + group - 1.0)
 }
 
 /// The work of one launch: pairs of one shape, grouped `halves` to a thread.
@@ -127,7 +136,8 @@ pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
     let mut bins: Vec<Bin> = by_shape
         .into_iter()
         .map(|(shape, mut its)| {
-            its.sort_by(|a, b| b.tlen.cmp(&a.tlen).then(b.qlen.cmp(&a.qlen)).then(a.index.cmp(&b.index)));
+            // Indices are unique, so the unstable sort gives one order.
+            its.sort_unstable_by_key(|it| (std::cmp::Reverse(it.tlen), std::cmp::Reverse(it.qlen), it.index));
             let h = shape.halves();
             let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
             for chunk in its.chunks(h) {
@@ -168,6 +178,31 @@ pub fn kernel_matrix(sc: &Scoring) -> Result<(Vec<i8>, usize)> {
 /// Largest best score the 16-bit kernel reports exactly: under it no lane can have wrapped.
 pub fn overflow_limit(sc: &Scoring) -> i32 {
     i16::MAX as i32 - sc.matrix.max_score().max(0) - 1
+}
+
+/// Threads per block and dynamic shared memory for a kernel variant: the block size that
+/// keeps most warps resident on one SM (larger blocks on ties), given the shared memory a
+/// block needs (`fixed` + `per_thread` x threads), registers per thread, the SM's shared
+/// memory and the per-block limit. None when not even 32 threads fit.
+pub fn choose_block(fixed: u32, per_thread: u32, regs: u32, shared_per_sm: u32, max_per_block: u32) -> Option<(u32, u32)> {
+    // Hopper/Ampere limits: 64 K registers (allocated per warp in 256s), 2048 threads and
+    // 32 blocks per SM, 1 KB of shared memory reserved per block.
+    let warp_regs = (regs.max(1) * 32).div_ceil(256) * 256;
+    let mut best: Option<(u32, u32, u32)> = None;
+    for &block in &BLOCKS {
+        let shared = fixed + block * per_thread;
+        if shared > max_per_block {
+            continue;
+        }
+        let by_shared = shared_per_sm / (shared + 1024);
+        let by_regs = (65536 / warp_regs) / (block / 32);
+        let blocks = by_shared.min(by_regs).min(2048 / block).min(32);
+        let warps = blocks * block / 32;
+        if best.map_or(true, |(w, _, _)| warps > w) {
+            best = Some((warps, block, shared));
+        }
+    }
+    best.map(|(_, b, s)| (b, s))
 }
 
 /// Sequences of a chunk laid out for the kernel: all codes in one buffer and per pair
@@ -282,6 +317,8 @@ pub fn finish(end: Cell, start: Option<Cell>, recomputed: bool) -> Result<Alignm
 /// stream, so one thread packs and bins its piece while the GPU runs another's.
 struct Device {
     gpu: Gpu,
+    /// Shared memory of one SM, bytes (sizes the blocks).
+    shared_per_sm: u32,
     streams: Vec<Arc<CudaStream>>,
     matrix: CudaSlice<i8>,
     kernels: Mutex<HashMap<(bool, u32), CudaFunction>>,
@@ -297,10 +334,24 @@ struct Staging {
     descs: Vec<u32>,
 }
 
-/// Host threads (and streams) per GPU.
-const STREAMS_PER_GPU: usize = 2;
+/// Host threads (and streams) per GPU: while one packs and bins its piece, the others'
+/// kernels keep the GPU busy.
+const STREAMS_PER_GPU: usize = 4;
 /// Pairs per piece of work handed to one stream (fewer pieces for small calls).
-const PIECE_PAIRS: usize = 131_072;
+const PIECE_PAIRS: usize = 65_536;
+
+/// `SWARROW_ALIGN_STREAMS` / `SWARROW_ALIGN_PIECE` override the two above (tuning runs).
+fn streams_per_gpu() -> usize {
+    env_count("SWARROW_ALIGN_STREAMS").unwrap_or(STREAMS_PER_GPU)
+}
+
+fn piece_pairs() -> usize {
+    env_count("SWARROW_ALIGN_PIECE").unwrap_or(PIECE_PAIRS)
+}
+
+fn env_count(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0)
+}
 
 /// One-to-one alignment on every visible GPU.
 pub struct GpuAligner {
@@ -323,11 +374,15 @@ impl GpuAligner {
             let matrix = gpu.stream.clone_htod(&m).map_err(dev_err("uploading the scoring matrix"))?;
             gpu.stream.synchronize().map_err(dev_err("uploading the scoring matrix"))?;
             let mut streams = vec![gpu.stream.clone()];
-            for _ in 1..STREAMS_PER_GPU {
+            for _ in 1..streams_per_gpu() {
                 streams.push(gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?);
             }
             let staging = (0..streams.len()).map(|_| Mutex::new(Staging::default())).collect();
-            devices.push(Device { gpu, streams, matrix, kernels: Mutex::new(HashMap::new()), staging });
+            let shared_per_sm = gpu
+                .ctx
+                .attribute(dsys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+                .map_err(dev_err("device attribute"))? as u32;
+            devices.push(Device { gpu, shared_per_sm, streams, matrix, kernels: Mutex::new(HashMap::new()), staging });
         }
         if devices.is_empty() {
             return Err(Error::Device("no GPU to align on".into()));
@@ -394,7 +449,7 @@ impl GpuAligner {
     pub fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
         let workers: Vec<(&Device, usize)> =
             self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
-        let per_piece = pairs.len().div_ceil(workers.len()).clamp(1, PIECE_PAIRS);
+        let per_piece = pairs.len().div_ceil(workers.len()).clamp(1, piece_pairs());
         let pieces = piece_ranges(pairs, per_piece, CHUNK_BYTES);
         let mut out = vec![Alignment::default(); pairs.len()];
         if pieces.len() <= 1 {
@@ -462,7 +517,12 @@ impl GpuAligner {
         };
         pack_seqs(pairs, host.as_mut_slice().map_err(dev_err("pinned buffer"))?);
         let t_pack = t0.elapsed();
-        stream.memcpy_htod(&*host, seqs).map_err(dev_err("uploading sequences"))?;
+        {
+            // Only the bytes this piece uses (the buffers may be larger). The next write to
+            // `host` is this worker's next piece, after this piece's results were read back.
+            let src = &host.as_slice().map_err(dev_err("pinned buffer"))?[..total];
+            stream.memcpy_htod(src, &mut seqs.slice_mut(..total)).map_err(dev_err("uploading sequences"))?;
+        }
         let seqs = &*seqs;
         let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
 
@@ -569,15 +629,13 @@ impl GpuAligner {
             let stride = if bin.max_passes > 1 { bin.max_cols.max(1) } else { 1 };
             let scratch_len = if bin.max_passes > 1 { ngroups * 2 * stride } else { 1 };
             let scratch = stream.alloc_zeros::<u32>(scratch_len).map_err(dev_err("allocating scratch"))?;
-            let mut block = BLOCK;
-            let prof = |b: u32| ((self.nc1 * self.nc1 + 15) & !15) as u32 + b * shape.halves() as u32 * self.nc1 as u32 * shape.rows;
-            while prof(block) > d.gpu.max_shared_optin && block > 32 {
-                block /= 2;
-            }
-            let shared = prof(block);
-            if shared > d.gpu.max_shared_optin {
-                return Err(Error::Device(format!("align kernel needs {} bytes of shared memory", shared)));
-            }
+            let fixed = ((self.nc1 * self.nc1 + 15) & !15) as u32;
+            let per_thread = shape.halves() as u32 * self.nc1 as u32 * shape.rows;
+            let regs = f.num_regs().map_err(dev_err("reading kernel registers"))? as u32;
+            let Some((block, shared)) = choose_block(fixed, per_thread, regs, d.shared_per_sm, d.gpu.max_shared_optin)
+            else {
+                return Err(Error::Device(format!("align kernel needs {} bytes of shared memory", fixed + 32 * per_thread)));
+            };
             if shared > 48 * 1024 {
                 f.set_attribute(
                     dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -786,6 +844,40 @@ mod tests {
         }
     }
 
+    /// Every (rows, group) of the compiled set, multi-pass only at the widest: the search
+    /// `choose_shape` shortcuts.
+    fn exhaustive_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
+        let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
+        let max_rows = *rows_set.last().unwrap();
+        let mut best: Option<(f64, Shape)> = None;
+        for &group in &GROUPS {
+            for &rows in rows_set {
+                let shape = Shape { packed, rows, group };
+                if shape.passes(qlen) > 1 && (group != 32 || rows != max_rows) {
+                    continue;
+                }
+                let g = group as f64;
+                let cost = shape.passes(qlen) as f64 * g * (rows as f64 * 3.5 + 14.0) * (tlen as f64 + g - 1.0);
+                if best.map_or(true, |(c, _)| cost < c) {
+                    best = Some((cost, shape));
+                }
+            }
+        }
+        best.unwrap().1
+    }
+
+    #[test]
+    fn analytic_shape_equals_exhaustive_search() {
+        let mut rng = Rng(17);
+        for k in 0..20_000 {
+            let qlen = if k < 3000 { k + 1 } else { 1 + rng.below(20_000) };
+            let tlen = 1 + rng.below(if k % 2 == 0 { 300 } else { 20_000 });
+            for packed in [true, false] {
+                assert_eq!(choose_shape(qlen, tlen, packed), exhaustive_shape(qlen, tlen, packed), "{} {}", qlen, tlen);
+            }
+        }
+    }
+
     #[test]
     fn shapes_cover_the_query_and_prefer_little_padding() {
         for qlen in 1..3000 {
@@ -800,7 +892,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(choose_shape(5000, 100, true), Shape { packed: true, rows: 32, group: 32 });
+        assert_eq!(choose_shape(5000, 100, true), Shape { packed: true, rows: 16, group: 32 });
         assert_eq!(choose_shape(20, 100, false).rows, WIDE_ROWS);
     }
 
@@ -858,6 +950,23 @@ mod tests {
         assert!(finish(end, None, false).is_err());
         let zero = Cell { score: 0, row: -1, col: -1, overflow: false };
         assert_eq!(finish(zero, None, true).unwrap(), Alignment { recomputed: true, ..Alignment::default() });
+    }
+
+    #[test]
+    fn blocks_keep_most_warps_resident() {
+        // H100: 228 KB of shared memory per SM, 227 KB per block at most.
+        let (sm, max) = (233_472, 232_448);
+        // Protein, 16 rows, 2 halves: 800 bytes per thread, 118 registers. 64 threads: 51,840
+        // bytes, 4 blocks by shared memory = 8 warps (registers allow 17 warps); larger
+        // blocks also reach 8 warps, and 64 comes first on ties.
+        assert_eq!(choose_block(640, 800, 118, sm, max), Some((64, 51_840)));
+        // 12 rows: 32 threads x 600 + 640 = 19,840 bytes, 11 blocks = 11 warps beats 64
+        // threads (5 blocks = 10 warps).
+        assert_eq!(choose_block(640, 600, 100, sm, max), Some((32, 19_840)));
+        // Registers bind: 255 registers = 8,192 per warp, 8 warps per SM whatever the block.
+        assert_eq!(choose_block(0, 8, 255, sm, max), Some((64, 512)));
+        // Too big for any block.
+        assert_eq!(choose_block(640, 8_000, 100, sm, max), None);
     }
 
     #[test]
