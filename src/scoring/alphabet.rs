@@ -46,14 +46,20 @@ impl Alphabet {
     /// outside the alphabet take the alphabet's catch-all code. On a byte that is neither a
     /// letter nor `*`, returns its 0-based position in `raw`.
     pub fn encode_into(self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
+        // Per 64-byte chunk: translate, then look for an invalid byte in one branch-free
+        // pass (tight loops without a per-byte exit or capacity check: input parsing runs
+        // at GB/s). Work stops within one chunk of an invalid byte, so callers that skip
+        // such bytes and call again stay linear.
         let table = self.table();
         out.reserve(raw.len());
-        for (i, &b) in raw.iter().enumerate() {
-            let code = table[b as usize];
-            if code == INVALID {
-                return Err(i);
+        for (k, chunk) in raw.chunks(64).enumerate() {
+            let start = out.len();
+            out.extend(chunk.iter().map(|&b| table[b as usize]));
+            if out[start..].iter().fold(false, |bad, &c| bad | (c == INVALID)) {
+                let i = out[start..].iter().position(|&c| c == INVALID).unwrap_or(0);
+                out.truncate(start + i);
+                return Err(64 * k + i);
             }
-            out.push(code);
         }
         Ok(())
     }
@@ -140,5 +146,23 @@ mod tests {
         let a = Alphabet::Dna;
         assert_eq!(a.encode(b"acgtuNRY*").unwrap(), vec![0, 1, 2, 3, 3, 4, 4, 4, 4]);
         assert_eq!(a.encode(b"AC.G"), Err(2));
+    }
+
+    #[test]
+    fn encode_into_reports_the_first_invalid_byte_and_keeps_the_codes_before_it() {
+        // Invalid bytes on both sides of the 64-byte chunk boundary and in a later chunk.
+        for bad in [0usize, 1, 63, 64, 65, 127, 128, 200] {
+            let mut raw = vec![b'G'; 300];
+            raw[bad] = b'-';
+            raw[bad + 50] = b'!';
+            let mut out = vec![9u8];
+            assert_eq!(Alphabet::Dna.encode_into(&raw, &mut out), Err(bad));
+            // What was there before, then one G code (2) per residue before the bad byte.
+            assert_eq!(out.len(), 1 + bad);
+            assert!(out[0] == 9 && out[1..].iter().all(|&c| c == 2));
+        }
+        let mut out = Vec::new();
+        assert_eq!(Alphabet::Dna.encode_into(&[b'T'; 130], &mut out), Ok(()));
+        assert_eq!(out, vec![3u8; 130]);
     }
 }

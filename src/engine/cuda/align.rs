@@ -339,6 +339,8 @@ struct Staging {
 const STREAMS_PER_GPU: usize = 4;
 /// Pairs per piece of work handed to one stream (fewer pieces for small calls).
 const PIECE_PAIRS: usize = 65_536;
+/// Smallest piece a call is cut into (fewer, fuller launches for small calls).
+const MIN_PIECE_PAIRS: usize = 4_096;
 
 /// `SWARROW_ALIGN_STREAMS` / `SWARROW_ALIGN_PIECE` override the two above (tuning runs).
 fn streams_per_gpu() -> usize {
@@ -449,7 +451,9 @@ impl GpuAligner {
     pub fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
         let workers: Vec<(&Device, usize)> =
             self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
-        let per_piece = pairs.len().div_ceil(workers.len()).clamp(1, piece_pairs());
+        // At least two pieces per worker where the call is big enough, so the workers drift
+        // out of phase: one packs and bins on the host while the others' kernels run.
+        let per_piece = pairs.len().div_ceil(2 * workers.len()).max(MIN_PIECE_PAIRS).min(piece_pairs()).max(1);
         let pieces = piece_ranges(pairs, per_piece, CHUNK_BYTES);
         let mut out = vec![Alignment::default(); pairs.len()];
         if pieces.len() <= 1 {
