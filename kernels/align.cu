@@ -131,10 +131,13 @@ __device__ __forceinline__ int group_min(int v, int G) {
 // groups[g * HALVES + h] = pair index, or -1 for an empty slot.
 // out[p] = (score, row, column, flags) with 0-based row/column of the cell found (forward:
 // end; reverse: in reversed coordinates); flags bit 0 = 16-bit overflow (recompute).
+// Reverse mode reads the forward pass's out as `fwd` (same bins, launched after it on the
+// same stream, so no host round trip): the prefixes end at its cell and its score is the
+// goal; pairs with score 0 or the overflow flag are skipped (written as score 0).
 extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const int* __restrict__ groups,
                                        int ngroups, int G, const u8* __restrict__ seqs,
                                        const signed char* __restrict__ matrix, int nc1, int gap_oe,
-                                       int gap_ext, int reverse, const int* __restrict__ target,
+                                       int gap_ext, int reverse, const int4* __restrict__ fwd,
                                        int overflow_limit, int4* __restrict__ out, u32* __restrict__ scratch,
                                        int scratch_stride) {
     extern __shared__ __align__(16) u8 smem[];
@@ -164,7 +167,14 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
             ts[h] = seqs + d.y;
             qlen[h] = d.z;
             tlen[h] = d.w;
-            goal[h] = reverse ? target[p] : NONE;
+            goal[h] = NONE;
+            if (reverse) {
+                const int4 f = fwd[p];
+                const bool found = f.x > 0 && !(f.w & 1);
+                qlen[h] = found ? f.y + 1 : 0;
+                tlen[h] = found ? f.z + 1 : 0;
+                goal[h] = found ? f.x : 0;
+            }
         } else {
             qs[h] = ts[h] = seqs;
             qlen[h] = tlen[h] = 0;

@@ -530,153 +530,148 @@ impl GpuAligner {
         let seqs = &*seqs;
         let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
 
-        // Forward, 16-bit.
+        // Forward (16-bit) then, on the same bins, reverse: queued back to back, one wait.
         let items: Vec<Item> = pairs
             .iter()
             .enumerate()
             .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
-        let fwd_bins = make_bins(&items, true);
+        let bins = make_bins(&items, true);
         let t1 = std::time::Instant::now();
-        let mut ends = self.run_bins(d, stream, seqs, &descs, None, &fwd_bins, pairs.len())?;
-        let t_fwd = t1.elapsed();
+        let (mut ends, starts) = self.run_both(d, stream, seqs, &descs, &bins, pairs.len())?;
+        let t_gpu = t1.elapsed();
+
+        // Where 16 bits may have wrapped: both passes again at 32 bits.
         let t2 = std::time::Instant::now();
-        // Forward again at 32 bits where 16 bits may have wrapped.
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
         let mut recomputed = vec![false; pairs.len()];
+        let mut starts = starts;
         if !wide.is_empty() {
-            let again = self.run_bins(d, stream, seqs, &descs, None, &make_bins(&wide, false), pairs.len())?;
+            let (e, st) = self.run_both(d, stream, seqs, &descs, &make_bins(&wide, false), pairs.len())?;
             for it in &wide {
                 let i = it.index as usize;
-                ends[i] = again[i];
+                ends[i] = e[i];
+                starts[i] = st[i];
                 recomputed[i] = true;
-            }
-        }
-
-        // Reverse over the prefixes ending at each end cell.
-        let mut rdescs = staging.descs.clone();
-        let mut goals = vec![0i32; pairs.len()];
-        let (mut narrow, mut wide) = (Vec::new(), Vec::new());
-        for (i, e) in ends.iter().enumerate() {
-            if e.score > 0 {
-                rdescs[4 * i + 2] = e.row as u32 + 1;
-                rdescs[4 * i + 3] = e.col as u32 + 1;
-                goals[i] = e.score;
-                let it = Item { index: i as u32, qlen: e.row as u32 + 1, tlen: e.col as u32 + 1 };
-                if recomputed[i] {
-                    wide.push(it)
-                } else {
-                    narrow.push(it)
-                }
-            }
-        }
-        let mut starts: Vec<Option<Cell>> = vec![None; pairs.len()];
-        if !narrow.is_empty() || !wide.is_empty() {
-            let rdescs = stream.clone_htod(&rdescs).map_err(dev_err("uploading reverse table"))?;
-            let goals_d = stream.clone_htod(&goals).map_err(dev_err("uploading scores"))?;
-            for (its, packed) in [(&narrow, true), (&wide, false)] {
-                if its.is_empty() {
-                    continue;
-                }
-                let res = self.run_bins(d, stream, seqs, &rdescs, Some(&goals_d), &make_bins(its, packed), pairs.len())?;
-                for it in its.iter() {
-                    starts[it.index as usize] = Some(res[it.index as usize]);
-                }
             }
         }
         if timing {
             let cells: f64 = pairs.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum();
             eprintln!(
-                "align piece: {} pairs, {} fwd bins, pack {:.1} ms, forward {:.1} ms ({:.3} TCUPS), rest {:.1} ms, all {:.1} ms",
+                "align piece: {} pairs, {} bins, pack {:.1} ms, bins {:.1} ms, gpu {:.1} ms ({:.3} TCUPS), wide {} pairs {:.1} ms, all {:.1} ms",
                 pairs.len(),
-                fwd_bins.len(),
+                bins.len(),
                 t_pack.as_secs_f64() * 1e3,
-                t_fwd.as_secs_f64() * 1e3,
-                cells / t_fwd.as_secs_f64() / 1e12,
+                (t1 - t0 - t_pack).as_secs_f64() * 1e3,
+                t_gpu.as_secs_f64() * 1e3,
+                cells / t_gpu.as_secs_f64() / 1e12,
+                wide.len(),
                 t2.elapsed().as_secs_f64() * 1e3,
                 t0.elapsed().as_secs_f64() * 1e3
             );
         }
-        (0..pairs.len()).map(|i| finish(ends[i], starts[i], recomputed[i])).collect()
+        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]), recomputed[i])).collect()
     }
 
-    /// Launches every bin on `d`'s stream and returns the kernel's cells by pair index
-    /// (pairs in no bin read as score 0).
-    #[allow(clippy::too_many_arguments)]
-    fn run_bins(
+    /// Forward pass over every bin, then the reverse pass over the same bins reading the
+    /// forward results on the device; returns (ends, starts) by pair index (pairs in no bin
+    /// read as score 0).
+    fn run_both(
         &self,
         d: &Device,
         stream: &Arc<CudaStream>,
         seqs: &CudaSlice<u8>,
         descs: &CudaSlice<u32>,
-        goals: Option<&CudaSlice<i32>>,
         bins: &[Bin],
         npairs: usize,
-    ) -> Result<Vec<Cell>> {
-        let mut out = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
-        let dummy_goals;
-        let goals_ref = match goals {
-            Some(g) => g,
-            None => {
-                dummy_goals = stream.alloc_zeros::<i32>(1).map_err(dev_err("allocating"))?;
-                &dummy_goals
-            }
-        };
-        let reverse: i32 = goals.is_some() as i32;
-        let mut keep = Vec::new();
-        for bin in bins {
-            let shape = bin.shape;
-            let f = self.kernel(d, shape.packed, shape.rows)?;
-            let ngroups = bin.groups.len() / shape.halves();
-            let groups = stream.clone_htod(&bin.groups).map_err(dev_err("uploading bins"))?;
-            let stride = if bin.max_passes > 1 { bin.max_cols.max(1) } else { 1 };
-            let scratch_len = if bin.max_passes > 1 { ngroups * 2 * stride } else { 1 };
-            let scratch = stream.alloc_zeros::<u32>(scratch_len).map_err(dev_err("allocating scratch"))?;
-            let fixed = ((self.nc1 * self.nc1 + 15) & !15) as u32;
-            let per_thread = shape.halves() as u32 * self.nc1 as u32 * shape.rows;
-            let regs = f.num_regs().map_err(dev_err("reading kernel registers"))? as u32;
-            let Some((block, shared)) = choose_block(fixed, per_thread, regs, d.shared_per_sm, d.gpu.max_shared_optin)
-            else {
-                return Err(Error::Device(format!("align kernel needs {} bytes of shared memory", fixed + 32 * per_thread)));
-            };
-            if shared > 48 * 1024 {
-                f.set_attribute(
-                    dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as i32,
-                )
-                .map_err(dev_err("raising the shared-memory limit"))?;
-            }
-            let threads = ngroups * shape.group as usize;
-            let cfg = LaunchConfig {
-                grid_dim: (threads.div_ceil(block as usize) as u32, 1, 1),
-                block_dim: (block, 1, 1),
-                shared_mem_bytes: shared,
-            };
-            let (ng, g) = (ngroups as i32, shape.group as i32);
-            let stride_i = stride as i32;
-            let mut lb = stream.launch_builder(&f);
-            lb.arg(descs)
-                .arg(&groups)
-                .arg(&ng)
-                .arg(&g)
-                .arg(seqs)
-                .arg(&d.matrix)
-                .arg(&self.nc1)
-                .arg(&self.gap_oe)
-                .arg(&self.gap_ext)
-                .arg(&reverse)
-                .arg(goals_ref)
-                .arg(if shape.packed { &self.limit } else { &i32::MAX })
-                .arg(&mut out)
-                .arg(&scratch)
-                .arg(&stride_i);
-            unsafe { lb.launch(cfg) }.map_err(dev_err("launching align_pairs"))?;
-            keep.push((groups, scratch));
+    ) -> Result<(Vec<Cell>, Vec<Cell>)> {
+        // All bins' group tables in one upload.
+        let mut all_groups = Vec::with_capacity(bins.iter().map(|b| b.groups.len()).sum());
+        let mut offsets = Vec::with_capacity(bins.len());
+        for b in bins {
+            offsets.push(all_groups.len());
+            all_groups.extend_from_slice(&b.groups);
         }
-        let raw = stream.clone_dtoh(&out).map_err(dev_err("reading results"))?;
-        drop(keep);
-        Ok(cells(&raw))
+        if all_groups.is_empty() {
+            all_groups.push(-1);
+        }
+        let groups = stream.clone_htod(&all_groups).map_err(dev_err("uploading bins"))?;
+        let mut fwd = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
+        let mut rev = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
+        let mut scratch = Vec::with_capacity(bins.len());
+        for bin in bins {
+            let ngroups = bin.groups.len() / bin.shape.halves();
+            let stride = if bin.max_passes > 1 { bin.max_cols.max(1) } else { 1 };
+            let len = if bin.max_passes > 1 { ngroups * 2 * stride } else { 1 };
+            scratch.push((stream.alloc_zeros::<u32>(len).map_err(dev_err("allocating scratch"))?, stride));
+        }
+        for reverse in [false, true] {
+            for (k, bin) in bins.iter().enumerate() {
+                let view = groups.slice(offsets[k]..offsets[k] + bin.groups.len());
+                let (scr, stride) = &scratch[k];
+                if reverse {
+                    self.launch(d, stream, bin, seqs, descs, &view, Some(&fwd), &mut rev, scr, *stride)?;
+                } else {
+                    self.launch(d, stream, bin, seqs, descs, &view, None, &mut fwd, scr, *stride)?;
+                }
+            }
+        }
+        let ends = stream.clone_dtoh(&fwd).map_err(dev_err("reading results"))?;
+        let starts = stream.clone_dtoh(&rev).map_err(dev_err("reading results"))?;
+        drop((scratch, groups));
+        Ok((cells(&ends), cells(&starts)))
+    }
+
+    /// One launch of `align_pairs` over one bin (reverse mode when `fwd` is given).
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        bin: &Bin,
+        seqs: &CudaSlice<u8>,
+        descs: &CudaSlice<u32>,
+        groups: &cudarc::driver::CudaView<'_, i32>,
+        fwd: Option<&CudaSlice<i32>>,
+        out: &mut CudaSlice<i32>,
+        scratch: &CudaSlice<u32>,
+        stride: usize,
+    ) -> Result<()> {
+        let shape = bin.shape;
+        let f = self.kernel(d, shape.packed, shape.rows)?;
+        let ngroups = bin.groups.len() / shape.halves();
+        let fixed = ((self.nc1 * self.nc1 + 15) & !15) as u32;
+        let per_thread = shape.halves() as u32 * self.nc1 as u32 * shape.rows;
+        let regs = f.num_regs().map_err(dev_err("reading kernel registers"))? as u32;
+        let Some((block, shared)) = choose_block(fixed, per_thread, regs, d.shared_per_sm, d.gpu.max_shared_optin)
+        else {
+            return Err(Error::Device(format!("align kernel needs {} bytes of shared memory", fixed + 32 * per_thread)));
+        };
+        if shared > 48 * 1024 {
+            f.set_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
+                .map_err(dev_err("raising the shared-memory limit"))?;
+        }
+        let threads = ngroups * shape.group as usize;
+        let cfg = LaunchConfig {
+            grid_dim: (threads.div_ceil(block as usize) as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: shared,
+        };
+        let (ng, g) = (ngroups as i32, shape.group as i32);
+        let stride_i = stride as i32;
+        let reverse: i32 = fwd.is_some() as i32;
+        // Forward mode never reads `fwd`: any device pointer does (here the output itself
+        // cannot be passed twice, so the pair table).
+        let mut lb = stream.launch_builder(&f);
+        lb.arg(descs).arg(groups).arg(&ng).arg(&g).arg(seqs).arg(&d.matrix).arg(&self.nc1).arg(&self.gap_oe).arg(&self.gap_ext).arg(&reverse);
+        match fwd {
+            Some(x) => lb.arg(x),
+            None => lb.arg(descs),
+        };
+        lb.arg(if shape.packed { &self.limit } else { &i32::MAX }).arg(out).arg(scratch).arg(&stride_i);
+        unsafe { lb.launch(cfg) }.map_err(dev_err("launching align_pairs"))?;
+        Ok(())
     }
 }
 
