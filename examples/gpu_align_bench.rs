@@ -266,8 +266,13 @@ fn host_costs(args: &[String]) {
         .map(|i| Item { index: i as u32, qlen: rng.range(20, 400) as u32, tlen: rng.range(400, 1664) as u32 })
         .collect();
     let t = Instant::now();
-    let bins = make_bins(&items, true);
-    println!("make_bins {} items: {:.1} ms, {} bins", n, t.elapsed().as_secs_f64() * 1e3, bins.len());
+    let k: u32 = items.iter().map(|it| swarrow::engine::cuda::align::choose_shape(it.qlen as usize, it.tlen as usize, true).rows).sum();
+    println!("choose_shape x{}: {:.1} ms ({})", n, t.elapsed().as_secs_f64() * 1e3, k);
+    for _ in 0..3 {
+        let t = Instant::now();
+        let bins = make_bins(&items, true);
+        println!("make_bins {} items: {:.1} ms, {} bins", n, t.elapsed().as_secs_f64() * 1e3, bins.len());
+    }
     let seqs: Vec<(Vec<u8>, Vec<u8>)> = items.iter().map(|it| (vec![1u8; it.qlen as usize], vec![2u8; it.tlen as usize])).collect();
     let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
     let t = Instant::now();

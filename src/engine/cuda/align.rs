@@ -128,16 +128,23 @@ pub struct Item {
 /// so the pairs sharing a thread, and the groups sharing a warp, run for similar lengths.
 /// Empty pairs (either length 0) must be left out by the caller: they score 0.
 pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
-    let mut by_shape: HashMap<Shape, Vec<Item>> = HashMap::new();
-    for it in items {
-        let shape = choose_shape(it.qlen as usize, it.tlen as usize, packed);
-        by_shape.entry(shape).or_default().push(*it);
+    use rayon::prelude::*;
+    // Shapes on all cores (this runs once per piece, between the GPU's passes).
+    let shapes: Vec<Shape> =
+        items.par_iter().with_min_len(4096).map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed)).collect();
+    let mut buckets: Vec<(Shape, Vec<Item>)> = Vec::new();
+    for (it, &shape) in items.iter().zip(&shapes) {
+        match buckets.iter_mut().find(|(s, _)| *s == shape) {
+            Some((_, v)) => v.push(*it),
+            None => buckets.push((shape, vec![*it])),
+        }
     }
-    let mut bins: Vec<Bin> = by_shape
-        .into_iter()
+    let mut bins: Vec<Bin> = buckets
+        .into_par_iter()
         .map(|(shape, mut its)| {
-            // Indices are unique, so the unstable sort gives one order.
-            its.sort_unstable_by_key(|it| (std::cmp::Reverse(it.tlen), std::cmp::Reverse(it.qlen), it.index));
+            // Longest target first, then longest query; a stable sort keeps input order
+            // (the callers': by index) among equals.
+            its.sort_by_key(|it| std::cmp::Reverse(((it.tlen as u64) << 32) | it.qlen as u64));
             let h = shape.halves();
             let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
             for chunk in its.chunks(h) {
@@ -150,7 +157,7 @@ pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
         })
         .collect();
     // Biggest work first, so small bins fill the GPU's tail.
-    bins.sort_by_key(|b| std::cmp::Reverse(b.groups.len() * b.max_cols * b.shape.span()));
+    bins.sort_by_key(|b| (std::cmp::Reverse(b.groups.len() * b.max_cols * b.shape.span()), b.shape));
     bins
 }
 
@@ -538,6 +545,21 @@ impl GpuAligner {
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
         let bins = make_bins(&items, true);
+        if std::env::var("SWARROW_ALIGN_TIMING").is_ok_and(|v| v == "2") {
+            // Per launch: real cells against the lane-cells the kernel steps through.
+            for b in &bins {
+                let (h, g) = (b.shape.halves(), b.shape.group as usize);
+                let (mut real, mut lanes) = (0f64, 0f64);
+                for grp in b.groups.chunks(h) {
+                    let ps: Vec<&(&[u8], &[u8])> = grp.iter().filter(|&&i| i >= 0).map(|&i| &pairs[i as usize]).collect();
+                    real += ps.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum::<f64>();
+                    let steps = ps.iter().map(|(_, t)| t.len()).max().unwrap_or(0) + g - 1;
+                    let passes = ps.iter().map(|(q, _)| b.shape.passes(q.len())).max().unwrap_or(1);
+                    lanes += (steps * passes * b.shape.span() * h) as f64;
+                }
+                eprintln!("  bin rows {} group {} groups {} cells {:.3e} lane-cells {:.3e}", b.shape.rows, g, b.groups.len() / h, real, lanes);
+            }
+        }
         let t1 = std::time::Instant::now();
         let (mut ends, starts) = self.run_both(d, stream, seqs, &descs, &bins, pairs.len())?;
         let t_gpu = t1.elapsed();
