@@ -3,8 +3,9 @@
 //   -DROWS=R    query rows each thread keeps in registers (multiple of 4)
 //   -DPACKED=1  two pairs per thread in s16x2 lanes (DPX), 0: one pair per thread at 32 bits
 //
-// Layout of the work: a group of G threads (G divides 32, chosen per launch) aligns one pair
-// per lane half. Thread t of a group owns query rows [pass*G*R + t*R, +R) and walks the
+// Layout of the work: a group of G threads (a power of two up to 32, chosen per warp from
+// the `warps` table, so one launch runs the bins of every G) aligns one pair per lane
+// half. Thread t of a group owns query rows [pass*G*R + t*R, +R) and walks the
 // target column by column; thread t works on column s - t at step s (a wavefront), getting
 // the H and F values of the row above from thread t-1 by shuffle. Queries longer than G*R
 // rows take several passes; the last row of a pass goes through `scratch` to the next.
@@ -129,13 +130,15 @@ __device__ __forceinline__ int group_min(int v, int G) {
 
 // pairs[p] = (offset of query codes in seqs, offset of target codes, qlen, tlen).
 // groups[g * HALVES + h] = pair index, or -1 for an empty slot.
+// warps[w] = (G, first group of warp w, its scratch slot (multi-pass bins), groups in it):
+// the warp's lanes form 32 / G groups of G threads; groups past the count are idle.
 // out[p] = (score, row, column, flags) with 0-based row/column of the cell found (forward:
 // end; reverse: in reversed coordinates); flags bit 0 = 16-bit overflow (recompute).
 // Reverse mode reads the forward pass's out as `fwd` (same bins, launched after it on the
 // same stream, so no host round trip): the prefixes end at its cell and its score is the
 // goal; pairs with score 0 or the overflow flag are skipped (written as score 0).
 extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const int* __restrict__ groups,
-                                       int ngroups, int G, const u8* __restrict__ seqs,
+                                       const int4* __restrict__ warps, int nwarps, const u8* __restrict__ seqs,
                                        const signed char* __restrict__ matrix, int nc1, int gap_oe,
                                        int gap_ext, int reverse, const int4* __restrict__ fwd,
                                        int overflow_limit, int4* __restrict__ out, u32* __restrict__ scratch,
@@ -147,9 +150,13 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
     for (int i = threadIdx.x; i < nc1 * nc1; i += blockDim.x) mat[i] = matrix[i];
     __syncthreads();
 
-    const int gid = (blockIdx.x * blockDim.x + threadIdx.x) / G;
-    const int t = threadIdx.x % G;
-    const bool real_group = gid < ngroups;
+    const int w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int4 task = w < nwarps ? warps[w] : make_int4(32, 0, 0, 0);
+    const int G = task.x;  // uniform across the warp: shuffle widths and reductions use it
+    const int t = (threadIdx.x & 31) % G;
+    const int k = (threadIdx.x & 31) / G;
+    const bool real_group = k < task.w;
+    const int gid = task.y + k;
     const int pad = nc1 - 1;
 
     // Per half: sequences and lengths (empty slots and missing groups: length 0).
@@ -186,7 +193,7 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
     const int span = G * R;
     int passes = (rows + span - 1) / span;
     passes = __reduce_max_sync(FULL, passes);
-    u32* scr_h = scratch + (size_t)(real_group ? gid : 0) * 2 * scratch_stride;
+    u32* scr_h = scratch + (size_t)(real_group ? task.z + k : 0) * 2 * scratch_stride;
     u32* scr_g = scr_h + scratch_stride;
 
     const V mext = splat(-gap_ext), moe = splat(-gap_oe), zero = splat(0), neg = splat(-32768);

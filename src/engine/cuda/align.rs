@@ -114,6 +114,8 @@ pub struct Bin {
     /// Longest target in the bin (columns the tiling scratch must hold).
     pub max_cols: usize,
     pub max_passes: usize,
+    /// Per group: wavefront steps of its longest half, over all passes (its run time).
+    pub work: Vec<u32>,
 }
 
 /// One pair to bin: its index, query rows and target columns.
@@ -147,18 +149,77 @@ pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
             its.sort_by_key(|it| std::cmp::Reverse(((it.tlen as u64) << 32) | it.qlen as u64));
             let h = shape.halves();
             let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
+            let mut work = Vec::with_capacity(its.len().div_ceil(h));
             for chunk in its.chunks(h) {
                 groups.extend(chunk.iter().map(|it| it.index as i32));
                 groups.extend(std::iter::repeat(-1).take(h - chunk.len()));
+                let steps = |it: &Item| (it.tlen + shape.group - 1) as u64 * shape.passes(it.qlen as usize) as u64;
+                work.push(chunk.iter().map(steps).max().unwrap_or(0).min(u32::MAX as u64) as u32);
             }
             let max_cols = its.iter().map(|it| it.tlen as usize).max().unwrap_or(0);
             let max_passes = its.iter().map(|it| shape.passes(it.qlen as usize)).max().unwrap_or(1);
-            Bin { shape, groups, max_cols, max_passes }
+            Bin { shape, groups, max_cols, max_passes, work }
         })
         .collect();
     // Biggest work first, so small bins fill the GPU's tail.
     bins.sort_by_key(|b| (std::cmp::Reverse(b.groups.len() * b.max_cols * b.shape.span()), b.shape));
     bins
+}
+
+/// One launch: every bin of one kernel variant (rows per thread, lane width), as a table
+/// of warps, each running 32 / G groups of one bin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub packed: bool,
+    pub rows: u32,
+    /// Per warp: (G, first group in the concatenated group table, scratch slot of that
+    /// group (multi-pass bins; 0 otherwise), groups in the warp). Longest work first.
+    pub warps: Vec<[i32; 4]>,
+    /// Columns each scratch slot holds (1 when no bin takes several passes).
+    pub stride: usize,
+    /// Scratch slots (groups of multi-pass bins).
+    pub slots: usize,
+}
+
+/// Groups launches by kernel variant. `offsets[k]` is bin k's first group in the
+/// concatenated group table. Warps go longest first so the long serial ones start early
+/// and short ones fill the tail.
+pub fn plan_launches(bins: &[Bin], offsets: &[usize]) -> Vec<Launch> {
+    let mut launches: Vec<(Launch, Vec<u32>)> = Vec::new();
+    for (bin, &first) in bins.iter().zip(offsets) {
+        let key = (bin.shape.packed, bin.shape.rows);
+        let pos = match launches.iter().position(|(l, _)| (l.packed, l.rows) == key) {
+            Some(p) => p,
+            None => {
+                let l = Launch { packed: key.0, rows: key.1, warps: Vec::new(), stride: 1, slots: 0 };
+                launches.push((l, Vec::new()));
+                launches.len() - 1
+            }
+        };
+        let (launch, work) = &mut launches[pos];
+        let g = bin.shape.group as usize;
+        let per_warp = 32 / g;
+        let ngroups = bin.groups.len() / bin.shape.halves();
+        let multi = bin.max_passes > 1;
+        for j in (0..ngroups).step_by(per_warp) {
+            let slot = if multi { launch.slots + j } else { 0 };
+            launch.warps.push([g as i32, (first + j) as i32, slot as i32, per_warp.min(ngroups - j) as i32]);
+            work.push(bin.work[j]);
+        }
+        if multi {
+            launch.slots += ngroups;
+            launch.stride = launch.stride.max(bin.max_cols);
+        }
+    }
+    launches
+        .into_iter()
+        .map(|(mut l, work)| {
+            let mut order: Vec<usize> = (0..l.warps.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(work[i]));
+            l.warps = order.iter().map(|&i| l.warps[i]).collect();
+            l
+        })
+        .collect()
 }
 
 /// The kernel's scoring table: `(n + 1)^2` bytes, code n padding rows and columns with a
@@ -597,8 +658,8 @@ impl GpuAligner {
     }
 
     /// Forward pass over every bin, then the reverse pass over the same bins reading the
-    /// forward results on the device; returns (ends, starts) by pair index (pairs in no bin
-    /// read as score 0).
+    /// forward results on the device; one launch per kernel variant and pass. Returns
+    /// (ends, starts) by pair index (pairs in no bin read as score 0).
     fn run_both(
         &self,
         d: &Device,
@@ -608,63 +669,70 @@ impl GpuAligner {
         bins: &[Bin],
         npairs: usize,
     ) -> Result<(Vec<Cell>, Vec<Cell>)> {
-        // All bins' group tables in one upload.
-        let mut all_groups = Vec::with_capacity(bins.iter().map(|b| b.groups.len()).sum());
+        // All bins' group tables, and all launches' warp tables, in one upload each.
+        let mut all_groups = Vec::with_capacity(bins.iter().map(|b| b.groups.len()).sum::<usize>() + 1);
         let mut offsets = Vec::with_capacity(bins.len());
         for b in bins {
-            offsets.push(all_groups.len());
+            offsets.push(all_groups.len() / b.shape.halves());
             all_groups.extend_from_slice(&b.groups);
         }
-        if all_groups.is_empty() {
-            all_groups.push(-1);
+        // Group indices count in units of one shape's halves: one lane width per table.
+        if bins.windows(2).any(|w| w[0].shape.halves() != w[1].shape.halves()) {
+            return Err(Error::Internal("align bins of both lane widths in one table".into()));
         }
+        all_groups.push(-1);
+        let launches = plan_launches(bins, &offsets);
+        let mut all_warps: Vec<i32> = Vec::new();
+        let mut warp_off = Vec::with_capacity(launches.len());
+        for l in &launches {
+            warp_off.push(all_warps.len() / 4);
+            all_warps.extend(l.warps.iter().flatten());
+        }
+        all_warps.extend([32, 0, 0, 0]);
         let groups = stream.clone_htod(&all_groups).map_err(dev_err("uploading bins"))?;
+        let warps = stream.clone_htod(&all_warps).map_err(dev_err("uploading bins"))?;
         let mut fwd = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
         let mut rev = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
-        let mut scratch = Vec::with_capacity(bins.len());
-        for bin in bins {
-            let ngroups = bin.groups.len() / bin.shape.halves();
-            let stride = if bin.max_passes > 1 { bin.max_cols.max(1) } else { 1 };
-            let len = if bin.max_passes > 1 { ngroups * 2 * stride } else { 1 };
-            scratch.push((stream.alloc_zeros::<u32>(len).map_err(dev_err("allocating scratch"))?, stride));
+        let mut scratch = Vec::with_capacity(launches.len());
+        for l in &launches {
+            let len = (l.slots * 2 * l.stride).max(1);
+            scratch.push(stream.alloc_zeros::<u32>(len).map_err(dev_err("allocating scratch"))?);
         }
         for reverse in [false, true] {
-            for (k, bin) in bins.iter().enumerate() {
-                let view = groups.slice(offsets[k]..offsets[k] + bin.groups.len());
-                let (scr, stride) = &scratch[k];
+            for (k, l) in launches.iter().enumerate() {
+                let view = warps.slice(warp_off[k] * 4..(warp_off[k] + l.warps.len()) * 4);
                 if reverse {
-                    self.launch(d, stream, bin, seqs, descs, &view, Some(&fwd), &mut rev, scr, *stride)?;
+                    self.launch(d, stream, l, seqs, descs, &groups, &view, Some(&fwd), &mut rev, &scratch[k])?;
                 } else {
-                    self.launch(d, stream, bin, seqs, descs, &view, None, &mut fwd, scr, *stride)?;
+                    self.launch(d, stream, l, seqs, descs, &groups, &view, None, &mut fwd, &scratch[k])?;
                 }
             }
         }
         let ends = stream.clone_dtoh(&fwd).map_err(dev_err("reading results"))?;
         let starts = stream.clone_dtoh(&rev).map_err(dev_err("reading results"))?;
-        drop((scratch, groups));
+        drop((scratch, groups, warps));
         Ok((cells(&ends), cells(&starts)))
     }
 
-    /// One launch of `align_pairs` over one bin (reverse mode when `fwd` is given).
+    /// One launch of `align_pairs` (reverse mode when `fwd` is given).
     #[allow(clippy::too_many_arguments)]
     fn launch(
         &self,
         d: &Device,
         stream: &Arc<CudaStream>,
-        bin: &Bin,
+        l: &Launch,
         seqs: &CudaSlice<u8>,
         descs: &CudaSlice<u32>,
-        groups: &cudarc::driver::CudaView<'_, i32>,
+        groups: &CudaSlice<i32>,
+        warps: &cudarc::driver::CudaView<'_, i32>,
         fwd: Option<&CudaSlice<i32>>,
         out: &mut CudaSlice<i32>,
         scratch: &CudaSlice<u32>,
-        stride: usize,
     ) -> Result<()> {
-        let shape = bin.shape;
-        let f = self.kernel(d, shape.packed, shape.rows)?;
-        let ngroups = bin.groups.len() / shape.halves();
+        let f = self.kernel(d, l.packed, l.rows)?;
+        let halves = if l.packed { 2 } else { 1 };
         let fixed = ((self.nc1 * self.nc1 + 15) & !15) as u32;
-        let per_thread = shape.halves() as u32 * self.nc1 as u32 * shape.rows;
+        let per_thread = halves * self.nc1 as u32 * l.rows;
         let regs = f.num_regs().map_err(dev_err("reading kernel registers"))? as u32;
         let Some((block, shared)) = choose_block(fixed, per_thread, regs, d.shared_per_sm, d.gpu.max_shared_optin)
         else {
@@ -674,24 +742,24 @@ impl GpuAligner {
             f.set_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
                 .map_err(dev_err("raising the shared-memory limit"))?;
         }
-        let threads = ngroups * shape.group as usize;
+        let threads = l.warps.len() * 32;
         let cfg = LaunchConfig {
             grid_dim: (threads.div_ceil(block as usize) as u32, 1, 1),
             block_dim: (block, 1, 1),
             shared_mem_bytes: shared,
         };
-        let (ng, g) = (ngroups as i32, shape.group as i32);
-        let stride_i = stride as i32;
+        let nwarps = l.warps.len() as i32;
+        let stride_i = l.stride as i32;
         let reverse: i32 = fwd.is_some() as i32;
-        // Forward mode never reads `fwd`: any device pointer does (here the output itself
-        // cannot be passed twice, so the pair table).
         let mut lb = stream.launch_builder(&f);
-        lb.arg(descs).arg(groups).arg(&ng).arg(&g).arg(seqs).arg(&d.matrix).arg(&self.nc1).arg(&self.gap_oe).arg(&self.gap_ext).arg(&reverse);
+        lb.arg(descs).arg(groups).arg(warps).arg(&nwarps).arg(seqs).arg(&d.matrix).arg(&self.nc1);
+        lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(&reverse);
+        // Forward mode never reads `fwd`: any device pointer does (the pair table here).
         match fwd {
             Some(x) => lb.arg(x),
             None => lb.arg(descs),
         };
-        lb.arg(if shape.packed { &self.limit } else { &i32::MAX }).arg(out).arg(scratch).arg(&stride_i);
+        lb.arg(if l.packed { &self.limit } else { &i32::MAX }).arg(out).arg(scratch).arg(&stride_i);
         unsafe { lb.launch(cfg) }.map_err(dev_err("launching align_pairs"))?;
         Ok(())
     }
@@ -945,6 +1013,51 @@ mod tests {
             }
             assert!(seen.iter().all(|&c| c == 1));
         }
+    }
+
+    #[test]
+    fn launches_cover_every_group_once_with_its_bin_shape() {
+        let mut rng = Rng(23);
+        // Short and long queries: single-pass bins of several shapes and multi-pass ones.
+        let items: Vec<Item> = (0..3000)
+            .map(|i| {
+                let qlen = if i % 10 == 0 { 600 + rng.below(3000) } else { 1 + rng.below(500) };
+                Item { index: i, qlen: qlen as u32, tlen: 1 + rng.below(2000) as u32 }
+            })
+            .collect();
+        let bins = make_bins(&items, true);
+        let mut offsets = Vec::new();
+        let mut total = 0;
+        for b in &bins {
+            offsets.push(total);
+            total += b.groups.len() / 2;
+        }
+        let launches = plan_launches(&bins, &offsets);
+        // Which bin (and shape) each concatenated group belongs to.
+        let owner = |g: usize| bins.iter().zip(&offsets).find(|(b, &o)| g >= o && g < o + b.groups.len() / 2).unwrap();
+        let mut seen = vec![0; total];
+        let mut slots_seen = std::collections::HashSet::new();
+        for l in &launches {
+            assert!(l.warps.windows(2).all(|w| {
+                let work = |x: &[i32; 4]| owner(x[1] as usize).0.work[x[1] as usize - *owner(x[1] as usize).1];
+                work(&w[0]) >= work(&w[1])
+            }));
+            for w in &l.warps {
+                let (g, first, slot, count) = (w[0], w[1] as usize, w[2] as usize, w[3] as usize);
+                assert!(count >= 1 && count <= 32 / g as usize);
+                for k in 0..count {
+                    let (b, _) = owner(first + k);
+                    assert_eq!((b.shape.packed, b.shape.rows, b.shape.group), (l.packed, l.rows, g as u32));
+                    seen[first + k] += 1;
+                    if b.max_passes > 1 {
+                        assert!(slot + k < l.slots && l.stride >= b.max_cols);
+                        assert!(slots_seen.insert((l.rows, slot + k)));
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1));
+        assert!(bins.iter().any(|b| b.max_passes > 1) && launches.iter().any(|l| l.slots > 0));
     }
 
     #[test]
