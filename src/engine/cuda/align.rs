@@ -430,6 +430,9 @@ pub struct GpuAligner {
     gap_oe: i32,
     gap_ext: i32,
     limit: i32,
+    /// Threads for packing and binning: the aligner's own, so that its host work does not
+    /// queue behind the callers' jobs in rayon's global pool (input parsing, say).
+    pool: rayon::ThreadPool,
 }
 
 impl GpuAligner {
@@ -463,6 +466,10 @@ impl GpuAligner {
             gap_oe: sc.gap_open + sc.gap_extend,
             gap_ext: sc.gap_extend,
             limit: overflow_limit(sc),
+            pool: rayon::ThreadPoolBuilder::new()
+                .num_threads(std::thread::available_parallelism().map_or(4, |n| n.get()).min(8))
+                .build()
+                .map_err(|e| Error::Internal(format!("thread pool: {}", e)))?,
         })
     }
 
@@ -587,7 +594,8 @@ impl GpuAligner {
         let (Some(host), Some(seqs)) = (staging.host.as_mut(), staging.dev.as_mut()) else {
             return Err(Error::Internal("staging buffers missing".into()));
         };
-        pack_seqs(pairs, host.as_mut_slice().map_err(dev_err("pinned buffer"))?);
+        let dst = host.as_mut_slice().map_err(dev_err("pinned buffer"))?;
+        self.pool.install(|| pack_seqs(pairs, dst));
         let t_pack = t0.elapsed();
         {
             // Only the bytes this piece uses (the buffers may be larger). The next write to
@@ -605,7 +613,7 @@ impl GpuAligner {
             .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
-        let bins = make_bins(&items, true);
+        let bins = self.pool.install(|| make_bins(&items, true));
         if std::env::var("SWARROW_ALIGN_TIMING").is_ok_and(|v| v == "2") {
             // Per launch: real cells against the lane-cells the kernel steps through.
             for b in &bins {
