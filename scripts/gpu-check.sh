@@ -61,6 +61,20 @@ if [ "$mode" = scale ]; then
     CUDA_VISIBLE_DEVICES=0 "$B" bench /tmp/db200m.fasta "$G/allqueries.fasta" --repeat 3 || rc=1
     "$B" bench /tmp/db200m.fasta "$G/allqueries.fasta" --repeat 3 || rc=1
     echo "(all $n GPUs in the second run)"
+    # The whole command: makedb once, then search on 1 GPU and on all, output compared.
+    "$G/swarrow" makedb /tmp/db200m.fasta -o /tmp/db200m.swdb || rc=1
+    for v in 0 "$(seq -s, 0 $((n - 1)))"; do
+        for i in 1 2; do
+            t0=$(date +%s.%N)
+            CUDA_VISIBLE_DEVICES=$v "$G/swarrow" search -q "$G/allqueries.fasta" -d /tmp/db200m.swdb --device cuda \
+                --quiet --format tsv -o /tmp/scale-$i.tsv || rc=1
+            t1=$(date +%s.%N)
+            python3 -c "print(f'swarrow search 200M swdb, GPUs {\"$v\"}, run $i: {$t1-$t0:.2f} s wall')"
+        done
+        cp /tmp/scale-2.tsv "/tmp/scale-gpus-${v//,/_}.tsv"
+    done
+    if cmp -s /tmp/scale-gpus-0.tsv "/tmp/scale-gpus-$(seq -s_ 0 $((n - 1))).tsv"; then echo "IDENTICAL output on 1 and $n GPUs"
+    else echo "DIFFERENT output on 1 and $n GPUs"; rc=1; fi
 fi
 if [ "$mode" = profile ]; then
     rep="${OUT:-/tmp}/search-profile"
