@@ -38,10 +38,11 @@ pub const VARIANTS: [Variant; 4] =
     [Variant { p: 8, k: 16 }, Variant { p: 16, k: 16 }, Variant { p: 32, k: 16 }, Variant { p: 8, k: 32 }];
 
 /// Which specialisation runs which target lengths: `(longest target, variant)`, ascending.
-/// Short targets want few threads each (short fill and drain of the wavefront); long targets
-/// want more threads each (fewer passes, enough parallelism for the long tail).
+/// Measured on the H100 (BENCHMARKS.md, ncu): the kernel is issue-bound at 3 warps per
+/// scheduler, so the variant with the most rows per thread (least per-step overhead per
+/// cell) wins at every length: 8 threads x 32 rows, for short and long targets alike.
 pub fn default_bins() -> Vec<(u32, Variant)> {
-    vec![(4096, Variant { p: 8, k: 16 }), (u32::MAX, Variant { p: 16, k: 16 })]
+    vec![(u32::MAX, Variant { p: 8, k: 32 })]
 }
 
 /// A contiguous run of targets (indices into a shard, ascending length) and its kernel.
