@@ -199,9 +199,11 @@ __device__ void search(const SearchArgs& a) {
     }
 }
 
-// Minimum resident blocks per SM the register allocation must allow (tuning knob).
+// Minimum resident blocks per SM the register allocation must allow. 3 (12 warps per SM)
+// lets K=32 fit in 168 registers without spills; unbounded it takes 239 and runs 2 blocks.
+// Measured on the H100 (BENCHMARKS.md): K=32 at 3 blocks is the fastest configuration.
 #ifndef SEARCH_MIN_BLOCKS
-#define SEARCH_MIN_BLOCKS 1
+#define SEARCH_MIN_BLOCKS 3
 #endif
 
 #define SEARCH_KERNEL(P, K)                                                              \

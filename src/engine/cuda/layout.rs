@@ -34,18 +34,15 @@ impl Variant {
 }
 
 /// The specialisations compiled into `kernels/sw_search.cu`.
-pub const VARIANTS: [Variant; 4] = [
-    Variant { p: 8, k: 16 },
-    Variant { p: 16, k: 16 },
-    Variant { p: 32, k: 16 },
-    Variant { p: 8, k: 32 },
-];
+pub const VARIANTS: [Variant; 4] =
+    [Variant { p: 8, k: 16 }, Variant { p: 16, k: 16 }, Variant { p: 32, k: 16 }, Variant { p: 8, k: 32 }];
 
 /// Which specialisation runs which target lengths: `(longest target, variant)`, ascending.
-/// Short targets want few threads each (short fill and drain of the wavefront); long targets
-/// want more threads each (fewer passes, enough parallelism for the long tail).
+/// Measured on the H100 (BENCHMARKS.md, ncu): the kernel is issue-bound at 3 warps per
+/// scheduler, so the variant with the most rows per thread (least per-step overhead per
+/// cell) wins at every length: 8 threads x 32 rows, for short and long targets alike.
 pub fn default_bins() -> Vec<(u32, Variant)> {
-    vec![(4096, Variant { p: 8, k: 16 }), (u32::MAX, Variant { p: 16, k: 16 })]
+    vec![(u32::MAX, Variant { p: 8, k: 32 })]
 }
 
 /// A contiguous run of targets (indices into a shard, ascending length) and its kernel.
@@ -157,40 +154,106 @@ pub struct Shard {
     pub global: Vec<u32>,
 }
 
+/// Database indices (length order) of GPU `gpu`'s shard out of `ngpus`.
+pub fn shard_targets(db: &Database, gpu: usize, ngpus: usize) -> Vec<u32> {
+    (gpu..db.len()).step_by(ngpus.max(1)).map(|i| i as u32).collect()
+}
+
+/// Bytes a target takes in a packed buffer (padded to 4).
+pub fn padded_len(len: usize) -> usize {
+    (len + 3) & !3
+}
+
+/// Bytes a packed buffer of these targets needs, closing PAD bytes included.
+pub fn packed_bytes(db: &Database, targets: &[u32]) -> usize {
+    targets.iter().map(|&i| padded_len(db.seq_len(i as usize))).sum::<usize>() + 16
+}
+
 pub fn shard(db: &Database, gpu: usize, ngpus: usize, sc: &Scoring) -> Result<Shard> {
-    let pad = sc.matrix.size() as u8;
-    let size = sc.matrix.size() as u8;
-    let idx: Vec<usize> = (gpu..db.len()).step_by(ngpus.max(1)).collect();
-    let bytes: usize = idx.iter().map(|&i| (db.seq_len(i) + 3) & !3).sum::<usize>() + 16;
+    let global = shard_targets(db, gpu, ngpus);
+    let bytes = packed_bytes(db, &global);
     if bytes > u32::MAX as usize {
         return Err(Error::Device(format!(
-            "database shard of {} bytes exceeds the 4 GiB a CUDA shard may hold; use more GPUs",
+            "database shard of {} bytes exceeds the 4 GiB a resident CUDA shard may hold",
             bytes
         )));
     }
-    let mut residues = Vec::with_capacity(bytes);
-    let mut starts = Vec::with_capacity(idx.len());
-    let mut lengths = Vec::with_capacity(idx.len());
-    for &i in &idx {
-        let s = db.seq(i);
-        if s.iter().fold(0u8, |m, &c| m.max(c)) >= size {
-            let bad = s.iter().find(|&&c| c >= size).copied().unwrap_or(0);
-            return Err(Error::Internal(format!(
-                "database sequence {} holds residue code {} outside the {}-letter scoring alphabet",
-                db.id(i),
-                bad,
-                size
-            )));
-        }
-        starts.push(residues.len() as u32);
-        lengths.push(s.len() as u32);
-        residues.extend_from_slice(s);
-        while residues.len() % 4 != 0 {
-            residues.push(pad);
-        }
+    let mut residues = vec![0u8; bytes];
+    let (starts, lengths) = pack_targets(db, &global, sc, &mut residues)?;
+    Ok(Shard { residues, starts, lengths, global })
+}
+
+/// Packs `targets` into `out` (at least `packed_bytes` long) as the kernels read them and
+/// returns each target's start and length. Shared by resident shards and streamed chunks;
+/// groups of targets are packed in parallel (this runs while the GPU waits for the data).
+pub fn pack_targets(db: &Database, targets: &[u32], sc: &Scoring, out: &mut [u8]) -> Result<(Vec<u32>, Vec<u32>)> {
+    use rayon::prelude::*;
+    const GROUP: usize = 2048;
+    let pad = sc.matrix.size() as u8;
+    let need = packed_bytes(db, targets);
+    if out.len() < need || need > u32::MAX as usize {
+        return Err(Error::Internal(format!("packing {} target bytes into a buffer of {}", need, out.len())));
     }
-    residues.extend_from_slice(&[pad; 16]);
-    Ok(Shard { residues, starts, lengths, global: idx.iter().map(|&i| i as u32).collect() })
+    let lengths: Vec<u32> = targets.iter().map(|&i| db.seq_len(i as usize) as u32).collect();
+    let mut starts = Vec::with_capacity(targets.len());
+    let mut at = 0usize;
+    for &l in &lengths {
+        starts.push(at as u32);
+        at += padded_len(l as usize);
+    }
+    // Disjoint pieces of `out`, one per group of targets.
+    let mut pieces = Vec::with_capacity(targets.len().div_ceil(GROUP));
+    let mut rest = &mut out[..at];
+    for (gi, group) in targets.chunks(GROUP).enumerate() {
+        let bytes: usize = lengths[gi * GROUP..gi * GROUP + group.len()].iter().map(|&l| padded_len(l as usize)).sum();
+        let (piece, tail) = rest.split_at_mut(bytes);
+        pieces.push((group, piece));
+        rest = tail;
+    }
+    pieces.into_par_iter().try_for_each(|(group, piece)| {
+        let mut at = 0usize;
+        for &i in group {
+            let s = db.seq(i as usize);
+            // Encoded residues are below the alphabet size; check cheaply, name the culprit.
+            if s.iter().fold(0u8, |m, &c| m.max(c)) >= pad {
+                let bad = s.iter().find(|&&c| c >= pad).copied().unwrap_or(pad);
+                return Err(Error::Internal(format!(
+                    "database sequence {} holds residue code {} outside the {}-letter scoring alphabet",
+                    db.id(i as usize),
+                    bad,
+                    pad
+                )));
+            }
+            piece[at..at + s.len()].copy_from_slice(s);
+            let end = at + padded_len(s.len());
+            piece[at + s.len()..end].fill(pad);
+            at = end;
+        }
+        Ok(())
+    })?;
+    out[at..at + 16].fill(pad);
+    Ok((starts, lengths))
+}
+
+/// Splits a shard's targets (ascending length) into consecutive chunks of at most
+/// `max_bytes` packed bytes each, for streaming a database that does not fit on the GPU.
+/// A single target larger than `max_bytes` gets a chunk of its own.
+pub fn chunk_targets(db: &Database, targets: &[u32], max_bytes: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut begin, mut bytes) = (0usize, 16usize);
+    for (j, &i) in targets.iter().enumerate() {
+        let b = padded_len(db.seq_len(i as usize));
+        if j > begin && bytes + b > max_bytes {
+            out.push(begin..j);
+            begin = j;
+            bytes = 16;
+        }
+        bytes += b;
+    }
+    if begin < targets.len() {
+        out.push(begin..targets.len());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -303,5 +366,47 @@ mod tests {
         }
         let total = |s: &Shard| s.lengths.iter().sum::<u32>();
         assert_eq!(total(&s0) + total(&s1), db.total_residues() as u32);
+    }
+
+    #[test]
+    fn chunks_cover_the_shard_in_order_within_the_byte_limit() {
+        let lens = [1, 2, 3, 4, 5, 9, 17, 40, 41, 300];
+        let db = db_of(&lens);
+        let sc = Scoring::blosum62();
+        let targets = shard_targets(&db, 0, 1);
+        for max in [1usize, 24, 40, 64, 100, 1000] {
+            let chunks = chunk_targets(&db, &targets, max);
+            let flat: Vec<usize> = chunks.iter().flat_map(|r| r.clone()).collect();
+            assert_eq!(flat, (0..targets.len()).collect::<Vec<_>>(), "max {}", max);
+            for r in &chunks {
+                let bytes = packed_bytes(&db, &targets[r.clone()]);
+                assert!(bytes <= max || r.len() == 1, "chunk {:?} holds {} bytes > {}", r, bytes, max);
+                // A chunk packs to the same residues as the whole shard holds for it.
+                let mut buf = vec![0u8; bytes];
+                let (starts, lengths) = pack_targets(&db, &targets[r.clone()], &sc, &mut buf).unwrap();
+                for (k, &g) in targets[r.clone()].iter().enumerate() {
+                    let st = starts[k] as usize;
+                    assert_eq!(&buf[st..st + lengths[k] as usize], db.seq(g as usize));
+                }
+            }
+        }
+        // Many targets: packed in parallel groups, each in its place.
+        let lens: Vec<usize> = (0..9000).map(|i| 1 + (i * 7919) % 61).collect();
+        let db = db_of(&lens);
+        let targets = shard_targets(&db, 1, 3);
+        let mut buf = vec![0u8; packed_bytes(&db, &targets)];
+        let (starts, lengths) = pack_targets(&db, &targets, &sc, &mut buf).unwrap();
+        for (k, &g) in targets.iter().enumerate() {
+            let st = starts[k] as usize;
+            assert_eq!(st % 4, 0);
+            assert_eq!(&buf[st..st + lengths[k] as usize], db.seq(g as usize));
+            assert!(buf[st + lengths[k] as usize..st + padded_len(lengths[k] as usize)].iter().all(|&c| c == 24));
+        }
+        assert!(buf[buf.len() - 16..].iter().all(|&c| c == 24));
+        let db = db_of(&[1, 2, 3, 4, 5, 9, 17, 40, 41, 300]);
+        let targets = shard_targets(&db, 0, 1);
+        // Greedy: at 64 bytes the first chunk takes targets while they fit.
+        let chunks = chunk_targets(&db, &targets, 64);
+        assert_eq!(chunks[0], 0..6);
     }
 }

@@ -54,10 +54,18 @@ impl CudaEngine {
             )));
         }
         let n = runtime::device_count()?;
+        // Contexts and modules of several GPUs load in parallel: each takes a while.
+        let opened: Vec<Result<search::Device>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n).map(|i| s.spawn(move || search::Device::open(i))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU setup panicked".into()))))
+                .collect()
+        });
         let mut devices = Vec::with_capacity(n);
         let mut names = Vec::with_capacity(n);
-        for i in 0..n {
-            let d = search::Device::open(i)?;
+        for d in opened {
+            let d = d?;
             names.push(d.gpu.name.clone());
             devices.push(Mutex::new(d));
         }
@@ -85,7 +93,9 @@ impl CudaEngine {
 impl Engine for CudaEngine {
     fn name(&self) -> String {
         match self.names.first() {
-            Some(first) if self.names.iter().all(|n| n == first) => format!("cuda ({} x {})", self.names.len(), first),
+            Some(first) if self.names.iter().all(|n| n == first) => {
+                format!("cuda ({} x {})", self.names.len(), first)
+            }
             _ => format!("cuda ({})", self.names.join(", ")),
         }
     }
@@ -102,7 +112,7 @@ impl Engine for CudaEngine {
                 .map(|(g, dev)| {
                     s.spawn(move || {
                         let mut dev = dev.lock().map_err(|_| Error::Internal("GPU state poisoned".into()))?;
-                        dev.search(key, || layout::shard(db, g, ngpus, sc), queries, sc, &self.bins, top)
+                        dev.search(key, db, g, ngpus, queries, sc, &self.bins, top)
                     })
                 })
                 .collect();

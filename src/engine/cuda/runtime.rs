@@ -54,9 +54,7 @@ pub fn device_count() -> Result<usize> {
 /// Whether a GPU search can run here: driver and NVRTC load and at least one device exists.
 pub fn available() -> bool {
     static A: OnceLock<bool> = OnceLock::new();
-    *A.get_or_init(|| {
-        driver_present() && nvrtc_present() && probe(|| matches!(device_count(), Ok(n) if n > 0))
-    })
+    *A.get_or_init(|| driver_present() && nvrtc_present() && probe(|| matches!(device_count(), Ok(n) if n > 0)))
 }
 
 /// Why `available()` is false, for `Error::Device` messages; None when it is true.
@@ -310,7 +308,10 @@ pub fn compile_cached(src: &Source, arch: Arch, options: &[String]) -> Result<Im
             Image::Ptx(s) => s.as_bytes(),
         };
         // Write then rename, so a concurrent reader never sees half a file.
-        let tmp = p.with_extension(format!("{}.{}", ext, std::process::id()));
+        // (Unique per process and call: several GPUs compile in parallel threads.)
+        static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = p.with_extension(format!("{}.{}.{}", ext, std::process::id(), n));
         let ok = p.parent().map(|d| std::fs::create_dir_all(d).is_ok()).unwrap_or(false)
             && std::fs::write(&tmp, bytes).is_ok()
             && std::fs::rename(&tmp, p).is_ok();
@@ -350,16 +351,7 @@ impl Gpu {
             attr(dsys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u32;
         let total_mem = ctx.total_mem().map_err(dev_err("device memory size"))?;
         let stream = ctx.new_stream().map_err(dev_err("creating a stream"))?;
-        Ok(Gpu {
-            ordinal,
-            name,
-            arch: (major * 10 + minor) as u32,
-            sms,
-            max_shared_optin,
-            total_mem,
-            ctx,
-            stream,
-        })
+        Ok(Gpu { ordinal, name, arch: (major * 10 + minor) as u32, sms, max_shared_optin, total_mem, ctx, stream })
     }
 
     /// All visible GPUs.
@@ -401,10 +393,7 @@ impl Gpu {
                 };
                 let ptx = compile_cached(src, Arch::Virtual(arch), options)?;
                 self.ctx.load_module(ptx.into_ptx()).map_err(|e| {
-                    Error::Device(format!(
-                        "CUDA: loading {} on {}: cubin: {}; PTX: {}",
-                        src.name, self.name, first, e
-                    ))
+                    Error::Device(format!("CUDA: loading {} on {}: cubin: {}; PTX: {}", src.name, self.name, first, e))
                 })
             }
         }

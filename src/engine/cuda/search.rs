@@ -2,13 +2,14 @@
 //! search kernels for a batch of query pairs, and top-k selection on the GPU, so that only
 //! the best hits of each query come back.
 
-use super::layout::{self, Bin, Shard, Variant};
+use super::layout::{self, Bin, Variant};
 use super::runtime::{dev_err, Gpu, Source};
+use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use cudarc::driver::{
-    sys::CUfunction_attribute_enum, CudaFunction, CudaModule, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig,
-    PushKernelArg,
+    sys::CUfunction_attribute_enum, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,14 +54,93 @@ fn both_lanes(v: i32) -> u32 {
     h | (h << 16)
 }
 
-/// The database shard as it sits on the GPU, kept across searches.
+/// The database shard as it sits on the GPU, in chunks, kept across searches.
 struct Resident {
-    key: (usize, u64, usize),
+    key: DbKey,
+    chunks: Vec<Chunk>,
+}
+
+/// One chunk of a shard on the GPU: consecutive targets of the shard's length order.
+struct Chunk {
+    range: std::ops::Range<usize>,
     residues: CudaSlice<u8>,
     starts: CudaSlice<u32>,
     lengths: CudaSlice<u32>,
-    host_lengths: Vec<u32>,
-    global: Vec<u32>,
+}
+
+impl Chunk {
+    /// The kernels' view of this chunk; `shard_lengths` are the whole shard's target lengths.
+    fn view<'a>(&self, st: &Arc<CudaStream>, shard_lengths: &'a [u32]) -> Targets<'a> {
+        Targets {
+            residues: self.residues.device_ptr(st).0,
+            starts: self.starts.device_ptr(st).0,
+            lengths: self.lengths.device_ptr(st).0,
+            host_lengths: &shard_lengths[self.range.clone()],
+        }
+    }
+}
+
+/// Identifies a database across calls (address of its residues, residues, sequences).
+pub type DbKey = (usize, u64, usize);
+
+/// Targets of one scan as the kernels see them: device pointers, plus the lengths (for
+/// binning) and database indices on the host.
+struct Targets<'a> {
+    residues: u64,
+    starts: u64,
+    lengths: u64,
+    host_lengths: &'a [u32],
+}
+
+/// How a search holds the database on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Uploaded once in chunks of this many bytes (the first call's scans overlap the
+    /// uploads), kept across calls.
+    Resident { chunk_bytes: usize },
+    /// Streamed through two slots of this many bytes, on two streams.
+    Streamed { chunk_bytes: usize },
+}
+
+/// Memory kept free for score matrices, profiles and the driver beyond the database itself.
+const HEADROOM: usize = 2 << 30;
+/// Largest streamed chunk: big enough that a chunk's scan dwarfs launch overheads.
+const MAX_CHUNK: usize = 512 << 20;
+/// Chunks of a resident database: small enough that the first scan starts soon, large
+/// enough that the per-chunk launches and top-k cost little.
+const RESIDENT_CHUNK: usize = 64 << 20;
+/// Streams that scans and uploads alternate over.
+const STREAMS: usize = 2;
+
+/// Resident when the shard fits (with headroom), otherwise
+/// streamed through two buffers of at most `MAX_CHUNK` or an eighth of free memory.
+/// `SWARROW_CUDA_CHUNK_BYTES` forces streaming with that chunk size (tests, benchmarks).
+pub fn placement(shard_bytes: usize, free: usize, forced_chunk: Option<usize>) -> Placement {
+    if let Some(c) = forced_chunk {
+        return Placement::Streamed { chunk_bytes: c.max(1024) };
+    }
+    if shard_bytes.saturating_add(HEADROOM) <= free {
+        Placement::Resident { chunk_bytes: RESIDENT_CHUNK }
+    } else {
+        Placement::Streamed { chunk_bytes: MAX_CHUNK.min(free / 8).max(1 << 20) }
+    }
+}
+
+fn forced_chunk() -> Option<usize> {
+    std::env::var("SWARROW_CUDA_CHUNK_BYTES").ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// Query profiles of one batch of query pairs, for every variant the bins use.
+type Profiles = HashMap<Variant, (CudaSlice<i32>, CudaSlice<u32>, CudaSlice<u32>)>;
+
+/// A scan whose kernels and result copies are queued on `stream`; `collect` waits for it.
+struct Pending {
+    stream: Arc<CudaStream>,
+    scores: CudaSlice<u32>,
+    counts: PinnedHostSlice<u32>,
+    cands: PinnedHostSlice<u32>,
+    cap: usize,
+    ntargets: usize,
 }
 
 /// One GPU with its compiled kernels and resident database shard.
@@ -72,6 +152,9 @@ pub struct Device {
     threshold: CudaFunction,
     select: CudaFunction,
     resident: Option<Resident>,
+    streams: Vec<Arc<CudaStream>>,
+    /// Pinned host buffers the chunks are packed into for upload, one per stream.
+    staging: Vec<PinnedHostSlice<u8>>,
 }
 
 /// Hits of one query on one GPU: (database index in length order, raw 16-bit lane score;
@@ -81,7 +164,7 @@ pub type RawHits = Vec<(u32, u32)>;
 impl Device {
     pub fn open(ordinal: usize) -> Result<Device> {
         let gpu = Gpu::open(ordinal)?;
-        // One stream per device orders all our work; cudarc's per-buffer events add nothing.
+        // Our streams order all work on their buffers; cudarc's per-buffer events add nothing.
         unsafe { gpu.ctx.disable_event_tracking() };
         // Extra NVRTC flags for tuning experiments, e.g. "-DSEARCH_MIN_BLOCKS=6".
         let opts: Vec<String> = std::env::var("SWARROW_CUDA_NVRTC_OPTS")
@@ -101,100 +184,209 @@ impl Device {
             select: gpu.function(&module, "topk_select")?,
             search,
             _module: module,
+            streams: (0..STREAMS)
+                .map(|_| gpu.ctx.new_stream())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(dev_err("creating streams"))?,
+            staging: Vec::new(),
             gpu,
             resident: None,
         })
     }
 
-    /// Uploads the shard unless the same database is already resident.
-    fn ensure_resident(&mut self, key: (usize, u64, usize), shard: impl FnOnce() -> Result<Shard>) -> Result<()> {
-        if self.resident.as_ref().map(|r| r.key) == Some(key) {
-            return Ok(());
-        }
-        self.resident = None;
-        let s = shard()?;
-        let st = &self.gpu.stream;
-        let up = "uploading the database";
-        let resident = Resident {
-            key,
-            residues: st.clone_htod(&s.residues).map_err(dev_err(up))?,
-            starts: st.clone_htod(&s.starts).map_err(dev_err(up))?,
-            lengths: st.clone_htod(&s.lengths).map_err(dev_err(up))?,
-            host_lengths: s.lengths,
-            global: s.global,
-        };
-        st.synchronize().map_err(dev_err(up))?;
-        self.resident = Some(resident);
-        Ok(())
-    }
-
-    /// Scores `queries` against this GPU's shard of `db` and returns, per query, at least the
-    /// `top` best hits (more where scores tie), each with its database index.
+    /// Scores `queries` against shard `g` of `ngpus` of `db` and returns, per query, at least
+    /// the `top` best hits (more where scores tie), each with its database index.
+    ///
+    /// The shard runs in chunks alternating over two streams: while one stream scans a chunk,
+    /// the next chunk is packed into pinned memory and uploaded on the other. A resident
+    /// shard keeps its chunks for later calls; a streamed one reuses two chunk buffers.
     #[allow(clippy::too_many_arguments)]
     pub fn search(
         &mut self,
-        db_key: (usize, u64, usize),
-        shard: impl FnOnce() -> Result<Shard>,
+        key: DbKey,
+        db: &Database,
+        g: usize,
+        ngpus: usize,
         queries: &[&[u8]],
         sc: &Scoring,
         bins: &[(u32, Variant)],
         top: usize,
     ) -> Result<Vec<RawHits>> {
-        self.ensure_resident(db_key, shard)?;
         let mut out: Vec<RawHits> = vec![Vec::new(); queries.len()];
-        let ntargets = self.resident.as_ref().map_or(0, |r| r.host_lengths.len());
-        if ntargets == 0 || top == 0 {
+        let targets = layout::shard_targets(db, g, ngpus);
+        if targets.is_empty() || top == 0 {
             return Ok(out);
         }
         let lens: Vec<usize> = queries.iter().map(|q| q.len()).collect();
         let pairs = layout::pair_queries(&lens);
-        // Keep the score matrix of one batch under 1 GiB.
-        let per_batch = ((1usize << 30) / (4 * ntargets)).max(1);
-        for batch in pairs.chunks(per_batch) {
-            let hits = self.search_batch(queries, batch, sc, bins, top)?;
-            for (q, h) in hits {
-                out[q] = h;
+        let host_lengths: Vec<u32> = targets.iter().map(|&i| db.seq_len(i as usize) as u32).collect();
+        let forced = forced_chunk();
+        if self.resident.as_ref().map(|r| r.key) != Some(key) || forced.is_some() {
+            self.resident = None;
+        }
+        let (keep, chunk_bytes) = match &self.resident {
+            Some(_) => (true, RESIDENT_CHUNK),
+            None => {
+                let (free, _) = self.gpu.ctx.mem_get_info().map_err(dev_err("reading free GPU memory"))?;
+                match placement(layout::packed_bytes(db, &targets), free, forced) {
+                    Placement::Resident { chunk_bytes } => (true, chunk_bytes),
+                    Placement::Streamed { chunk_bytes } => (false, chunk_bytes),
+                }
             }
+        };
+        let mut resident = self.resident.take().filter(|_| keep);
+        let ranges: Vec<std::ops::Range<usize>> = match &resident {
+            Some(r) => r.chunks.iter().map(|c| c.range.clone()).collect(),
+            None => layout::chunk_targets(db, &targets, chunk_bytes),
+        };
+        let uploading = resident.is_none();
+        let mut bufs: Vec<Option<Chunk>> = Vec::new();
+        if uploading {
+            let largest = ranges.iter().map(|r| layout::packed_bytes(db, &targets[r.clone()])).max().unwrap_or(16);
+            self.ensure_staging(largest)?;
+            if !keep {
+                // Streaming: one buffer per stream, reused chunk after chunk.
+                let most = ranges.iter().map(|r| r.len()).max().unwrap_or(1);
+                for k in 0..STREAMS {
+                    bufs.push(Some(self.chunk_buffer(k, 0..0, largest, most)?));
+                }
+            }
+        }
+        let mut kept: Vec<Chunk> = Vec::new();
+        let most = ranges.iter().map(|r| r.len()).max().unwrap_or(1);
+        for (bi, batch) in pairs.chunks(pairs_per_batch(most)).enumerate() {
+            let profiles = self.upload_profiles(queries, batch, sc, bins, &host_lengths)?;
+            let mut pending: Vec<Option<(Pending, std::ops::Range<usize>)>> = (0..STREAMS).map(|_| None).collect();
+            for (ci, r) in ranges.iter().enumerate() {
+                let k = ci % STREAMS;
+                // The stream's previous scan must be done before its buffers are reused.
+                if let Some((p, pr)) = pending[k].take() {
+                    collect(p, batch, &targets[pr], &mut out)?;
+                }
+                let st = self.streams[k].clone();
+                let chunk_targets = &targets[r.clone()];
+                // Upload: every chunk when streaming; each chunk once (first batch) when resident.
+                let p = if uploading && (!keep || bi == 0) {
+                    let bytes = layout::packed_bytes(db, chunk_targets);
+                    let mut c = match bufs.get_mut(k).and_then(Option::take) {
+                        Some(c) => c,
+                        None => self.chunk_buffer(k, r.clone(), bytes, r.len())?,
+                    };
+                    c.range = r.clone();
+                    let host = self.staging[k].as_mut_slice().map_err(dev_err("pinned buffer"))?;
+                    let (starts, lengths) = layout::pack_targets(db, chunk_targets, sc, &mut host[..bytes])?;
+                    let up = "uploading a database chunk";
+                    st.memcpy_htod(&host[..bytes], &mut c.residues.slice_mut(0..bytes)).map_err(dev_err(up))?;
+                    st.memcpy_htod(&starts, &mut c.starts.slice_mut(0..starts.len())).map_err(dev_err(up))?;
+                    st.memcpy_htod(&lengths, &mut c.lengths.slice_mut(0..lengths.len())).map_err(dev_err(up))?;
+                    let p = self.launch(&st, &c.view(&st, &host_lengths), &profiles, batch, sc, bins, top)?;
+                    if keep {
+                        kept.push(c);
+                    } else {
+                        bufs[k] = Some(c);
+                    }
+                    p
+                } else {
+                    let c = match &resident {
+                        Some(res) => &res.chunks[ci],
+                        None => &kept[ci],
+                    };
+                    self.launch(&st, &c.view(&st, &host_lengths), &profiles, batch, sc, bins, top)?
+                };
+                pending[k] = Some((p, r.clone()));
+            }
+            for (p, pr) in pending.into_iter().flatten() {
+                collect(p, batch, &targets[pr], &mut out)?;
+            }
+        }
+        if keep {
+            if resident.is_none() {
+                resident = Some(Resident { key, chunks: kept });
+            }
+            self.resident = resident;
         }
         Ok(out)
     }
 
-    fn search_batch(
-        &mut self,
+    /// Makes sure each stream has a pinned staging buffer of at least `bytes`.
+    fn ensure_staging(&mut self, bytes: usize) -> Result<()> {
+        if self.staging.len() == STREAMS && self.staging.iter().all(|b| b.len() >= bytes) {
+            return Ok(());
+        }
+        self.staging.clear();
+        for _ in 0..STREAMS {
+            // Write-combined: the host only writes it, the copy engine reads it.
+            let b = unsafe { self.gpu.ctx.alloc_pinned::<u8>(bytes) }.map_err(dev_err("allocating pinned memory"))?;
+            self.staging.push(b);
+        }
+        Ok(())
+    }
+
+    /// Device buffers for a chunk of `bytes` packed residues and `targets` targets.
+    fn chunk_buffer(&self, k: usize, range: std::ops::Range<usize>, bytes: usize, targets: usize) -> Result<Chunk> {
+        let st = &self.streams[k];
+        let e = || dev_err("allocating a database chunk on the GPU");
+        Ok(Chunk {
+            range,
+            residues: st.alloc_zeros::<u8>(bytes.max(16)).map_err(e())?,
+            starts: st.alloc_zeros::<u32>(targets.max(1)).map_err(e())?,
+            lengths: st.alloc_zeros::<u32>(targets.max(1)).map_err(e())?,
+        })
+    }
+
+    /// Builds and uploads the profiles of `pairs` for every variant that `lengths` use;
+    /// waits for the upload, so that any stream may read them.
+    fn upload_profiles(
+        &self,
         queries: &[&[u8]],
         pairs: &[(usize, Option<usize>)],
         sc: &Scoring,
         bins: &[(u32, Variant)],
-        top: usize,
-    ) -> Result<Vec<(usize, RawHits)>> {
-        let res = self.resident.as_ref().ok_or_else(|| Error::Internal("no resident database".into()))?;
-        let st = self.gpu.stream.clone();
-        let ntargets = res.host_lengths.len();
-        let npairs = pairs.len();
-        let bins: Vec<Bin> = layout::split_bins(&res.host_lengths, bins);
-        let alpha = layout::alpha(sc);
-        let smax = sc.matrix.max_score().max(1);
-        let e = |what: &'static str| dev_err(what);
-
-        let mut scores = st.alloc_zeros::<u32>(npairs * ntargets).map_err(e("allocating scores"))?;
-        let counter = st.alloc_zeros::<u32>(bins.len().max(1)).map_err(e("allocating counters"))?;
-        // Profiles for each variant in use.
-        let mut profiles: HashMap<Variant, (CudaSlice<i32>, CudaSlice<u32>, CudaSlice<u32>)> = HashMap::new();
-        for b in &bins {
+        lengths: &[u32],
+    ) -> Result<Profiles> {
+        let st = &self.gpu.stream;
+        let up = "uploading query profiles";
+        let mut profiles = Profiles::new();
+        for b in layout::split_bins(lengths, bins) {
             if profiles.contains_key(&b.variant) {
                 continue;
             }
             let p = layout::build_profiles(queries, pairs, sc, b.variant);
-            let up = "uploading query profiles";
             profiles.insert(
                 b.variant,
                 (
-                    st.clone_htod(&p.data).map_err(e(up))?,
-                    st.clone_htod(&p.offsets).map_err(e(up))?,
-                    st.clone_htod(&p.passes).map_err(e(up))?,
+                    st.clone_htod(&p.data).map_err(dev_err(up))?,
+                    st.clone_htod(&p.offsets).map_err(dev_err(up))?,
+                    st.clone_htod(&p.passes).map_err(dev_err(up))?,
                 ),
             );
         }
+        st.synchronize().map_err(dev_err(up))?;
+        Ok(profiles)
+    }
+
+    /// Queues on `st` the scan of `targets` by the query pairs `pairs` and the top-k
+    /// selection, with the copies of the selected hits into pinned host memory.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &self,
+        st: &Arc<CudaStream>,
+        targets: &Targets,
+        profiles: &Profiles,
+        pairs: &[(usize, Option<usize>)],
+        sc: &Scoring,
+        bins: &[(u32, Variant)],
+        top: usize,
+    ) -> Result<Pending> {
+        let ntargets = targets.host_lengths.len();
+        let npairs = pairs.len();
+        let bins: Vec<Bin> = layout::split_bins(targets.host_lengths, bins);
+        let alpha = layout::alpha(sc);
+        let smax = sc.matrix.max_score().max(1);
+        let e = |what: &'static str| dev_err(what);
+
+        let scores = st.alloc_zeros::<u32>(npairs * ntargets).map_err(e("allocating scores"))?;
+        let counter = st.alloc_zeros::<u32>(bins.len().max(1)).map_err(e("allocating counters"))?;
         // Launch geometry and boundary-row scratch of every bin; one scratch buffer serves all.
         let mut plans = Vec::new();
         let mut scratch_ints = 0usize;
@@ -214,19 +406,20 @@ impl Device {
         }
         let scratch = st.alloc_zeros::<i32>(scratch_ints.max(4)).map_err(e("allocating scratch"))?;
 
-        let ptr = |p: u64| p;
         for (bi, (b, &(grid, smem, maxcols))) in bins.iter().zip(&plans).enumerate() {
-            let (prof, offs, passes) = &profiles[&b.variant];
+            let (prof, offs, passes) = profiles
+                .get(&b.variant)
+                .ok_or_else(|| Error::Internal(format!("no profile for variant {:?}", b.variant)))?;
             let args = SearchArgs {
-                residues: ptr(res.residues.device_ptr(&st).0),
-                starts: ptr(res.starts.device_ptr(&st).0),
-                lengths: ptr(res.lengths.device_ptr(&st).0),
-                profiles: ptr(prof.device_ptr(&st).0),
-                pair_offset: ptr(offs.device_ptr(&st).0),
-                pair_passes: ptr(passes.device_ptr(&st).0),
-                scores: ptr(scores.device_ptr(&st).0),
-                scratch: ptr(scratch.device_ptr(&st).0),
-                counter: ptr(counter.device_ptr(&st).0) + 4 * bi as u64,
+                residues: targets.residues,
+                starts: targets.starts,
+                lengths: targets.lengths,
+                profiles: prof.device_ptr(st).0,
+                pair_offset: offs.device_ptr(st).0,
+                pair_passes: passes.device_ptr(st).0,
+                scores: scores.device_ptr(st).0,
+                scratch: scratch.device_ptr(st).0,
+                counter: counter.device_ptr(st).0 + 4 * bi as u64,
                 tbegin: b.begin,
                 tend: b.end,
                 ntargets: ntargets as u32,
@@ -276,40 +469,76 @@ impl Device {
                 .launch(LaunchConfig { grid_dim: (blocks, nq as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 })
                 .map_err(e("launching topk_select"))?;
         }
-        let counts: Vec<u32> = st.clone_dtoh(&count).map_err(e("reading top-k counts"))?;
-        let cands: Vec<u32> = st.clone_dtoh(&cand).map_err(e("reading top-k hits"))?;
-        st.synchronize().map_err(e("search"))?;
+        // Plain (not write-combined) pinned memory: the host reads these.
+        let mut counts =
+            unsafe { self.gpu.ctx.alloc_pinned_with_flags::<u32>(nq, 0) }.map_err(e("allocating pinned memory"))?;
+        let mut cands = unsafe { self.gpu.ctx.alloc_pinned_with_flags::<u32>(nq * cap * 2, 0) }
+            .map_err(e("allocating pinned memory"))?;
+        st.memcpy_dtoh(&count, &mut counts).map_err(e("reading top-k counts"))?;
+        st.memcpy_dtoh(&cand, &mut cands).map_err(e("reading top-k hits"))?;
+        Ok(Pending { stream: st.clone(), scores, counts, cands, cap, ntargets })
+    }
+}
 
-        let mut out = Vec::new();
-        for (pi, &(a, b)) in pairs.iter().enumerate() {
-            for (lane, q) in [(0usize, Some(a)), (1, b)] {
-                let Some(q) = q else { continue };
-                let qi = 2 * pi + lane;
-                let n = counts[qi] as usize;
-                let mut hits = Vec::with_capacity(n.min(cap));
-                if n <= cap {
-                    let base = qi * cap * 2;
-                    for j in 0..n {
-                        let (t, s) = (cands[base + 2 * j], cands[base + 2 * j + 1]);
-                        hits.push((res.global[t as usize], s));
-                    }
-                } else {
-                    // More ties at the threshold than the buffer holds: read the whole row.
-                    let row = scores.slice(pi * ntargets..(pi + 1) * ntargets);
-                    let all: Vec<u32> = st.clone_dtoh(&row).map_err(e("reading scores"))?;
-                    st.synchronize().map_err(e("reading scores"))?;
-                    for (t, v) in all.iter().enumerate() {
-                        let s = if lane == 0 { v & 0xffff } else { v >> 16 };
-                        if s > 0 {
-                            hits.push((res.global[t], s));
-                        }
+/// The score matrix of one scan (a batch of query pairs against one chunk) stays under
+/// 512 MiB; two scans are in flight at a time.
+fn pairs_per_batch(ntargets: usize) -> usize {
+    ((512usize << 20) / (4 * ntargets.max(1))).max(1)
+}
+
+/// Waits for a scan and appends its selected hits to `out` (per query), with database
+/// indices from `global` (the scan's targets in order).
+fn collect(p: Pending, pairs: &[(usize, Option<usize>)], global: &[u32], out: &mut [RawHits]) -> Result<()> {
+    let e = |what: &'static str| dev_err(what);
+    p.stream.synchronize().map_err(e("search"))?;
+    let counts = p.counts.as_slice().map_err(e("reading top-k counts"))?;
+    let cands = p.cands.as_slice().map_err(e("reading top-k hits"))?;
+    let (cap, ntargets) = (p.cap, p.ntargets);
+    for (pi, &(a, b)) in pairs.iter().enumerate() {
+        for (lane, q) in [(0usize, Some(a)), (1, b)] {
+            let Some(q) = q else { continue };
+            let qi = 2 * pi + lane;
+            let n = counts[qi] as usize;
+            let hits = &mut out[q];
+            if n <= cap {
+                let base = qi * cap * 2;
+                for j in 0..n {
+                    let (t, s) = (cands[base + 2 * j], cands[base + 2 * j + 1]);
+                    hits.push((global[t as usize], s));
+                }
+            } else {
+                // More ties at the threshold than the buffer holds: read the whole row.
+                let row = p.scores.slice(pi * ntargets..(pi + 1) * ntargets);
+                let all: Vec<u32> = p.stream.clone_dtoh(&row).map_err(e("reading scores"))?;
+                p.stream.synchronize().map_err(e("reading scores"))?;
+                for (t, v) in all.iter().enumerate() {
+                    let s = if lane == 0 { v & 0xffff } else { v >> 16 };
+                    if s > 0 {
+                        hits.push((global[t], s));
                     }
                 }
-                out.push((q, hits));
             }
         }
-        // Keep `scores` mutable-borrow-free until here.
-        let _ = &mut scores;
-        Ok(out)
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_keeps_what_fits_and_streams_the_rest() {
+        let gib = 1usize << 30;
+        assert_eq!(placement(gib, 80 * gib, None), Placement::Resident { chunk_bytes: RESIDENT_CHUNK });
+        // Resident shards may exceed 4 GiB: each chunk has its own 32-bit offsets.
+        assert_eq!(placement(5 * gib, 140 * gib, None), Placement::Resident { chunk_bytes: RESIDENT_CHUNK });
+        // Does not fit with headroom: streamed, chunks at most MAX_CHUNK.
+        assert_eq!(placement(79 * gib, 80 * gib, None), Placement::Streamed { chunk_bytes: MAX_CHUNK });
+        // Little free memory: chunks of an eighth of it.
+        assert_eq!(placement(3 * gib, 2 * gib, None), Placement::Streamed { chunk_bytes: gib / 4 });
+        // Forced (tests): any size, but not absurdly small.
+        assert_eq!(placement(100, 80 * gib, Some(4096)), Placement::Streamed { chunk_bytes: 4096 });
+        assert_eq!(placement(100, 80 * gib, Some(1)), Placement::Streamed { chunk_bytes: 1024 });
     }
 }
