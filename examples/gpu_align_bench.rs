@@ -110,8 +110,12 @@ fn stream_fasta(path: String, alpha: Alphabet, repeat: usize, tx: std::sync::mps
                 bounds.push(p);
             }
             bounds.push(data.len());
-            let chunks: Vec<Chunk> =
-                bounds.windows(2).collect::<Vec<_>>().par_iter().map(|w| parse_records(&data[w[0]..w[1]], alpha)).collect();
+            let chunks: Vec<Chunk> = bounds
+                .windows(2)
+                .collect::<Vec<_>>()
+                .par_iter()
+                .map(|w| parse_records(&data[w[0]..w[1]], alpha))
+                .collect();
             for c in chunks {
                 if !c.recs.is_empty() && tx.send(Arc::new(c)).is_err() {
                     return;
@@ -253,7 +257,9 @@ fn parse_only(args: &[String]) {
         let path = arg(args, name).expect(name);
         let (tx, rx) = sync_channel::<Arc<Chunk>>(8);
         std::thread::spawn(move || stream_fasta(path, alpha, repeat, tx));
-        handles.push(std::thread::spawn(move || rx.into_iter().map(|c| (c.recs.len(), c.buf.len())).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))));
+        handles.push(std::thread::spawn(move || {
+            rx.into_iter().map(|c| (c.recs.len(), c.buf.len())).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        }));
     }
     for h in handles {
         let (recs, bytes) = h.join().unwrap();
@@ -271,14 +277,18 @@ fn host_costs(args: &[String]) {
         .map(|i| Item { index: i as u32, qlen: rng.range(20, 400) as u32, tlen: rng.range(400, 1664) as u32 })
         .collect();
     let t = Instant::now();
-    let k: u32 = items.iter().map(|it| swarrow::engine::cuda::align::choose_shape(it.qlen as usize, it.tlen as usize, true).rows).sum();
+    let k: u32 = items
+        .iter()
+        .map(|it| swarrow::engine::cuda::align::choose_shape(it.qlen as usize, it.tlen as usize, true).rows)
+        .sum();
     println!("choose_shape x{}: {:.1} ms ({})", n, t.elapsed().as_secs_f64() * 1e3, k);
     for _ in 0..3 {
         let t = Instant::now();
         let bins = make_bins(&items, true);
         println!("make_bins {} items: {:.1} ms, {} bins", n, t.elapsed().as_secs_f64() * 1e3, bins.len());
     }
-    let seqs: Vec<(Vec<u8>, Vec<u8>)> = items.iter().map(|it| (vec![1u8; it.qlen as usize], vec![2u8; it.tlen as usize])).collect();
+    let seqs: Vec<(Vec<u8>, Vec<u8>)> =
+        items.iter().map(|it| (vec![1u8; it.qlen as usize], vec![2u8; it.tlen as usize])).collect();
     let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
     let t = Instant::now();
     let p = pack(&refs);
@@ -449,9 +459,8 @@ fn check(args: &[String]) {
     let n = num(args, "--pairs", 1_000_000);
     let mut rng = Rng(num(args, "--seed", 11) as u64 | 1);
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(4);
-    let files = |name: &str| -> Vec<String> {
-        args.windows(2).filter(|w| w[0] == name).map(|w| w[1].clone()).collect()
-    };
+    let files =
+        |name: &str| -> Vec<String> { args.windows(2).filter(|w| w[0] == name).map(|w| w[1].clone()).collect() };
     let (qfiles, tfiles) = (files("--query"), files("--target"));
     let mut bad = 0;
     let mut total = 0;

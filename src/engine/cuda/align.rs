@@ -132,8 +132,11 @@ pub struct Item {
 pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
     use rayon::prelude::*;
     // Shapes on all cores (this runs once per piece, between the GPU's passes).
-    let shapes: Vec<Shape> =
-        items.par_iter().with_min_len(4096).map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed)).collect();
+    let shapes: Vec<Shape> = items
+        .par_iter()
+        .with_min_len(4096)
+        .map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed))
+        .collect();
     let mut buckets: Vec<(Shape, Vec<Item>)> = Vec::new();
     for (it, &shape) in items.iter().zip(&shapes) {
         match buckets.iter_mut().find(|(s, _)| *s == shape) {
@@ -252,7 +255,13 @@ pub fn overflow_limit(sc: &Scoring) -> i32 {
 /// keeps most warps resident on one SM (larger blocks on ties), given the shared memory a
 /// block needs (`fixed` + `per_thread` x threads), registers per thread, the SM's shared
 /// memory and the per-block limit. None when not even 32 threads fit.
-pub fn choose_block(fixed: u32, per_thread: u32, regs: u32, shared_per_sm: u32, max_per_block: u32) -> Option<(u32, u32)> {
+pub fn choose_block(
+    fixed: u32,
+    per_thread: u32,
+    regs: u32,
+    shared_per_sm: u32,
+    max_per_block: u32,
+) -> Option<(u32, u32)> {
     // Hopper/Ampere limits: 64 K registers (allocated per warp in 256s), 2048 threads and
     // 32 blocks per SM, 1 KB of shared memory reserved per block.
     let warp_regs = (regs.max(1) * 32).div_ceil(256) * 256;
@@ -371,14 +380,7 @@ pub fn finish(end: Cell, start: Option<Cell>, recomputed: bool) -> Result<Alignm
             s.score, s.row, s.col, end.score, qend, tend
         )));
     }
-    Ok(Alignment {
-        score: end.score,
-        qstart: qend - s.row as u32,
-        qend,
-        tstart: tend - s.col as u32,
-        tend,
-        recomputed,
-    })
+    Ok(Alignment { score: end.score, qstart: qend - s.row as u32, qend, tstart: tend - s.col as u32, tend, recomputed })
 }
 
 /// The kernels and scoring table of one GPU, and its work streams: one host thread per
@@ -498,9 +500,8 @@ impl GpuAligner {
                 for key in keys {
                     let f = &k[&key];
                     let regs = f.num_regs().unwrap_or(-1);
-                    let local = f
-                        .get_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
-                        .unwrap_or(-1);
+                    let local =
+                        f.get_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES).unwrap_or(-1);
                     out.push(format!("packed={} rows={}: {} regs, {} local bytes", key.0, key.1, regs, local));
                 }
             }
@@ -588,7 +589,10 @@ impl GpuAligner {
             staging.host = None;
             let cap = total + total / 4;
             // Plain page-locked memory (not write-combined: the copy loop reads nothing back).
-            staging.host = Some(unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }.map_err(dev_err("allocating pinned memory"))?);
+            staging.host = Some(
+                unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }
+                    .map_err(dev_err("allocating pinned memory"))?,
+            );
             staging.dev = Some(unsafe { stream.alloc::<u8>(cap) }.map_err(dev_err("allocating sequence memory"))?);
         }
         let (Some(host), Some(seqs)) = (staging.host.as_mut(), staging.dev.as_mut()) else {
@@ -620,13 +624,21 @@ impl GpuAligner {
                 let (h, g) = (b.shape.halves(), b.shape.group as usize);
                 let (mut real, mut lanes) = (0f64, 0f64);
                 for grp in b.groups.chunks(h) {
-                    let ps: Vec<&(&[u8], &[u8])> = grp.iter().filter(|&&i| i >= 0).map(|&i| &pairs[i as usize]).collect();
+                    let ps: Vec<&(&[u8], &[u8])> =
+                        grp.iter().filter(|&&i| i >= 0).map(|&i| &pairs[i as usize]).collect();
                     real += ps.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum::<f64>();
                     let steps = ps.iter().map(|(_, t)| t.len()).max().unwrap_or(0) + g - 1;
                     let passes = ps.iter().map(|(q, _)| b.shape.passes(q.len())).max().unwrap_or(1);
                     lanes += (steps * passes * b.shape.span() * h) as f64;
                 }
-                eprintln!("  bin rows {} group {} groups {} cells {:.3e} lane-cells {:.3e}", b.shape.rows, g, b.groups.len() / h, real, lanes);
+                eprintln!(
+                    "  bin rows {} group {} groups {} cells {:.3e} lane-cells {:.3e}",
+                    b.shape.rows,
+                    g,
+                    b.groups.len() / h,
+                    real,
+                    lanes
+                );
             }
         }
         let t1 = std::time::Instant::now();
@@ -744,7 +756,10 @@ impl GpuAligner {
         let regs = f.num_regs().map_err(dev_err("reading kernel registers"))? as u32;
         let Some((block, shared)) = choose_block(fixed, per_thread, regs, d.shared_per_sm, d.gpu.max_shared_optin)
         else {
-            return Err(Error::Device(format!("align kernel needs {} bytes of shared memory", fixed + 32 * per_thread)));
+            return Err(Error::Device(format!(
+                "align kernel needs {} bytes of shared memory",
+                fixed + 32 * per_thread
+            )));
         };
         if shared > 48 * 1024 {
             f.set_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
