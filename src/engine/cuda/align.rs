@@ -1,11 +1,13 @@
 //! One-to-one alignment of (query, target) pairs on NVIDIA GPUs (`kernels/align.cu`).
 //!
-//! A call runs, per GPU and per chunk of pairs:
+//! A call runs, per GPU stream and per piece of pairs:
 //! 1. forward pass, pairs binned by kernel shape (rows per thread x threads per pair, chosen
 //!    from the query length) and sorted by target length inside a bin, two pairs per thread
-//!    in 16-bit lanes: score and end cell;
-//! 2. pairs whose score may have overflowed 16 bits: forward again with 32-bit lanes;
-//! 3. reverse pass over the reversed prefixes q[..qend], t[..tend], binned again: start cell.
+//!    in 16-bit lanes: score and end cell. One launch per kernel variant covers all its
+//!    bins (a warp table gives each warp its threads per pair);
+//! 2. right after it on the same launches, the reverse pass over the reversed prefixes
+//!    q[..qend], t[..tend], reading the forward results on the GPU: start cell;
+//! 3. pairs whose score may have overflowed 16 bits: both passes again with 32-bit lanes.
 //!
 //! Why a plain local pass on the reversed prefixes gives the anchored start of
 //! `scalar::start_from_end`: inside that rectangle no local alignment scores above S (the
