@@ -3,7 +3,7 @@
 # (cargo build --release --example gpu_bench), DB.fasta.gz, QUERY.fasta.gz, allqueries.fasta
 # and make_db.py. Correctness first (GPU vs CPU reference, every score), then benchmarks:
 # the 200M-residue UniProt-like DB and equal-length DBs of 1M sequences (L = 256, 1024, 2048),
-# generated here rather than carried. Usage: scripts/gpu-check.sh [check|bench|e2e|all] [BENCH ARGS]
+# generated here rather than carried. Usage: scripts/gpu-check.sh [check|bench|e2e|all|align] [BENCH ARGS]
 # e2e: the release `swarrow` binary in .gpu/, GPU against CPU through the command line (search
 # and align output must be byte-identical), with wall times.
 # stream: the streamed database path (forced small chunks) against the CPU, then the 200M
@@ -105,5 +105,11 @@ def L(p):
 print(sum(a*b for a,b in zip(L('$T/q.fa'),L('$T/t.fa'))))")
     wa=$(timed "$S" align --query $T/q.fa --target $T/t.fa --device cuda --quiet -o $T/a.arrows)
     python3 -c "print(f'align to Arrow, GPU end to end: $cells cells in ${wa}s = {$cells/$wa/1e12:.3f} TCUPS, {200000/$wa:.0f} pairs/s')"
+fi
+# align: one-to-one alignment (issue 4), GPU against the CPU engine on >= 1,000,000 pairs,
+# then the 10M-pair protein and DNA-2 benchmarks; needs $G/gpu_align_bench (cargo build
+# --release --example gpu_align_bench), $G/DB.fasta.gz and $G/make_pairs.py.
+if [ "$mode" = align ]; then
+    DATA="$G" MAKE_PAIRS="$G/make_pairs.py" bash "$(dirname "$0")/gpu-check-align.sh" "$G/gpu_align_bench" || rc=1
 fi
 exit $rc
