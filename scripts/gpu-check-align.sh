@@ -11,8 +11,9 @@
 #   scripts/gpu-check-align.sh [BIN]    BIN: gpu_align_bench (default: release example)
 # Environment: CHECK_PAIRS (1000000 random), DNA2_CHECK (200000), WIDE_PAIRS (4000 real pairs
 # of lengths 1..20,000), SKIP_CHECK / CHECK_ONLY (1: skip the check / the benchmarks),
-# PROT_PAIRS (200000), REPEAT (50), DNA_PAIRS (10000000),
-# DATA (shared/data: DB.fasta.gz), MAKE_PAIRS (shared/bench/make_pairs.py), WORK (/tmp/swarrow-align).
+# PROT_PAIRS (200000), REPEAT (50), DNA_PAIRS (10000000), PROFILE (1: ncu afterwards),
+# DATA (shared/data: DB.fasta.gz), MAKE_PAIRS (shared/bench/make_pairs.py),
+# WORK (/tmp/swarrow-align).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${1:-$here/target/release/examples/gpu_align_bench}
@@ -57,3 +58,18 @@ if [ ! -s "$WORK/dna.q.fa" ]; then
   "$BIN" make-dna --pairs "$DNA_PAIRS" --query "$WORK/dna.q.fa" --target "$WORK/dna.t.fa"
 fi
 "$BIN" bench --dna --query "$WORK/dna.q.fa" --target "$WORK/dna.t.fa" --out "$WORK/dna.arrow"
+
+# PROFILE=1: Nsight Compute on one 65,536-pair batch of the protein set, one stream: per-launch
+# durations and utilisation, then the full sections of the first two (forward) launches.
+# Reports go to $OUT (or $WORK) as ncu-launches.csv and ncu-full.txt.
+if [ "${PROFILE:-0}" = 1 ]; then
+  R=${OUT:-$WORK}
+  head -131072 "$WORK/prot.q.fa" > "$WORK/pq.fa"; head -131072 "$WORK/prot.t.fa" > "$WORK/pt.fa"
+  one=(bench --query "$WORK/pq.fa" --target "$WORK/pt.fa" --gap-open 6 --gap-extend 1 --batch 65536)
+  SWARROW_ALIGN_STREAMS=1 SWARROW_ALIGN_TIMING=2 ncu --clock-control none --csv -k align_pairs \
+    --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size \
+    "$BIN" "${one[@]}" > "$R/ncu-launches.csv" 2> "$R/ncu-bins.txt"
+  grep "bin rows" "$R/ncu-bins.txt" || true
+  SWARROW_ALIGN_STREAMS=1 ncu --clock-control none --set full -k align_pairs -c 2 "$BIN" "${one[@]}" > "$R/ncu-full.txt" 2>&1
+  grep -E "align_pairs \(|Duration|Occupancy|Issue Slots Busy|Eligible Warps|highest-utilized|Warp Cycles Per Issued" "$R/ncu-full.txt" || true
+fi
