@@ -11,13 +11,11 @@ pub mod layout;
 pub mod runtime;
 pub mod search;
 
-use super::scalar::{self, Profile, Scratch};
 use super::{topk, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use layout::Variant;
-use rayon::prelude::*;
 use std::sync::Mutex;
 
 /// Whether the CUDA engine can run here (driver, NVRTC and at least one GPU).
@@ -130,13 +128,15 @@ impl Engine for CudaEngine {
                 overflow.extend(hits.iter().filter(|h| h.1 == search::OVERFLOW).map(|h| (q, h.0)));
             }
         }
-        let exact: std::collections::HashMap<(usize, u32), i32> = overflow
-            .par_iter()
-            .map(|&(q, t)| {
-                let p = Profile::new(queries[q], sc);
-                ((q, t), scalar::score_end(&p, db.seq(t as usize), sc, &mut Scratch::default()).score)
-            })
-            .collect();
+        // On the GPU too: the pair aligner's kernels fall back to exact 32-bit arithmetic for
+        // the pairs that overflow its own 16-bit lanes.
+        let exact: std::collections::HashMap<(usize, u32), i32> = if overflow.is_empty() {
+            Default::default()
+        } else {
+            let pairs: Vec<(&[u8], &[u8])> = overflow.iter().map(|&(q, t)| (queries[q], db.seq(t as usize))).collect();
+            let scores = self.align(&pairs)?;
+            overflow.iter().zip(&scores).map(|(&k, a)| (k, a.score)).collect()
+        };
 
         Ok((0..queries.len())
             .map(|q| {
