@@ -49,6 +49,11 @@ pub trait Engine: Send + Sync {
 
     /// Score, end and start of each (query, target) pair, in input order.
     fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>>;
+
+    /// Pairs per `align` call that keep this engine busy; the align pipeline batches by it.
+    fn align_batch_pairs(&self) -> usize {
+        65_536
+    }
 }
 
 /// Where `--device` asks alignments to run.

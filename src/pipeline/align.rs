@@ -8,10 +8,9 @@ use crate::scoring::stats::KarlinAltschul;
 use crate::seq::Pair;
 use std::sync::Arc;
 
-/// Pairs per engine call: a GPU needs tens of thousands of pairs to fill; the residue cap
-/// keeps memory flat when sequences are long.
-const BATCH_PAIRS: usize = 65_536;
-const BATCH_RESIDUES: usize = 64 * 1024 * 1024;
+/// Residues per batch, per pair of the engine's batch size: caps memory when sequences are
+/// long (64 MiB for the CPU's 65,536-pair batches).
+const RESIDUES_PER_BATCH_PAIR: usize = 1024;
 
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
@@ -28,7 +27,9 @@ pub fn align(
     opts: AlignOptions,
     writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
-    let limits = BatchLimits { items: opts.batch_pairs.unwrap_or(BATCH_PAIRS).max(1), residues: BATCH_RESIDUES };
+    let items = opts.batch_pairs.unwrap_or_else(|| engine.align_batch_pairs()).max(1);
+    let residues = engine.align_batch_pairs().max(1) * RESIDUES_PER_BATCH_PAIR;
+    let limits = BatchLimits { items, residues };
     let progress = Progress::new("pairs", opts.quiet);
     let stats = opts.stats;
     let compute = move |batch: &[Pair]| align_batch(engine.as_ref(), batch, stats);

@@ -153,6 +153,12 @@ impl Engine for CudaEngine {
             .collect())
     }
 
+    /// Each call ends in a barrier (every worker drains): calls must be long enough that
+    /// it costs little, and split into several pieces per stream of every GPU.
+    fn align_batch_pairs(&self) -> usize {
+        262_144 * self.devices.len().max(1)
+    }
+
     fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
         let aligner = {
             let mut slot = self.aligner.lock().map_err(|_| Error::Internal("GPU aligner poisoned".into()))?;
