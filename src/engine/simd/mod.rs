@@ -3,9 +3,10 @@
 //! - search: inter-sequence scoring (`intersequence`), one database target per lane, 8-bit
 //!   lanes first; lanes that may have saturated are rescored at 16 bits, and those that
 //!   saturate again at 32 bits by the scalar reference (`Hit::recomputed`).
-//! - align: striped scoring of each pair (`striped`) at 16 bits for the end cell, then the
-//!   same on the reversed prefixes for the start cell; pairs that saturate are aligned by
-//!   the scalar reference (`Alignment::recomputed`).
+//! - align: striped scoring of each pair (`striped`) for the end cell, 8-bit lanes first
+//!   and 16-bit where those may have saturated, then the same on the reversed prefixes for
+//!   the start cell at the narrowest width holding the score; pairs that saturate 16 bits
+//!   are aligned by the scalar reference (`Alignment::recomputed`).
 //!
 //! The kernels are generic over `vector::Vector`; each instruction set gets its compiled
 //! copy through one `#[target_feature]` entry point per kernel (`kernels!` below). The
@@ -19,7 +20,6 @@ pub mod vector;
 
 use super::{Alignment, Engine, Hit};
 use crate::database::Database;
-use crate::engine::scalar::ScoreEnd;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use vector::Vector;
@@ -110,14 +110,13 @@ trait Kernels: Sync {
     const BLOCK_NARROW: usize;
     const BLOCK_WIDE: usize;
 
-    unsafe fn striped_end(
-        prof: &striped::Profile<Self::Wide>,
-        query_len: usize,
+    /// One align pair through the striped passes.
+    unsafe fn align_pair(
+        tabs: &align::AlignTables<Self::Narrow, Self::Wide>,
+        query: &[u8],
         target: &[u8],
-        rev: bool,
-        stop_at: u32,
-        scratch: &mut striped::Scratch<Self::Wide>,
-    ) -> Option<ScoreEnd>;
+        scratch: &mut align::AlignScratch<Self::Narrow, Self::Wide>,
+    ) -> align::PairResult;
 }
 
 macro_rules! kernels {
@@ -153,15 +152,13 @@ macro_rules! kernels {
             }
 
             $(#[target_feature(enable = $feat)])?
-            unsafe fn striped_end(
-                prof: &striped::Profile<$wide>,
-                query_len: usize,
+            unsafe fn align_pair(
+                tabs: &align::AlignTables<$narrow, $wide>,
+                query: &[u8],
                 target: &[u8],
-                rev: bool,
-                stop_at: u32,
-                scratch: &mut striped::Scratch<$wide>,
-            ) -> Option<ScoreEnd> {
-                striped::score_end::<$wide>(prof, query_len, target, rev, stop_at, scratch)
+                scratch: &mut align::AlignScratch<$narrow, $wide>,
+            ) -> align::PairResult {
+                align::align_pair::<$narrow, $wide>(tabs, query, target, scratch)
             }
         }
     };
