@@ -1,5 +1,5 @@
-//! Align: each pair scored striped for its end cell, at 8 bits first and at 16 bits when
-//! that may have saturated, then the reversed prefixes up to that end for the start cell,
+//! Align: each pair scored striped for its end cell, at 8 bits until the best score comes
+//! near their limit and on at 16 bits from that column, then the reversed prefixes up to that end for the start cell,
 //! at the narrowest width that holds the known score; threads take pairs.
 //!
 //! Why a forward local pass over the reversed prefixes finds the reference's start: every
@@ -10,7 +10,7 @@
 //! holds S exactly holds the whole start pass.
 
 use super::intersequence::fits;
-use super::striped::{score_end, Columns, Profile, Tables};
+use super::striped::{run, widen, Best, Columns, Pass, Profile, Tables};
 use super::vector::Vector;
 use super::Kernels;
 use crate::engine::scalar::{self, ScoreEnd};
@@ -31,6 +31,7 @@ pub(super) struct AlignScratch<N, W> {
     narrow_cols: Columns<N>,
     wide_prof: Profile<W>,
     wide_cols: Columns<W>,
+    rows: Vec<u32>,
 }
 
 impl<N, W> Default for AlignScratch<N, W> {
@@ -40,6 +41,7 @@ impl<N, W> Default for AlignScratch<N, W> {
             narrow_cols: Columns::default(),
             wide_prof: Profile::default(),
             wide_cols: Columns::default(),
+            rows: Vec::new(),
         }
     }
 }
@@ -85,33 +87,68 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
     if q.is_empty() || t.is_empty() {
         return PairResult::Aligned(Alignment::default());
     }
-    let s = scratch;
-    s.narrow_prof.build(&tabs.narrow, q, false);
-    let end = match score_end(&s.narrow_prof, &tabs.narrow, t, false, u32::MAX, &mut s.narrow_cols) {
-        Some(end) => end,
-        None => {
-            s.wide_prof.build(&tabs.wide, q, false);
-            match score_end(&s.wide_prof, &tabs.wide, t, false, u32::MAX, &mut s.wide_cols) {
-                Some(end) => end,
-                None => return PairResult::Saturated,
-            }
-        }
+    let Some(end) = end_cell(tabs, q, t, scratch) else {
+        return PairResult::Saturated;
     };
     if end.score == 0 {
         return PairResult::Aligned(Alignment::default());
     }
     let (qe, te) = (end.qend as usize, end.tend as usize);
     let score = end.score as u32;
+    let s = scratch;
+    let mut best = Best::default();
     let start = if score <= tabs.narrow.exact_limit() {
         s.narrow_prof.build(&tabs.narrow, &q[..qe], true);
-        score_end(&s.narrow_prof, &tabs.narrow, &t[..te], true, score, &mut s.narrow_cols)
+        s.narrow_cols.reset(s.narrow_prof.segs);
+        match run(&s.narrow_prof, &tabs.narrow, &t[..te], true, 0, score, u32::MAX, &mut best, &mut s.narrow_cols) {
+            Pass::Done => s.narrow_cols.end(&s.narrow_prof, &best),
+            _ => None,
+        }
     } else {
         s.wide_prof.build(&tabs.wide, &q[..qe], true);
-        score_end(&s.wide_prof, &tabs.wide, &t[..te], true, score, &mut s.wide_cols)
+        s.wide_cols.reset(s.wide_prof.segs);
+        match run(&s.wide_prof, &tabs.wide, &t[..te], true, 0, score, u32::MAX, &mut best, &mut s.wide_cols) {
+            Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
+            _ => None,
+        }
     };
     match start {
         Some(st) if st.score == end.score => PairResult::Aligned(coordinates(end, st)),
         other => PairResult::Mismatch { forward: end.score, reverse: other.map(|s| s.score) },
+    }
+}
+
+/// The end cell: 8-bit lanes until the best score comes near saturating them, then on at
+/// 16 bits from that column; `None` when 16 bits may have saturated.
+#[inline(always)]
+unsafe fn end_cell<N: Vector, W: Vector>(
+    tabs: &AlignTables<N, W>,
+    q: &[u8],
+    t: &[u8],
+    s: &mut AlignScratch<N, W>,
+) -> Option<ScoreEnd> {
+    let mut best = Best::default();
+    s.narrow_prof.build(&tabs.narrow, q, false);
+    s.narrow_cols.reset(s.narrow_prof.segs);
+    let widen_at = tabs.narrow.widen_at();
+    let from = match run(&s.narrow_prof, &tabs.narrow, t, false, 0, u32::MAX, widen_at, &mut best, &mut s.narrow_cols) {
+        Pass::Done => return s.narrow_cols.end(&s.narrow_prof, &best),
+        Pass::Widen { col } => {
+            s.wide_prof.build(&tabs.wide, q, false);
+            widen(&s.narrow_prof, &s.narrow_cols, &mut best, &s.wide_prof, &mut s.wide_cols, &mut s.rows)?;
+            col
+        }
+        // Cannot happen (widening comes first), but then the 16-bit pass starts afresh.
+        Pass::Saturated => {
+            best = Best::default();
+            s.wide_prof.build(&tabs.wide, q, false);
+            s.wide_cols.reset(s.wide_prof.segs);
+            0
+        }
+    };
+    match run(&s.wide_prof, &tabs.wide, t, false, from, u32::MAX, u32::MAX, &mut best, &mut s.wide_cols) {
+        Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
+        _ => None,
     }
 }
 

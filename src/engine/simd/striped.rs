@@ -28,6 +28,7 @@ pub struct Tables<V> {
     lo: Vec<V>,
     hi: Vec<V>,
     bias: u32,
+    top_score: u32,
     gap_open: u32,
     gap_first: u32,
     gap_extend: u32,
@@ -52,6 +53,7 @@ impl<V: Vector> Tables<V> {
             lo,
             hi,
             bias,
+            top_score: sc.matrix.max_score().max(0) as u32,
             gap_open: sc.gap_open as u32,
             gap_first: sc.gap_first() as u32,
             gap_extend: sc.gap_extend as u32,
@@ -62,13 +64,18 @@ impl<V: Vector> Tables<V> {
     pub fn exact_limit(&self) -> u32 {
         V::MAX - self.bias - 1
     }
+
+    /// A best score from which the next column might saturate.
+    pub fn widen_at(&self) -> u32 {
+        (V::MAX - self.bias).saturating_sub(self.top_score)
+    }
 }
 
 /// Biased scores of every query row against each residue code, in striped order. One per
 /// thread and width, rebuilt for each query.
 pub struct Profile<V> {
     vecs: Vec<V>,
-    segs: usize,
+    pub segs: usize,
     len: usize,
     codes: Vec<u8>,
     idx: Vec<V>,
@@ -154,19 +161,114 @@ unsafe fn first_row<V: Vector>(col: &[V], len: usize, value: u32) -> Option<usiz
     row
 }
 
-/// Best score and end cell of the profiled query against `target` (given reversed when
-/// `rev`), or `None` when the lanes may have saturated. Stops at the first column reaching
-/// `stop_at` (the start pass knows the best score: no later column can beat it).
+/// The best cell so far of a pass: its score, column, and row once known (`None`: look it
+/// up in the copy of its column).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Best {
+    pub score: u32,
+    pub col: usize,
+    pub row: Option<usize>,
+}
+
+/// How a pass ended.
+pub enum Pass {
+    /// Every column scored (or the start pass reached its score).
+    Done,
+    /// A lane may have saturated: the pass's results are void.
+    Saturated,
+    /// Column `col` might saturate: every value before it is exact, and the caller goes on
+    /// from there at a wider width (`widen`).
+    Widen { col: usize },
+}
+
+impl<V: Vector> Columns<V> {
+    /// Zero buffers for a pass from column 0 of a query of `segs` segments.
+    #[inline(always)]
+    pub unsafe fn reset(&mut self, segs: usize) {
+        for b in [&mut self.h, &mut self.e, &mut self.best_h] {
+            b.clear();
+            b.resize(segs, V::zero());
+        }
+    }
+
+    /// The end cell of a finished pass.
+    #[inline(always)]
+    pub unsafe fn end(&self, prof: &Profile<V>, best: &Best) -> Option<ScoreEnd> {
+        if best.score == 0 {
+            return Some(ScoreEnd::default());
+        }
+        let row = match best.row {
+            Some(r) => r,
+            None => first_row(&self.best_h, prof.len, best.score)?,
+        };
+        Some(ScoreEnd { score: best.score as i32, qend: row as u32 + 1, tend: best.col as u32 + 1 })
+    }
+}
+
+/// Carries a pass stopped by `Pass::Widen` over to a wider width: H and E of the real rows
+/// into `to`'s striped layout (padding rows start at 0: they never reach a real row), and
+/// the best cell's row resolved, as its copied column does not move over.
 #[inline(always)]
-pub unsafe fn score_end<V: Vector>(
+pub unsafe fn widen<N: Vector, W: Vector>(
+    from_prof: &Profile<N>,
+    from: &Columns<N>,
+    best: &mut Best,
+    to_prof: &Profile<W>,
+    to: &mut Columns<W>,
+    rows: &mut Vec<u32>,
+) -> Option<()> {
+    let m = from_prof.len;
+    if best.score > 0 && best.row.is_none() {
+        best.row = Some(first_row(&from.best_h, m, best.score)?);
+    }
+    to.reset(to_prof.segs);
+    for (src, dst) in [(&from.h, &mut to.h), (&from.e, &mut to.e)] {
+        rows.clear();
+        rows.resize(m, 0);
+        let segs = src.len();
+        for (s, v) in src.iter().enumerate() {
+            let lanes = v.lanes();
+            for (l, &x) in lanes[..N::LANES].iter().enumerate() {
+                if let Some(r) = rows.get_mut(l * segs + s) {
+                    *r = x;
+                }
+            }
+        }
+        let segs = dst.len();
+        let mut bytes = [0u8; 64];
+        for (s, d) in dst.iter_mut().enumerate() {
+            bytes.fill(0);
+            for l in 0..W::LANES {
+                let x = rows.get(l * segs + s).copied().unwrap_or(0);
+                bytes[l * W::WIDTH..(l + 1) * W::WIDTH].copy_from_slice(&x.to_le_bytes()[..W::WIDTH]);
+            }
+            *d = W::load(bytes.as_ptr());
+        }
+    }
+    Some(())
+}
+
+/// Scores the profiled query against `target` (given reversed when `rev`) from column
+/// `from` on, with `cols` holding the state before it, keeping the best cell in `best`.
+/// Stops at the first column reaching `stop_at` (the start pass knows the best score: no
+/// later column can beat it), and before any column that starts with `best` at
+/// `widen_at` or above (a column scores at most the matrix's top score above the best
+/// before it).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub unsafe fn run<V: Vector>(
     prof: &Profile<V>,
     tabs: &Tables<V>,
     target: &[u8],
     rev: bool,
+    from: usize,
     stop_at: u32,
+    widen_at: u32,
+    best: &mut Best,
     cols: &mut Columns<V>,
-) -> Option<ScoreEnd> {
+) -> Pass {
     let segs = prof.segs;
+    debug_assert!(cols.h.len() == segs && cols.e.len() == segs && cols.best_h.len() == segs);
     let zero = V::zero();
     let bias = V::splat(tabs.bias);
     let gap_open = V::splat(tabs.gap_open);
@@ -180,18 +282,13 @@ pub unsafe fn score_end<V: Vector>(
         decay[steps] = V::splat(((segs as u64 * tabs.gap_extend as u64) << steps).min(V::MAX as u64) as u32);
         steps += 1;
     }
-    cols.h.clear();
-    cols.h.resize(segs, zero);
-    cols.e.clear();
-    cols.e.resize(segs, zero);
-    cols.best_h.clear();
-    cols.best_h.resize(segs, zero);
     let (hv, ev) = (cols.h.as_mut_ptr(), cols.e.as_mut_ptr());
-    let mut best = 0u32;
-    let mut best_col = 0usize;
-    let mut best_v = zero;
+    let mut best_v = V::splat(best.score);
     let n = target.len();
-    for j in 0..n {
+    for j in from..n {
+        if best.score >= widen_at {
+            return Pass::Widen { col: j };
+        }
         let t = if rev { target[n - 1 - j] } else { target[j] };
         let vp = prof.vecs.as_ptr().add(t as usize * segs);
         let mut f = zero;
@@ -229,22 +326,20 @@ pub unsafe fn score_end<V: Vector>(
         if !col_max.subs(best_v).is_zero() {
             let top = col_max.hmax();
             if top >= limit {
-                return None;
+                return Pass::Saturated;
             }
-            best = top;
-            best_col = j;
+            *best = Best { score: top, col: j, row: None };
             best_v = V::splat(top);
             if top >= stop_at {
-                break;
+                // The stop column is still in `h`.
+                match first_row(&cols.h, prof.len, top) {
+                    Some(r) => best.row = Some(r),
+                    None => return Pass::Saturated,
+                }
+                return Pass::Done;
             }
             std::ptr::copy_nonoverlapping(hv, cols.best_h.as_mut_ptr(), segs);
         }
     }
-    if best == 0 {
-        return Some(ScoreEnd::default());
-    }
-    // The stop column is still in `h`; otherwise the best column was copied aside.
-    let col = if best >= stop_at { &cols.h } else { &cols.best_h };
-    let row = first_row(col, prof.len, best)?;
-    Some(ScoreEnd { score: best as i32, qend: row as u32 + 1, tend: best_col as u32 + 1 })
+    Pass::Done
 }
