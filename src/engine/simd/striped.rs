@@ -277,13 +277,19 @@ pub unsafe fn run<V: Vector>(
     let limit = V::MAX - tabs.bias;
     // What a carry loses crossing 2^k lanes' blocks, for the prefix scan's step k.
     let mut decay = [zero; 7];
+    let mut decay_at = [0u64; 7];
     let mut steps = 0;
     while (1 << steps) < V::LANES {
-        decay[steps] = V::splat(((segs as u64 * tabs.gap_extend as u64) << steps).min(V::MAX as u64) as u32);
+        decay_at[steps] = (segs as u64 * tabs.gap_extend as u64) << steps;
+        decay[steps] = V::splat(decay_at[steps].min(V::MAX as u64) as u32);
         steps += 1;
     }
     let (hv, ev) = (cols.h.as_mut_ptr(), cols.e.as_mut_ptr());
     let mut best_v = V::splat(best.score);
+    // Scan steps whose decay is below the best score: later ones only ever subtract
+    // every carry (at most best - open - extend) to 0.
+    let needed = |best: u32| decay_at[..steps].iter().filter(|&&d| d < best as u64).count();
+    let mut scan_steps = needed(best.score);
     let n = target.len();
     for j in from..n {
         if best.score >= widen_at {
@@ -296,27 +302,29 @@ pub unsafe fn run<V: Vector>(
         let mut col_max = zero;
         for s in 0..segs {
             let e = *ev.add(s);
-            let h = diag.adds(*vp.add(s)).subs(bias).max(e).max(f);
+            // F below opens from H before F's own share: the latter (F - open - extend)
+            // is below the F - extend carried on anyway, and this keeps F's chain short.
+            let h_open = diag.adds(*vp.add(s)).subs(bias).max(e);
+            let h = h_open.max(f);
             diag = *hv.add(s);
             *hv.add(s) = h;
             col_max = col_max.max(h);
-            let h_open = h.subs(gap_first);
-            *ev.add(s) = e.subs(gap_extend).max(h_open);
-            f = f.subs(gap_extend).max(h_open);
+            *ev.add(s) = e.subs(gap_extend).max(h.subs(gap_first));
+            f = f.subs(gap_extend).max(h_open.subs(gap_first));
         }
         // F leaving each lane's block enters the next lane's first row. A carry no larger
         // than H - open there changes neither H nor the F below it, in any lane.
         let mut f = f.shift_up();
         if !f.subs((*hv).subs(gap_open)).is_zero() {
             for (k, d) in decay[..steps].iter().enumerate() {
-                f = f.max(f.shift_up_lanes(1 << k).subs(*d));
-            }
-            for s in 0..segs {
-                let h = *hv.add(s);
-                if f.subs(h.subs(gap_open)).is_zero() {
-                    break;
+                if k < scan_steps {
+                    f = f.max(f.shift_up_lanes(1 << k).subs(*d));
                 }
-                let h = h.max(f);
+            }
+            // Every segment, without branches: the carry reaches row s of a block less
+            // s extensions.
+            for s in 0..segs {
+                let h = (*hv.add(s)).max(f);
                 *hv.add(s) = h;
                 col_max = col_max.max(h);
                 *ev.add(s) = (*ev.add(s)).max(h.subs(gap_first));
@@ -330,6 +338,7 @@ pub unsafe fn run<V: Vector>(
             }
             *best = Best { score: top, col: j, row: None };
             best_v = V::splat(top);
+            scan_steps = needed(top);
             if top >= stop_at {
                 // The stop column is still in `h`.
                 match first_row(&cols.h, prof.len, top) {
