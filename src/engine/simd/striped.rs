@@ -352,3 +352,66 @@ pub unsafe fn run<V: Vector>(
     }
     Pass::Done
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::simd::vector::*;
+    use crate::scoring::Matrix;
+
+    /// Every profile lane holds its row's biased score, forwards and reversed; padding 0.
+    unsafe fn check_profile<V: Vector>(sc: &Scoring) {
+        let tabs = Tables::<V>::new(sc);
+        let size = sc.matrix.size() as u8;
+        let mut prof = Profile::<V>::default();
+        for len in [1usize, 7, V::LANES, V::LANES + 1, 3 * V::LANES - 2] {
+            let query: Vec<u8> = (0..len).map(|i| ((i * 11 + 5) % size as usize) as u8).collect();
+            for rev in [false, true] {
+                prof.build(&tabs, &query, rev);
+                let segs = prof.segs;
+                assert_eq!(segs, len.div_ceil(V::LANES));
+                for c in 0..size {
+                    for s in 0..segs {
+                        let lanes = prof.vecs[c as usize * segs + s].lanes();
+                        for l in 0..V::LANES {
+                            let row = l * segs + s;
+                            let want = if row < len {
+                                let q = if rev { query[len - 1 - row] } else { query[row] };
+                                (sc.score(q, c) + bias(sc) as i32) as u32
+                            } else {
+                                0
+                            };
+                            assert_eq!(lanes[l], want, "len {} rev {} code {} row {}", len, rev, c, row);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    unsafe fn check_widths<N: Vector, W: Vector>() {
+        for sc in [Scoring::blosum62(), Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap()] {
+            check_profile::<N>(&sc);
+            check_profile::<W>(&sc);
+        }
+    }
+
+    #[test]
+    fn profiles_hold_the_biased_scores() {
+        unsafe {
+            check_widths::<Portable8, Portable16>();
+            #[cfg(target_arch = "x86_64")]
+            {
+                if is_x86_feature_detected!("sse4.1") {
+                    check_widths::<Sse41x8, Sse41x16>();
+                }
+                if is_x86_feature_detected!("avx2") {
+                    check_widths::<Avx2x8, Avx2x16>();
+                }
+                if is_x86_feature_detected!("avx512bw") {
+                    check_widths::<Avx512x8, Avx512x16>();
+                }
+            }
+        }
+    }
+}

@@ -437,3 +437,58 @@ macro_rules! portable_vector {
 
 portable_vector!(Portable8, u8, 16);
 portable_vector!(Portable16, u16, 8);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lane shifts and the horizontal maximum against a plain model of the lanes.
+    unsafe fn check_lane_moves<V: Vector>() {
+        let mut bytes = [0u8; 64];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37).wrapping_add(11);
+        }
+        let v = V::load(bytes.as_ptr());
+        let lanes = v.lanes();
+        let mut n = 1;
+        while n < V::LANES {
+            let got = v.shift_up_lanes(n).lanes();
+            for l in 0..V::LANES {
+                assert_eq!(got[l], if l >= n { lanes[l - n] } else { 0 }, "shift {} lane {}", n, l);
+            }
+            n *= 2;
+        }
+        assert_eq!(v.shift_up().lanes(), v.shift_up_lanes(1).lanes());
+        assert_eq!(v.hmax(), lanes[..V::LANES].iter().copied().max().unwrap());
+        // The maximum in each single lane in turn, the others 0.
+        for l in 0..V::LANES {
+            let mut one = [0u8; 64];
+            one[l * V::WIDTH] = 200;
+            assert_eq!(V::load(one.as_ptr()).hmax(), 200, "hmax of lane {}", l);
+        }
+        assert_eq!(V::zero().hmax(), 0);
+    }
+
+    #[test]
+    fn lane_moves_on_every_instruction_set() {
+        unsafe {
+            check_lane_moves::<Portable8>();
+            check_lane_moves::<Portable16>();
+            #[cfg(target_arch = "x86_64")]
+            {
+                if is_x86_feature_detected!("sse4.1") {
+                    check_lane_moves::<Sse41x8>();
+                    check_lane_moves::<Sse41x16>();
+                }
+                if is_x86_feature_detected!("avx2") {
+                    check_lane_moves::<Avx2x8>();
+                    check_lane_moves::<Avx2x16>();
+                }
+                if is_x86_feature_detected!("avx512bw") {
+                    check_lane_moves::<Avx512x8>();
+                    check_lane_moves::<Avx512x16>();
+                }
+            }
+        }
+    }
+}
