@@ -347,7 +347,10 @@ pub unsafe fn run<V: Vector>(
                 }
                 return Pass::Done;
             }
-            std::ptr::copy_nonoverlapping(hv, cols.best_h.as_mut_ptr(), segs);
+            let copy = cols.best_h.as_mut_ptr();
+            for s in 0..segs {
+                (*hv.add(s)).store(copy.add(s) as *mut u8);
+            }
         }
     }
     Pass::Done

@@ -65,11 +65,12 @@ pub trait Vector: Copy + Send + Sync {
     /// The highest lane, reduced in log2(LANES) vector steps.
     #[inline(always)]
     unsafe fn hmax(self) -> u32 {
+        // Spelled out so every shift is a constant (a loop here compiles to a jump table).
         let mut x = self;
-        let mut n = Self::LANES / 2;
-        while n >= 1 {
-            x = x.max(x.shift_up_lanes(n));
-            n /= 2;
+        for n in [32, 16, 8, 4, 2, 1] {
+            if n < Self::LANES {
+                x = x.max(x.shift_up_lanes(n));
+            }
         }
         x.lanes_top()
     }
