@@ -267,7 +267,35 @@ pub unsafe fn run<V: Vector>(
     best: &mut Best,
     cols: &mut Columns<V>,
 ) -> Pass {
-    let segs = prof.segs;
+    // Short queries get a copy with the segment count fixed, whose columns live in registers.
+    match prof.segs {
+        1 => run_segs::<V, 1>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        2 => run_segs::<V, 2>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        3 => run_segs::<V, 3>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        4 => run_segs::<V, 4>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        5 => run_segs::<V, 5>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        6 => run_segs::<V, 6>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        7 => run_segs::<V, 7>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        8 => run_segs::<V, 8>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        _ => run_segs::<V, 0>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+    }
+}
+
+/// `run` for `SEGS` segments (0: any number, columns in memory).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn run_segs<V: Vector, const SEGS: usize>(
+    prof: &Profile<V>,
+    tabs: &Tables<V>,
+    target: &[u8],
+    rev: bool,
+    from: usize,
+    stop_at: u32,
+    widen_at: u32,
+    best: &mut Best,
+    cols: &mut Columns<V>,
+) -> Pass {
+    let segs = if SEGS > 0 { SEGS } else { prof.segs };
     debug_assert!(cols.h.len() == segs && cols.e.len() == segs && cols.best_h.len() == segs);
     let zero = V::zero();
     let bias = V::splat(tabs.bias);
@@ -284,16 +312,28 @@ pub unsafe fn run<V: Vector>(
         decay[steps] = V::splat(decay_at[steps].min(V::MAX as u64) as u32);
         steps += 1;
     }
-    let (hv, ev) = (cols.h.as_mut_ptr(), cols.e.as_mut_ptr());
+    let mut h_reg = [zero; 8];
+    let mut e_reg = [zero; 8];
+    let (hv, ev) = if SEGS > 0 {
+        h_reg[..SEGS].copy_from_slice(&cols.h);
+        e_reg[..SEGS].copy_from_slice(&cols.e);
+        (h_reg.as_mut_ptr(), e_reg.as_mut_ptr())
+    } else {
+        (cols.h.as_mut_ptr(), cols.e.as_mut_ptr())
+    };
     let mut best_v = V::splat(best.score);
-    // Scan steps whose decay is below the best score: later ones only ever subtract
-    // every carry (at most best - open - extend) to 0.
-    let needed = |best: u32| decay_at[..steps].iter().filter(|&&d| d < best as u64).count();
+    // Scan steps whose decay is below the highest carry there can be: a column scores at
+    // most the matrix's top score above the best before it, and a carry is an H less
+    // open and extend. Later steps only ever subtract every carry to 0.
+    let top_carry = |best: u32| (best as u64 + tabs.top_score as u64).saturating_sub(tabs.gap_first as u64);
+    let needed = |best: u32| decay_at[..steps].iter().filter(|&&d| d < top_carry(best)).count();
     let mut scan_steps = needed(best.score);
     let n = target.len();
+    let mut outcome = Pass::Done;
     for j in from..n {
         if best.score >= widen_at {
-            return Pass::Widen { col: j };
+            outcome = Pass::Widen { col: j };
+            break;
         }
         let t = if rev { target[n - 1 - j] } else { target[j] };
         let vp = prof.vecs.as_ptr().add(t as usize * segs);
@@ -334,18 +374,21 @@ pub unsafe fn run<V: Vector>(
         if !col_max.subs(best_v).is_zero() {
             let top = col_max.hmax();
             if top >= limit {
-                return Pass::Saturated;
+                outcome = Pass::Saturated;
+                break;
             }
             *best = Best { score: top, col: j, row: None };
             best_v = V::splat(top);
             scan_steps = needed(top);
             if top >= stop_at {
                 // The stop column is still in `h`.
-                match first_row(&cols.h, prof.len, top) {
-                    Some(r) => best.row = Some(r),
-                    None => return Pass::Saturated,
+                let col = std::slice::from_raw_parts(hv, segs);
+                if let Some(r) = first_row(col, prof.len, top) {
+                    best.row = Some(r);
+                } else {
+                    outcome = Pass::Saturated;
                 }
-                return Pass::Done;
+                break;
             }
             let copy = cols.best_h.as_mut_ptr();
             for s in 0..segs {
@@ -353,7 +396,11 @@ pub unsafe fn run<V: Vector>(
             }
         }
     }
-    Pass::Done
+    if SEGS > 0 {
+        cols.h.copy_from_slice(&h_reg[..SEGS]);
+        cols.e.copy_from_slice(&e_reg[..SEGS]);
+    }
+    outcome
 }
 
 #[cfg(test)]
