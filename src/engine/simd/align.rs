@@ -1,6 +1,7 @@
 //! Align: each pair scored striped for its end cell, at 8 bits until the best score comes
-//! near their limit and on at 16 bits from that column, then the reversed prefixes up to that end for the start cell,
-//! at the narrowest width that holds the known score; threads take pairs.
+//! near their limit and on at 16 bits from that column, then the reversed prefixes up to
+//! that end for the start cell, at the narrowest width that holds the known score; threads
+//! take pairs, each thread reusing its profiles and column buffers.
 //!
 //! Why a forward local pass over the reversed prefixes finds the reference's start: every
 //! local alignment inside the prefixes that scores the best score S ends at the end cell

@@ -3,10 +3,11 @@
 //! - search: inter-sequence scoring (`intersequence`), one database target per lane, 8-bit
 //!   lanes first; lanes that may have saturated are rescored at 16 bits, and those that
 //!   saturate again at 32 bits by the scalar reference (`Hit::recomputed`).
-//! - align: striped scoring of each pair (`striped`) for the end cell, 8-bit lanes first
-//!   and 16-bit where those may have saturated, then the same on the reversed prefixes for
-//!   the start cell at the narrowest width holding the score; pairs that saturate 16 bits
-//!   are aligned by the scalar reference (`Alignment::recomputed`).
+//! - align: striped scoring of each pair (`striped`) for the end cell, 8-bit lanes until
+//!   the best score nears their limit and 16-bit lanes on from that column, then the same
+//!   on the reversed prefixes for the start cell at the narrowest width holding the score;
+//!   pairs that saturate 16 bits are aligned by the scalar reference
+//!   (`Alignment::recomputed`).
 //!
 //! The kernels are generic over `vector::Vector`; each instruction set gets its compiled
 //! copy through one `#[target_feature]` entry point per kernel (`kernels!` below). The
