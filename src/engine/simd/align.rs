@@ -11,7 +11,7 @@
 //! holds S exactly holds the whole start pass.
 
 use super::intersequence::fits;
-use super::striped::{run, widen, Best, Columns, Pass, Profile, Tables};
+use super::striped::{run, widen, Best, Columns, Pass, Profile, Span, Tables};
 use super::vector::Vector;
 use super::Kernels;
 use crate::engine::scalar::{self, ScoreEnd};
@@ -98,17 +98,18 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
     let score = end.score as u32;
     let s = scratch;
     let mut best = Best::default();
+    let start_span = Span { target: &t[..te], rev: true, from: 0, stop_at: score, widen_at: u32::MAX };
     let start = if score <= tabs.narrow.exact_limit() {
         s.narrow_prof.build(&tabs.narrow, &q[..qe], true);
         s.narrow_cols.reset(s.narrow_prof.segs);
-        match run(&s.narrow_prof, &tabs.narrow, &t[..te], true, 0, score, u32::MAX, &mut best, &mut s.narrow_cols) {
+        match run(&s.narrow_prof, &tabs.narrow, start_span, &mut best, &mut s.narrow_cols) {
             Pass::Done => s.narrow_cols.end(&s.narrow_prof, &best),
             _ => None,
         }
     } else {
         s.wide_prof.build(&tabs.wide, &q[..qe], true);
         s.wide_cols.reset(s.wide_prof.segs);
-        match run(&s.wide_prof, &tabs.wide, &t[..te], true, 0, score, u32::MAX, &mut best, &mut s.wide_cols) {
+        match run(&s.wide_prof, &tabs.wide, start_span, &mut best, &mut s.wide_cols) {
             Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
             _ => None,
         }
@@ -132,7 +133,8 @@ unsafe fn end_cell<N: Vector, W: Vector>(
     s.narrow_prof.build(&tabs.narrow, q, false);
     s.narrow_cols.reset(s.narrow_prof.segs);
     let widen_at = tabs.narrow.widen_at();
-    let from = match run(&s.narrow_prof, &tabs.narrow, t, false, 0, u32::MAX, widen_at, &mut best, &mut s.narrow_cols) {
+    let span = Span { target: t, rev: false, from: 0, stop_at: u32::MAX, widen_at };
+    let from = match run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
         Pass::Done => return s.narrow_cols.end(&s.narrow_prof, &best),
         Pass::Widen { col } => {
             s.wide_prof.build(&tabs.wide, q, false);
@@ -147,7 +149,7 @@ unsafe fn end_cell<N: Vector, W: Vector>(
             0
         }
     };
-    match run(&s.wide_prof, &tabs.wide, t, false, from, u32::MAX, u32::MAX, &mut best, &mut s.wide_cols) {
+    match run(&s.wide_prof, &tabs.wide, Span { from, widen_at: u32::MAX, ..span }, &mut best, &mut s.wide_cols) {
         Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
         _ => None,
     }

@@ -248,53 +248,48 @@ pub unsafe fn widen<N: Vector, W: Vector>(
     Some(())
 }
 
-/// Scores the profiled query against `target` (given reversed when `rev`) from column
-/// `from` on, with `cols` holding the state before it, keeping the best cell in `best`.
-/// Stops at the first column reaching `stop_at` (the start pass knows the best score: no
-/// later column can beat it), and before any column that starts with `best` at
+/// What one pass scores: `target` (given reversed when `rev`) from column `from` on. It
+/// stops at the first column reaching `stop_at` (the start pass knows the best score: no
+/// later column can beat it), and before any column that starts with the best score at
 /// `widen_at` or above (a column scores at most the matrix's top score above the best
 /// before it).
-#[allow(clippy::too_many_arguments)]
+#[derive(Clone, Copy)]
+pub struct Span<'a> {
+    pub target: &'a [u8],
+    pub rev: bool,
+    pub from: usize,
+    pub stop_at: u32,
+    pub widen_at: u32,
+}
+
+/// Scores the profiled query over `span`, with `cols` holding the state before its first
+/// column, keeping the best cell in `best`.
 #[inline(always)]
-pub unsafe fn run<V: Vector>(
-    prof: &Profile<V>,
-    tabs: &Tables<V>,
-    target: &[u8],
-    rev: bool,
-    from: usize,
-    stop_at: u32,
-    widen_at: u32,
-    best: &mut Best,
-    cols: &mut Columns<V>,
-) -> Pass {
+pub unsafe fn run<V: Vector>(prof: &Profile<V>, tabs: &Tables<V>, span: Span, best: &mut Best, cols: &mut Columns<V>) -> Pass {
     // Short queries get a copy with the segment count fixed, whose columns live in registers.
     match prof.segs {
-        1 => run_segs::<V, 1>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        2 => run_segs::<V, 2>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        3 => run_segs::<V, 3>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        4 => run_segs::<V, 4>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        5 => run_segs::<V, 5>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        6 => run_segs::<V, 6>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        7 => run_segs::<V, 7>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        8 => run_segs::<V, 8>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
-        _ => run_segs::<V, 0>(prof, tabs, target, rev, from, stop_at, widen_at, best, cols),
+        1 => run_segs::<V, 1>(prof, tabs, span, best, cols),
+        2 => run_segs::<V, 2>(prof, tabs, span, best, cols),
+        3 => run_segs::<V, 3>(prof, tabs, span, best, cols),
+        4 => run_segs::<V, 4>(prof, tabs, span, best, cols),
+        5 => run_segs::<V, 5>(prof, tabs, span, best, cols),
+        6 => run_segs::<V, 6>(prof, tabs, span, best, cols),
+        7 => run_segs::<V, 7>(prof, tabs, span, best, cols),
+        8 => run_segs::<V, 8>(prof, tabs, span, best, cols),
+        _ => run_segs::<V, 0>(prof, tabs, span, best, cols),
     }
 }
 
 /// `run` for `SEGS` segments (0: any number, columns in memory).
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn run_segs<V: Vector, const SEGS: usize>(
     prof: &Profile<V>,
     tabs: &Tables<V>,
-    target: &[u8],
-    rev: bool,
-    from: usize,
-    stop_at: u32,
-    widen_at: u32,
+    span: Span,
     best: &mut Best,
     cols: &mut Columns<V>,
 ) -> Pass {
+    let Span { target, rev, from, stop_at, widen_at } = span;
     let segs = if SEGS > 0 { SEGS } else { prof.segs };
     debug_assert!(cols.h.len() == segs && cols.e.len() == segs && cols.best_h.len() == segs);
     let zero = V::zero();

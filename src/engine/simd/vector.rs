@@ -103,7 +103,7 @@ mod x86 {
          zero: $zero:ident, set1: $set1:ident as $set1_ty:ty, set1_8: $set1_8:ident,
          adds: $adds:ident, subs: $subs:ident, max: $max:ident, or: $or:ident,
          adds8: $adds8:ident, sub8: $sub8:ident, shuffle: $shuffle:ident,
-         is_zero: $is_zero:ident, shift_up: $shift_up:ident, shift_bytes: $shift_bytes:ident) => {
+         is_zero: $is_zero:ident, shift_bytes: $shift_bytes:ident) => {
             #[derive(Clone, Copy)]
             pub struct $name($reg);
 
@@ -181,7 +181,7 @@ mod x86 {
                 #[inline]
                 #[target_feature(enable = $feat)]
                 unsafe fn shift_up(self) -> Self {
-                    $name($shift_up::<$w>(self.0))
+                    $name($shift_bytes(self.0, $w))
                 }
                 #[inline]
                 #[target_feature(enable = $feat)]
@@ -196,15 +196,6 @@ mod x86 {
     #[target_feature(enable = "sse4.1")]
     unsafe fn sse_is_zero(x: __m128i) -> bool {
         _mm_testz_si128(x, x) != 0
-    }
-    #[inline]
-    #[target_feature(enable = "sse4.1")]
-    unsafe fn sse_shift_up<const W: usize>(x: __m128i) -> __m128i {
-        if W == 1 {
-            _mm_slli_si128::<1>(x)
-        } else {
-            _mm_slli_si128::<2>(x)
-        }
     }
     #[inline]
     #[target_feature(enable = "sse4.1")]
@@ -224,17 +215,6 @@ mod x86 {
     }
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn avx2_shift_up<const W: usize>(x: __m256i) -> __m256i {
-        // The low 128 bits move up into the high half; zeros come in below.
-        let carry = _mm256_permute2x128_si256::<0x08>(x, x);
-        if W == 1 {
-            _mm256_alignr_epi8::<15>(x, carry)
-        } else {
-            _mm256_alignr_epi8::<14>(x, carry)
-        }
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
     unsafe fn avx2_shift_bytes(x: __m256i, b: usize) -> __m256i {
         let carry = _mm256_permute2x128_si256::<0x08>(x, x);
         match b {
@@ -250,17 +230,6 @@ mod x86 {
     #[target_feature(enable = "avx512bw")]
     unsafe fn avx512_is_zero(x: __m512i) -> bool {
         _mm512_test_epi8_mask(x, x) == 0
-    }
-    #[inline]
-    #[target_feature(enable = "avx512bw")]
-    unsafe fn avx512_shift_up<const W: usize>(x: __m512i) -> __m512i {
-        // Each 128-bit block takes the top lane of the block below (zeros below block 0).
-        let below = _mm512_maskz_shuffle_i64x2::<0b10_01_00_00>(0b1111_1100, x, x);
-        if W == 1 {
-            _mm512_alignr_epi8::<15>(x, below)
-        } else {
-            _mm512_alignr_epi8::<14>(x, below)
-        }
     }
 
     #[inline]
@@ -283,32 +252,32 @@ mod x86 {
         zero: _mm_setzero_si128, set1: _mm_set1_epi8 as i8, set1_8: _mm_set1_epi8,
         adds: _mm_adds_epu8, subs: _mm_subs_epu8, max: _mm_max_epu8, or: _mm_or_si128,
         adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
-        is_zero: sse_is_zero, shift_up: sse_shift_up, shift_bytes: sse_shift_bytes);
+        is_zero: sse_is_zero, shift_bytes: sse_shift_bytes);
     x86_vector!(Sse41x16, __m128i, "sse4.1", width: 2,
         zero: _mm_setzero_si128, set1: _mm_set1_epi16 as i16, set1_8: _mm_set1_epi8,
         adds: _mm_adds_epu16, subs: _mm_subs_epu16, max: _mm_max_epu16, or: _mm_or_si128,
         adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
-        is_zero: sse_is_zero, shift_up: sse_shift_up, shift_bytes: sse_shift_bytes);
+        is_zero: sse_is_zero, shift_bytes: sse_shift_bytes);
     x86_vector!(Avx2x8, __m256i, "avx2", width: 1,
         zero: _mm256_setzero_si256, set1: _mm256_set1_epi8 as i8, set1_8: _mm256_set1_epi8,
         adds: _mm256_adds_epu8, subs: _mm256_subs_epu8, max: _mm256_max_epu8, or: _mm256_or_si256,
         adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
-        is_zero: avx2_is_zero, shift_up: avx2_shift_up, shift_bytes: avx2_shift_bytes);
+        is_zero: avx2_is_zero, shift_bytes: avx2_shift_bytes);
     x86_vector!(Avx2x16, __m256i, "avx2", width: 2,
         zero: _mm256_setzero_si256, set1: _mm256_set1_epi16 as i16, set1_8: _mm256_set1_epi8,
         adds: _mm256_adds_epu16, subs: _mm256_subs_epu16, max: _mm256_max_epu16, or: _mm256_or_si256,
         adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
-        is_zero: avx2_is_zero, shift_up: avx2_shift_up, shift_bytes: avx2_shift_bytes);
+        is_zero: avx2_is_zero, shift_bytes: avx2_shift_bytes);
     x86_vector!(Avx512x8, __m512i, "avx512bw", width: 1,
         zero: _mm512_setzero_si512, set1: _mm512_set1_epi8 as i8, set1_8: _mm512_set1_epi8,
         adds: _mm512_adds_epu8, subs: _mm512_subs_epu8, max: _mm512_max_epu8, or: _mm512_or_si512,
         adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
-        is_zero: avx512_is_zero, shift_up: avx512_shift_up, shift_bytes: avx512_shift_bytes);
+        is_zero: avx512_is_zero, shift_bytes: avx512_shift_bytes);
     x86_vector!(Avx512x16, __m512i, "avx512bw", width: 2,
         zero: _mm512_setzero_si512, set1: _mm512_set1_epi16 as i16, set1_8: _mm512_set1_epi8,
         adds: _mm512_adds_epu16, subs: _mm512_subs_epu16, max: _mm512_max_epu16, or: _mm512_or_si512,
         adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
-        is_zero: avx512_is_zero, shift_up: avx512_shift_up, shift_bytes: avx512_shift_bytes);
+        is_zero: avx512_is_zero, shift_bytes: avx512_shift_bytes);
 }
 
 /// The portable fallback: 16 bytes of plain Rust lanes (the compiler vectorises what it can).
