@@ -13,7 +13,7 @@
 use super::intersequence::fits;
 use super::striped::{run, widen, Best, Columns, Pass, Profile, Span, Tables};
 use super::vector::Vector;
-use super::Kernels;
+use super::AlignKernels;
 use crate::engine::scalar::{self, ScoreEnd};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
@@ -56,7 +56,7 @@ pub(super) enum PairResult {
     Mismatch { forward: i32, reverse: Option<i32> },
 }
 
-pub(super) fn align<K: Kernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
     if !fits(sc) {
         return pairs.par_iter().map(|(q, t)| scalar::align_pair(q, t, sc)).collect();
     }

@@ -110,6 +110,12 @@ trait Kernels: Sync {
     /// Columns per inner-loop pass of the inter-sequence kernels.
     const BLOCK_NARROW: usize;
     const BLOCK_WIDE: usize;
+}
+
+/// The striped align kernels of one instruction set, likewise.
+trait AlignKernels: Sync {
+    type Narrow: Vector;
+    type Wide: Vector;
 
     /// One align pair through the striped passes.
     unsafe fn align_pair(
@@ -151,6 +157,23 @@ macro_rules! kernels {
             ) -> $wide {
                 intersequence::score_batch::<$wide, $bw>(query, used, look, cols, scratch)
             }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+kernels!(Avx512 ["avx512bw"], vector::Avx512x8, vector::Avx512x16, block: 4, 4);
+#[cfg(target_arch = "x86_64")]
+kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16, block: 4, 4);
+#[cfg(target_arch = "x86_64")]
+kernels!(Sse41 ["sse4.1"], vector::Sse41x8, vector::Sse41x16, block: 4, 4);
+kernels!(Portable [], vector::Portable8, vector::Portable16, block: 2, 2);
+
+macro_rules! align_kernels {
+    ($name:ident [$($feat:literal)?], $narrow:ty, $wide:ty) => {
+        impl AlignKernels for $name {
+            type Narrow = $narrow;
+            type Wide = $wide;
 
             $(#[target_feature(enable = $feat)])?
             unsafe fn align_pair(
@@ -166,12 +189,29 @@ macro_rules! kernels {
 }
 
 #[cfg(target_arch = "x86_64")]
-kernels!(Avx512 ["avx512bw"], vector::Avx512x8, vector::Avx512x16, block: 4, 4);
+align_kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16);
 #[cfg(target_arch = "x86_64")]
-kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16, block: 4, 4);
+align_kernels!(Sse41 ["sse4.1"], vector::Sse41x8, vector::Sse41x16);
+align_kernels!(Portable [], vector::Portable8, vector::Portable16);
+
+/// AVX-512 CPUs align with the AVX2 build. The striped passes are latency-bound (each
+/// column waits on the last), and there the 512-bit cross-lane shifts cost more than the
+/// wider registers save: on the project's Zen 5 machine the AVX2 build was 5-10% faster,
+/// and the same 256-bit code compiled with AVX-512 enabled slower still (BENCHMARKS.md).
 #[cfg(target_arch = "x86_64")]
-kernels!(Sse41 ["sse4.1"], vector::Sse41x8, vector::Sse41x16, block: 4, 4);
-kernels!(Portable [], vector::Portable8, vector::Portable16, block: 2, 2);
+impl AlignKernels for Avx512 {
+    type Narrow = vector::Avx2x8;
+    type Wide = vector::Avx2x16;
+
+    unsafe fn align_pair(
+        tabs: &align::AlignTables<Self::Narrow, Self::Wide>,
+        query: &[u8],
+        target: &[u8],
+        scratch: &mut align::AlignScratch<Self::Narrow, Self::Wide>,
+    ) -> align::PairResult {
+        <Avx2 as AlignKernels>::align_pair(tabs, query, target, scratch)
+    }
+}
 
 /// Runs `$body` with `$k` bound to the kernels type of `$isa`.
 macro_rules! with_kernels {
