@@ -6,11 +6,15 @@
 //! reference's clamped at 0, exact below `MAX - bias`.
 //!
 //! Vertical gaps (F) crossing from one lane's block into the next are settled after each
-//! column's pass. Usually they change nothing, which one compare shows; otherwise the exact
-//! carry into every lane is a prefix maximum over the lanes below, each block decaying it
-//! by `segs * extend`, taken in log2(LANES) shift steps, and one walk down the segments
-//! applies it until it stops mattering. (Farrar's lazy loop instead walks the lanes one
-//! segment at a time, which at gap extend 1 can take dozens of steps a column.)
+//! column's pass. Sometimes they change nothing, which one compare shows; otherwise the
+//! exact carry into every lane is a prefix maximum over the lanes below, each block
+//! decaying it by `segs * extend`, taken in at most log2(LANES) shift steps, and one
+//! branch-free walk down the segments applies it. (Farrar's lazy loop instead walks the
+//! lanes one segment at a time, which at gap extend 1 can take dozens of steps a column.)
+//!
+//! A pass at 8 bits stops before the column that could first saturate and hands its exact
+//! state to a 16-bit pass (`widen`). Queries of at most 8 segments get a copy of the pass
+//! with the count fixed, so the column stays in registers.
 //!
 //! The end cell follows the tie rule: the first column whose maximum beats every earlier
 //! column, and in it the smallest row holding that maximum. That column's H is copied
