@@ -7,7 +7,7 @@
 //!   the best score nears their limit and 16-bit lanes on from that column, then the same
 //!   on the reversed prefixes for the start cell at the narrowest width holding the score;
 //!   pairs that saturate 16 bits are aligned by the scalar reference
-//!   (`Alignment::recomputed`).
+//!   (`Alignment::recomputed`). AVX-512 CPUs align with the AVX2 build (see `AlignKernels`).
 //!
 //! The kernels are generic over `vector::Vector`; each instruction set gets its compiled
 //! copy through one `#[target_feature]` entry point per kernel (`kernels!` below). The
