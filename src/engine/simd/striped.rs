@@ -16,10 +16,15 @@
 //! state to a 16-bit pass (`widen`). Queries of at most 8 segments get a copy of the pass
 //! with the count fixed, so the column stays in registers.
 //!
+//! Every `unsafe fn` here may only run on a CPU with `V`'s instruction set (the engine
+//! checks once, at construction).
+//!
 //! The end cell follows the tie rule: the first column whose maximum beats every earlier
 //! column, and in it the smallest row holding that maximum. That column's H is copied
 //! aside, and the row looked up once at the end. Padding rows (beyond the query) can tie
 //! but never beat a real cell, and are larger rows, so they never win.
+
+#![allow(clippy::missing_safety_doc)]
 
 use super::intersequence::{bias, PAD};
 use super::vector::Vector;
