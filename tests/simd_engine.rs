@@ -43,6 +43,10 @@ fn check_align(sc: &Scoring, pairs: &[(Vec<u8>, Vec<u8>)]) {
     let want = ScalarEngine::new(sc.clone(), 2).unwrap().align(&ps).unwrap();
     for isa in isas() {
         let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().align(&ps).unwrap();
+        // Only scores beyond 16-bit lanes go to the 32-bit recomputation.
+        for a in &got {
+            assert!(!a.recomputed || a.score > 65535 - 255, "score {} recomputed on {}", a.score, isa.name());
+        }
         assert_eq!(plain(got), want, "align on {}", isa.name());
     }
 }
@@ -143,6 +147,101 @@ fn scores_beyond_8_and_16_bits_are_exact() {
         assert!(!hits[0][1].recomputed);
         let al = e.align(&[(&huge, &huge)]).unwrap();
         assert_eq!((al[0].score, al[0].recomputed), (66000, true));
+    }
+}
+
+/// Codes of `sc`'s alphabet that score positively against themselves (only the best one
+/// when `top_only`), cycled to `len`.
+fn positive_run(sc: &Scoring, len: usize, top_only: bool) -> Vec<u8> {
+    let size = sc.matrix.size() as u8;
+    let top = (0..size).map(|c| sc.score(c, c)).max().unwrap_or(0);
+    let good: Vec<u8> = (0..size).filter(|&c| sc.score(c, c) > 0 && (!top_only || sc.score(c, c) == top)).collect();
+    good.iter().copied().cycle().take(len).collect()
+}
+
+/// Lengths of `positive_run` whose self-score lies within `around +- 12`.
+fn lengths_scoring_near(sc: &Scoring, around: i64, top_only: bool) -> Vec<usize> {
+    let run = positive_run(sc, (around as usize + 64) * 2, top_only);
+    let mut total = 0i64;
+    let mut out = Vec::new();
+    for (i, &c) in run.iter().enumerate() {
+        total += sc.score(c, c) as i64;
+        if (total - around).abs() <= 12 {
+            out.push(i + 1);
+        }
+        if total > around + 12 {
+            break;
+        }
+    }
+    out
+}
+
+/// Pairs whose scores cross the limits of 8- and 16-bit lanes (255 and 65535 less the
+/// bias): the 8-bit pass must widen or finish exactly at every score around its limit.
+#[test]
+fn scores_around_lane_limits_are_exact() {
+    let mut schemes = scorings();
+    for name in swarrow::scoring::matrix::protein_matrix_names() {
+        schemes.push(Scoring::new(Matrix::protein(name).unwrap(), 11, 1).unwrap());
+    }
+    for sc in &schemes {
+        let bias = -sc.matrix.min_score().min(0) as i64;
+        let size = sc.matrix.size() as u8;
+        let flank: Vec<u8> = (0..57u32).map(|i| ((i * 7 + 3) % size as u32) as u8).collect();
+        let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for len in lengths_scoring_near(sc, 255 - bias, false) {
+            let core = positive_run(sc, len, false);
+            let mut far = flank.repeat(3);
+            far.extend_from_slice(&core);
+            far.extend_from_slice(&flank);
+            let mut gapped = core.clone();
+            gapped.insert(len / 2, core[0]);
+            pairs.push((core.clone(), core.clone()));
+            pairs.push((core.clone(), far)); // widening mid-target
+            pairs.push((gapped, core));
+        }
+        assert!(pairs.len() >= 6, "{}: no lengths near the 8-bit limit", sc.describe());
+        pairs.push((Vec::new(), flank.clone()));
+        pairs.push((flank[..1].to_vec(), flank[..1].to_vec()));
+        pairs.push((flank[..1].to_vec(), flank.clone()));
+        check_align(sc, &pairs);
+    }
+    // Across the 16-bit limit, for two protein matrices (DNA would need 30,000-base pairs).
+    for sc in [Scoring::blosum62(), Scoring::new(Matrix::protein("PAM30").unwrap(), 9, 1).unwrap()] {
+        let bias = -sc.matrix.min_score().min(0) as i64;
+        let lens = lengths_scoring_near(&sc, 65535 - bias, true);
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> =
+            lens.iter().map(|&len| (positive_run(&sc, len, true), positive_run(&sc, len, true))).collect();
+        assert!(pairs.len() >= 2);
+        check_align(&sc, &pairs);
+    }
+}
+
+/// Many fixed pseudo-random pairs (half of them related) for every scoring scheme: the
+/// same inputs every run, beside the proptest's fresh ones. Gap open 0 (BLOSUM45 0/3) lets
+/// vertical gaps carry far across the striped lanes.
+#[test]
+fn fixed_random_pairs_match_scalar() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    for sc in scorings() {
+        let size = sc.matrix.size() as u64;
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..400)
+            .map(|k| {
+                let q: Vec<u8> = (0..1 + next(300)).map(|_| next(size) as u8).collect();
+                let t: Vec<u8> = if k % 2 == 0 {
+                    (0..1 + next(400)).map(|_| next(size) as u8).collect()
+                } else {
+                    let edits: Vec<(u8, u8)> = (0..next(40)).map(|_| (next(256) as u8, next(256) as u8)).collect();
+                    mutate(&q, &edits, size as u8)
+                };
+                (q, t)
+            })
+            .collect();
+        check_align(&sc, &pairs);
     }
 }
 

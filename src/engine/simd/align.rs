@@ -1,61 +1,168 @@
-//! Align: each pair scored striped at 16 bits for its end cell, then the reversed prefixes
-//! up to that end for the start cell; threads take pairs.
+//! Align: each pair scored striped for its end cell, at 8 bits until the best score comes
+//! near their limit and on at 16 bits from that column, then the reversed prefixes up to
+//! that end for the start cell, at the narrowest width that holds the known score; threads
+//! take pairs, each thread reusing its profiles and column buffers.
 //!
 //! Why a forward local pass over the reversed prefixes finds the reference's start: every
 //! local alignment inside the prefixes that scores the best score S ends at the end cell
 //! (an earlier end would have been chosen by the tie rule), so the cells reaching S are
 //! exactly those of the reference's anchored reverse pass, and "first column, then
-//! smallest row" is the same rule on both.
+//! smallest row" is the same rule on both. No cell there scores above S, so a width that
+//! holds S exactly holds the whole start pass.
 
 use super::intersequence::fits;
-use super::striped::{Profile, Scratch};
-use super::Kernels;
-use crate::engine::scalar;
+use super::striped::{run, widen, Best, Columns, Pass, Profile, Span, Tables};
+use super::vector::Vector;
+use super::AlignKernels;
+use crate::engine::scalar::{self, ScoreEnd};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use rayon::prelude::*;
 
-pub(super) fn align<K: Kernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+/// The profile tables of both widths, built once per call.
+pub(super) struct AlignTables<N, W> {
+    narrow: Tables<N>,
+    wide: Tables<W>,
+}
+
+/// One thread's profiles and column buffers, reused pair after pair.
+pub(super) struct AlignScratch<N, W> {
+    narrow_prof: Profile<N>,
+    narrow_cols: Columns<N>,
+    wide_prof: Profile<W>,
+    wide_cols: Columns<W>,
+    rows: Vec<u32>,
+}
+
+impl<N, W> Default for AlignScratch<N, W> {
+    fn default() -> Self {
+        AlignScratch {
+            narrow_prof: Profile::default(),
+            narrow_cols: Columns::default(),
+            wide_prof: Profile::default(),
+            wide_cols: Columns::default(),
+            rows: Vec::new(),
+        }
+    }
+}
+
+/// What the vector passes made of one pair.
+pub(super) enum PairResult {
+    Aligned(Alignment),
+    /// Even 16 bits may have saturated: the scalar reference aligns it.
+    Saturated,
+    /// The start pass disagreed with the end pass (a bug, reported as such).
+    Mismatch { forward: i32, reverse: Option<i32> },
+}
+
+pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
     if !fits(sc) {
         return pairs.par_iter().map(|(q, t)| scalar::align_pair(q, t, sc)).collect();
     }
-    pairs.par_iter().map_init(Scratch::<K::Wide>::default, |scratch, (q, t)| align_pair::<K>(sc, q, t, scratch)).collect()
+    // Safe: the engine checked at construction that this CPU runs K's instruction set.
+    let tabs = unsafe { AlignTables { narrow: Tables::<K::Narrow>::new(sc), wide: Tables::<K::Wide>::new(sc) } };
+    pairs
+        .par_iter()
+        .map_init(AlignScratch::<K::Narrow, K::Wide>::default, |scratch, (q, t)| {
+            match unsafe { K::align_pair(&tabs, q, t, scratch) } {
+                PairResult::Aligned(a) => Ok(a),
+                PairResult::Saturated => Ok(Alignment { recomputed: true, ..scalar::align_pair(q, t, sc)? }),
+                PairResult::Mismatch { forward, reverse } => Err(Error::Internal(format!(
+                    "reverse pass scored {:?}, forward pass {}",
+                    reverse, forward
+                ))),
+            }
+        })
+        .collect()
 }
 
-fn align_pair<K: Kernels>(sc: &Scoring, q: &[u8], t: &[u8], scratch: &mut Scratch<K::Wide>) -> Result<Alignment> {
+/// One pair through the vector passes. Unsafe: the CPU must run N's and W's instructions.
+#[inline(always)]
+pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
+    tabs: &AlignTables<N, W>,
+    q: &[u8],
+    t: &[u8],
+    scratch: &mut AlignScratch<N, W>,
+) -> PairResult {
     if q.is_empty() || t.is_empty() {
-        return Ok(Alignment::default());
+        return PairResult::Aligned(Alignment::default());
     }
-    // Safe: the engine checked at construction that this CPU runs K's instruction set.
-    let end = unsafe {
-        let prof = Profile::<K::Wide>::new(q, false, sc);
-        K::striped_end(&prof, q.len(), t, false, u32::MAX, scratch)
-    };
-    let Some(end) = end else {
-        return Ok(Alignment { recomputed: true, ..scalar::align_pair(q, t, sc)? });
+    let Some(end) = end_cell(tabs, q, t, scratch) else {
+        return PairResult::Saturated;
     };
     if end.score == 0 {
-        return Ok(Alignment::default());
+        return PairResult::Aligned(Alignment::default());
     }
     let (qe, te) = (end.qend as usize, end.tend as usize);
-    let start = unsafe {
-        let prof = Profile::<K::Wide>::new(&q[..qe], true, sc);
-        K::striped_end(&prof, qe, &t[..te], true, end.score as u32, scratch)
+    let score = end.score as u32;
+    let s = scratch;
+    let mut best = Best::default();
+    let start_span = Span { target: &t[..te], rev: true, from: 0, stop_at: score, widen_at: u32::MAX };
+    let start = if score <= tabs.narrow.exact_limit() {
+        s.narrow_prof.build(&tabs.narrow, &q[..qe], true);
+        s.narrow_cols.reset(s.narrow_prof.segs);
+        match run(&s.narrow_prof, &tabs.narrow, start_span, &mut best, &mut s.narrow_cols) {
+            Pass::Done => s.narrow_cols.end(&s.narrow_prof, &best),
+            _ => None,
+        }
+    } else {
+        s.wide_prof.build(&tabs.wide, &q[..qe], true);
+        s.wide_cols.reset(s.wide_prof.segs);
+        match run(&s.wide_prof, &tabs.wide, start_span, &mut best, &mut s.wide_cols) {
+            Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
+            _ => None,
+        }
     };
     match start {
-        Some(s) if s.score == end.score => Ok(Alignment {
-            score: end.score,
-            qstart: end.qend + 1 - s.qend,
-            qend: end.qend,
-            tstart: end.tend + 1 - s.tend,
-            tend: end.tend,
-            recomputed: false,
-        }),
-        other => Err(Error::Internal(format!(
-            "reverse pass scored {:?}, forward pass {}",
-            other.map(|s| s.score),
-            end.score
-        ))),
+        Some(st) if st.score == end.score => PairResult::Aligned(coordinates(end, st)),
+        other => PairResult::Mismatch { forward: end.score, reverse: other.map(|s| s.score) },
+    }
+}
+
+/// The end cell: 8-bit lanes until the best score comes near saturating them, then on at
+/// 16 bits from that column; `None` when 16 bits may have saturated.
+#[inline(always)]
+unsafe fn end_cell<N: Vector, W: Vector>(
+    tabs: &AlignTables<N, W>,
+    q: &[u8],
+    t: &[u8],
+    s: &mut AlignScratch<N, W>,
+) -> Option<ScoreEnd> {
+    let mut best = Best::default();
+    s.narrow_prof.build(&tabs.narrow, q, false);
+    s.narrow_cols.reset(s.narrow_prof.segs);
+    let widen_at = tabs.narrow.widen_at();
+    let span = Span { target: t, rev: false, from: 0, stop_at: u32::MAX, widen_at };
+    let from = match run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
+        Pass::Done => return s.narrow_cols.end(&s.narrow_prof, &best),
+        Pass::Widen { col } => {
+            s.wide_prof.build(&tabs.wide, q, false);
+            widen(&s.narrow_prof, &s.narrow_cols, &mut best, &s.wide_prof, &mut s.wide_cols, &mut s.rows)?;
+            col
+        }
+        // Cannot happen (widening comes first), but then the 16-bit pass starts afresh.
+        Pass::Saturated => {
+            best = Best::default();
+            s.wide_prof.build(&tabs.wide, q, false);
+            s.wide_cols.reset(s.wide_prof.segs);
+            0
+        }
+    };
+    match run(&s.wide_prof, &tabs.wide, Span { from, widen_at: u32::MAX, ..span }, &mut best, &mut s.wide_cols) {
+        Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
+        _ => None,
+    }
+}
+
+/// The alignment from the end pass and the start pass's end cell in reversed coordinates.
+fn coordinates(end: ScoreEnd, start: ScoreEnd) -> Alignment {
+    Alignment {
+        score: end.score,
+        qstart: end.qend + 1 - start.qend,
+        qend: end.qend,
+        tstart: end.tend + 1 - start.tend,
+        tend: end.tend,
+        recomputed: false,
     }
 }

@@ -3,9 +3,11 @@
 //! - search: inter-sequence scoring (`intersequence`), one database target per lane, 8-bit
 //!   lanes first; lanes that may have saturated are rescored at 16 bits, and those that
 //!   saturate again at 32 bits by the scalar reference (`Hit::recomputed`).
-//! - align: striped scoring of each pair (`striped`) at 16 bits for the end cell, then the
-//!   same on the reversed prefixes for the start cell; pairs that saturate are aligned by
-//!   the scalar reference (`Alignment::recomputed`).
+//! - align: striped scoring of each pair (`striped`) for the end cell, 8-bit lanes until
+//!   the best score nears their limit and 16-bit lanes on from that column, then the same
+//!   on the reversed prefixes for the start cell at the narrowest width holding the score;
+//!   pairs that saturate 16 bits are aligned by the scalar reference
+//!   (`Alignment::recomputed`). AVX-512 CPUs align with the AVX2 build (see `AlignKernels`).
 //!
 //! The kernels are generic over `vector::Vector`; each instruction set gets its compiled
 //! copy through one `#[target_feature]` entry point per kernel (`kernels!` below). The
@@ -19,7 +21,6 @@ pub mod vector;
 
 use super::{Alignment, Engine, Hit};
 use crate::database::Database;
-use crate::engine::scalar::ScoreEnd;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use vector::Vector;
@@ -109,15 +110,20 @@ trait Kernels: Sync {
     /// Columns per inner-loop pass of the inter-sequence kernels.
     const BLOCK_NARROW: usize;
     const BLOCK_WIDE: usize;
+}
 
-    unsafe fn striped_end(
-        prof: &striped::Profile<Self::Wide>,
-        query_len: usize,
+/// The striped align kernels of one instruction set, likewise.
+trait AlignKernels: Sync {
+    type Narrow: Vector;
+    type Wide: Vector;
+
+    /// One align pair through the striped passes.
+    unsafe fn align_pair(
+        tabs: &align::AlignTables<Self::Narrow, Self::Wide>,
+        query: &[u8],
         target: &[u8],
-        rev: bool,
-        stop_at: u32,
-        scratch: &mut striped::Scratch<Self::Wide>,
-    ) -> Option<ScoreEnd>;
+        scratch: &mut align::AlignScratch<Self::Narrow, Self::Wide>,
+    ) -> align::PairResult;
 }
 
 macro_rules! kernels {
@@ -151,18 +157,6 @@ macro_rules! kernels {
             ) -> $wide {
                 intersequence::score_batch::<$wide, $bw>(query, used, look, cols, scratch)
             }
-
-            $(#[target_feature(enable = $feat)])?
-            unsafe fn striped_end(
-                prof: &striped::Profile<$wide>,
-                query_len: usize,
-                target: &[u8],
-                rev: bool,
-                stop_at: u32,
-                scratch: &mut striped::Scratch<$wide>,
-            ) -> Option<ScoreEnd> {
-                striped::score_end::<$wide>(prof, query_len, target, rev, stop_at, scratch)
-            }
         }
     };
 }
@@ -174,6 +168,50 @@ kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16, block: 4, 4);
 #[cfg(target_arch = "x86_64")]
 kernels!(Sse41 ["sse4.1"], vector::Sse41x8, vector::Sse41x16, block: 4, 4);
 kernels!(Portable [], vector::Portable8, vector::Portable16, block: 2, 2);
+
+macro_rules! align_kernels {
+    ($name:ident [$($feat:literal)?], $narrow:ty, $wide:ty) => {
+        impl AlignKernels for $name {
+            type Narrow = $narrow;
+            type Wide = $wide;
+
+            $(#[target_feature(enable = $feat)])?
+            unsafe fn align_pair(
+                tabs: &align::AlignTables<$narrow, $wide>,
+                query: &[u8],
+                target: &[u8],
+                scratch: &mut align::AlignScratch<$narrow, $wide>,
+            ) -> align::PairResult {
+                align::align_pair::<$narrow, $wide>(tabs, query, target, scratch)
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+align_kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16);
+#[cfg(target_arch = "x86_64")]
+align_kernels!(Sse41 ["sse4.1"], vector::Sse41x8, vector::Sse41x16);
+align_kernels!(Portable [], vector::Portable8, vector::Portable16);
+
+/// AVX-512 CPUs align with the AVX2 build. The striped passes are latency-bound (each
+/// column waits on the last), and there the 512-bit cross-lane shifts cost more than the
+/// wider registers save: on the project's Zen 5 machine the AVX2 build was 5-10% faster,
+/// and the same 256-bit code compiled with AVX-512 enabled slower still (BENCHMARKS.md).
+#[cfg(target_arch = "x86_64")]
+impl AlignKernels for Avx512 {
+    type Narrow = vector::Avx2x8;
+    type Wide = vector::Avx2x16;
+
+    unsafe fn align_pair(
+        tabs: &align::AlignTables<Self::Narrow, Self::Wide>,
+        query: &[u8],
+        target: &[u8],
+        scratch: &mut align::AlignScratch<Self::Narrow, Self::Wide>,
+    ) -> align::PairResult {
+        <Avx2 as AlignKernels>::align_pair(tabs, query, target, scratch)
+    }
+}
 
 /// Runs `$body` with `$k` bound to the kernels type of `$isa`.
 macro_rules! with_kernels {

@@ -42,6 +42,9 @@ pub trait Vector: Copy + Send + Sync {
     /// Lanes moved up by one (lane k to k + 1), lane 0 becomes 0: the striped layout's
     /// step from one segment to the next.
     unsafe fn shift_up(self) -> Self;
+    /// Lanes moved up by `n` (a power of two below `LANES`), zeros coming in below: the
+    /// steps of a prefix scan across lanes. Callers pass constants, so the match folds.
+    unsafe fn shift_up_lanes(self, n: usize) -> Self;
 
     /// Lane values, for the rare scalar look at a register.
     #[inline(always)]
@@ -59,9 +62,30 @@ pub trait Vector: Copy + Send + Sync {
         out
     }
 
+    /// The highest lane, reduced in log2(LANES) vector steps.
     #[inline(always)]
     unsafe fn hmax(self) -> u32 {
-        self.lanes()[..Self::LANES].iter().copied().max().unwrap_or(0)
+        // Spelled out so every shift is a constant (a loop here compiles to a jump table).
+        let mut x = self;
+        for n in [32, 16, 8, 4, 2, 1] {
+            if n < Self::LANES {
+                x = x.max(x.shift_up_lanes(n));
+            }
+        }
+        x.lanes_top()
+    }
+
+    /// The value of the highest lane.
+    #[inline(always)]
+    unsafe fn lanes_top(self) -> u32 {
+        let mut bytes = [0u8; 64];
+        self.store(bytes.as_mut_ptr());
+        let at = (Self::LANES - 1) * Self::WIDTH;
+        if Self::WIDTH == 1 {
+            bytes[at] as u32
+        } else {
+            u16::from_le_bytes([bytes[at], bytes[at + 1]]) as u32
+        }
     }
 }
 
@@ -79,7 +103,7 @@ mod x86 {
          zero: $zero:ident, set1: $set1:ident as $set1_ty:ty, set1_8: $set1_8:ident,
          adds: $adds:ident, subs: $subs:ident, max: $max:ident, or: $or:ident,
          adds8: $adds8:ident, sub8: $sub8:ident, shuffle: $shuffle:ident,
-         is_zero: $is_zero:ident, shift_up: $shift_up:ident) => {
+         is_zero: $is_zero:ident, shift_bytes: $shift_bytes:ident) => {
             #[derive(Clone, Copy)]
             pub struct $name($reg);
 
@@ -157,7 +181,12 @@ mod x86 {
                 #[inline]
                 #[target_feature(enable = $feat)]
                 unsafe fn shift_up(self) -> Self {
-                    $name($shift_up::<$w>(self.0))
+                    $name($shift_bytes(self.0, $w))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn shift_up_lanes(self, n: usize) -> Self {
+                    $name($shift_bytes(self.0, n * $w))
                 }
             }
         };
@@ -170,11 +199,13 @@ mod x86 {
     }
     #[inline]
     #[target_feature(enable = "sse4.1")]
-    unsafe fn sse_shift_up<const W: usize>(x: __m128i) -> __m128i {
-        if W == 1 {
-            _mm_slli_si128::<1>(x)
-        } else {
-            _mm_slli_si128::<2>(x)
+    unsafe fn sse_shift_bytes(x: __m128i, b: usize) -> __m128i {
+        match b {
+            1 => _mm_slli_si128::<1>(x),
+            2 => _mm_slli_si128::<2>(x),
+            4 => _mm_slli_si128::<4>(x),
+            8 => _mm_slli_si128::<8>(x),
+            _ => _mm_setzero_si128(),
         }
     }
     #[inline]
@@ -184,13 +215,15 @@ mod x86 {
     }
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn avx2_shift_up<const W: usize>(x: __m256i) -> __m256i {
-        // The low 128 bits move up into the high half; zeros come in below.
+    unsafe fn avx2_shift_bytes(x: __m256i, b: usize) -> __m256i {
         let carry = _mm256_permute2x128_si256::<0x08>(x, x);
-        if W == 1 {
-            _mm256_alignr_epi8::<15>(x, carry)
-        } else {
-            _mm256_alignr_epi8::<14>(x, carry)
+        match b {
+            1 => _mm256_alignr_epi8::<15>(x, carry),
+            2 => _mm256_alignr_epi8::<14>(x, carry),
+            4 => _mm256_alignr_epi8::<12>(x, carry),
+            8 => _mm256_alignr_epi8::<8>(x, carry),
+            16 => carry,
+            _ => _mm256_setzero_si256(),
         }
     }
     #[inline]
@@ -198,15 +231,20 @@ mod x86 {
     unsafe fn avx512_is_zero(x: __m512i) -> bool {
         _mm512_test_epi8_mask(x, x) == 0
     }
+
     #[inline]
     #[target_feature(enable = "avx512bw")]
-    unsafe fn avx512_shift_up<const W: usize>(x: __m512i) -> __m512i {
-        // Each 128-bit block takes the top lane of the block below (zeros below block 0).
+    unsafe fn avx512_shift_bytes(x: __m512i, b: usize) -> __m512i {
+        // `below`: each 128-bit block holds the block under it.
         let below = _mm512_maskz_shuffle_i64x2::<0b10_01_00_00>(0b1111_1100, x, x);
-        if W == 1 {
-            _mm512_alignr_epi8::<15>(x, below)
-        } else {
-            _mm512_alignr_epi8::<14>(x, below)
+        match b {
+            1 => _mm512_alignr_epi8::<15>(x, below),
+            2 => _mm512_alignr_epi8::<14>(x, below),
+            4 => _mm512_alignr_epi8::<12>(x, below),
+            8 => _mm512_alignr_epi8::<8>(x, below),
+            16 => below,
+            32 => _mm512_maskz_shuffle_i64x2::<0b01_00_00_00>(0b1111_0000, x, x),
+            _ => _mm512_setzero_si512(),
         }
     }
 
@@ -214,32 +252,32 @@ mod x86 {
         zero: _mm_setzero_si128, set1: _mm_set1_epi8 as i8, set1_8: _mm_set1_epi8,
         adds: _mm_adds_epu8, subs: _mm_subs_epu8, max: _mm_max_epu8, or: _mm_or_si128,
         adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
-        is_zero: sse_is_zero, shift_up: sse_shift_up);
+        is_zero: sse_is_zero, shift_bytes: sse_shift_bytes);
     x86_vector!(Sse41x16, __m128i, "sse4.1", width: 2,
         zero: _mm_setzero_si128, set1: _mm_set1_epi16 as i16, set1_8: _mm_set1_epi8,
         adds: _mm_adds_epu16, subs: _mm_subs_epu16, max: _mm_max_epu16, or: _mm_or_si128,
         adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
-        is_zero: sse_is_zero, shift_up: sse_shift_up);
+        is_zero: sse_is_zero, shift_bytes: sse_shift_bytes);
     x86_vector!(Avx2x8, __m256i, "avx2", width: 1,
         zero: _mm256_setzero_si256, set1: _mm256_set1_epi8 as i8, set1_8: _mm256_set1_epi8,
         adds: _mm256_adds_epu8, subs: _mm256_subs_epu8, max: _mm256_max_epu8, or: _mm256_or_si256,
         adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
-        is_zero: avx2_is_zero, shift_up: avx2_shift_up);
+        is_zero: avx2_is_zero, shift_bytes: avx2_shift_bytes);
     x86_vector!(Avx2x16, __m256i, "avx2", width: 2,
         zero: _mm256_setzero_si256, set1: _mm256_set1_epi16 as i16, set1_8: _mm256_set1_epi8,
         adds: _mm256_adds_epu16, subs: _mm256_subs_epu16, max: _mm256_max_epu16, or: _mm256_or_si256,
         adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
-        is_zero: avx2_is_zero, shift_up: avx2_shift_up);
+        is_zero: avx2_is_zero, shift_bytes: avx2_shift_bytes);
     x86_vector!(Avx512x8, __m512i, "avx512bw", width: 1,
         zero: _mm512_setzero_si512, set1: _mm512_set1_epi8 as i8, set1_8: _mm512_set1_epi8,
         adds: _mm512_adds_epu8, subs: _mm512_subs_epu8, max: _mm512_max_epu8, or: _mm512_or_si512,
         adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
-        is_zero: avx512_is_zero, shift_up: avx512_shift_up);
+        is_zero: avx512_is_zero, shift_bytes: avx512_shift_bytes);
     x86_vector!(Avx512x16, __m512i, "avx512bw", width: 2,
         zero: _mm512_setzero_si512, set1: _mm512_set1_epi16 as i16, set1_8: _mm512_set1_epi8,
         adds: _mm512_adds_epu16, subs: _mm512_subs_epu16, max: _mm512_max_epu16, or: _mm512_or_si512,
         adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
-        is_zero: avx512_is_zero, shift_up: avx512_shift_up);
+        is_zero: avx512_is_zero, shift_bytes: avx512_shift_bytes);
 }
 
 /// The portable fallback: 16 bytes of plain Rust lanes (the compiler vectorises what it can).
@@ -355,9 +393,72 @@ macro_rules! portable_vector {
                 r[1..].copy_from_slice(&self.0[..$lanes - 1]);
                 $name(r)
             }
+            #[inline(always)]
+            unsafe fn shift_up_lanes(self, n: usize) -> Self {
+                let mut r = [0 as $elem; $lanes];
+                if n < $lanes {
+                    r[n..].copy_from_slice(&self.0[..$lanes - n]);
+                }
+                $name(r)
+            }
         }
     };
 }
 
 portable_vector!(Portable8, u8, 16);
 portable_vector!(Portable16, u16, 8);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lane shifts and the horizontal maximum against a plain model of the lanes.
+    unsafe fn check_lane_moves<V: Vector>() {
+        let mut bytes = [0u8; 64];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37).wrapping_add(11);
+        }
+        let v = V::load(bytes.as_ptr());
+        let lanes = v.lanes();
+        let mut n = 1;
+        while n < V::LANES {
+            let got = v.shift_up_lanes(n).lanes();
+            for l in 0..V::LANES {
+                assert_eq!(got[l], if l >= n { lanes[l - n] } else { 0 }, "shift {} lane {}", n, l);
+            }
+            n *= 2;
+        }
+        assert_eq!(v.shift_up().lanes(), v.shift_up_lanes(1).lanes());
+        assert_eq!(v.hmax(), lanes[..V::LANES].iter().copied().max().unwrap());
+        // The maximum in each single lane in turn, the others 0.
+        for l in 0..V::LANES {
+            let mut one = [0u8; 64];
+            one[l * V::WIDTH] = 200;
+            assert_eq!(V::load(one.as_ptr()).hmax(), 200, "hmax of lane {}", l);
+        }
+        assert_eq!(V::zero().hmax(), 0);
+    }
+
+    #[test]
+    fn lane_moves_on_every_instruction_set() {
+        unsafe {
+            check_lane_moves::<Portable8>();
+            check_lane_moves::<Portable16>();
+            #[cfg(target_arch = "x86_64")]
+            {
+                if is_x86_feature_detected!("sse4.1") {
+                    check_lane_moves::<Sse41x8>();
+                    check_lane_moves::<Sse41x16>();
+                }
+                if is_x86_feature_detected!("avx2") {
+                    check_lane_moves::<Avx2x8>();
+                    check_lane_moves::<Avx2x16>();
+                }
+                if is_x86_feature_detected!("avx512bw") {
+                    check_lane_moves::<Avx512x8>();
+                    check_lane_moves::<Avx512x16>();
+                }
+            }
+        }
+    }
+}
