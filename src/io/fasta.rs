@@ -129,7 +129,7 @@ impl<R: BufRead> FastaReader<R> {
             if chunk.is_empty() || (line_len == 0 && chunk[0] == b'>') {
                 return Ok(seq);
             }
-            let (part, ends_line) = match chunk.iter().position(|&b| b == b'\n') {
+            let (part, ends_line) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (&chunk[..i], true),
                 None => (chunk, false),
             };

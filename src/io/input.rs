@@ -138,7 +138,7 @@ pub fn read_line_bounded<R: BufRead + ?Sized>(
             return Ok(if any { Line::Read } else { Line::End });
         }
         any = true;
-        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+        let (part, done) = match memchr::memchr(b'\n', chunk) {
             Some(i) => (&chunk[..i], true),
             None => (chunk, false),
         };
