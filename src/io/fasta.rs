@@ -27,6 +27,8 @@ pub struct FastaReader<R> {
     line_limit: usize,
     header: Vec<u8>,
     done: bool,
+    /// A piece of a larger input (see `fasta_blocks`): having no record is not an error.
+    piece: bool,
 }
 
 impl FastaReader<Input> {
@@ -49,7 +51,19 @@ impl<R: BufRead> FastaReader<R> {
             line_limit: MAX_LINE,
             header: Vec::new(),
             done: false,
+            piece: false,
         }
+    }
+
+    /// A reader for a piece of a larger input that starts after `records` records and
+    /// `lines` lines, so that its messages number records and lines as the whole input does.
+    pub(crate) fn piece(place: Where, input: R, alphabet: Alphabet, records: usize, lines: usize) -> FastaReader<R> {
+        FastaReader { count: records, line: lines, piece: true, ..FastaReader::new(place, input, alphabet) }
+    }
+
+    /// Lines consumed so far.
+    pub(crate) fn lines(&self) -> usize {
+        self.line
     }
 
     /// Where the records come from.
@@ -193,7 +207,7 @@ impl<R: BufRead> Iterator for FastaReader<R> {
             Ok(Some(r)) => Some(Ok(r)),
             Ok(None) => {
                 self.done = true;
-                if self.count == 0 {
+                if self.count == 0 && !self.piece {
                     Some(Err(Error::file(&self.place, "no sequences")))
                 } else {
                     None

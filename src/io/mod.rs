@@ -2,11 +2,13 @@
 //! Arrow IPC) and `makedb` databases (`.swdb`).
 
 pub mod fasta;
+pub mod fasta_blocks;
 pub mod input;
 pub mod makedb;
 pub mod pairs;
 
 pub use fasta::{read_all, FastaReader};
+pub use fasta_blocks::BlockFastaReader;
 pub use input::open_input;
 pub use makedb::{load_database, open_swdb, write_swdb};
 pub use pairs::{open_pairs, PairInput, PairIter};

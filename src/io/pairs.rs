@@ -11,7 +11,7 @@ use arrow::error::ArrowError;
 use arrow::ipc::reader::{FileReader, StreamReader};
 
 use crate::error::{Error, Result, Where};
-use crate::io::fasta::FastaReader;
+use crate::io::fasta_blocks::BlockFastaReader;
 use crate::io::input::{
     open_file, open_input, peek, read_error, read_line_bounded, Input, Line, BUFFER_SIZE, MAX_LINE,
 };
@@ -41,8 +41,8 @@ pub fn open_pairs(input: &PairInput, alphabet: Alphabet) -> Result<PairIter> {
             if Where::from_arg(query) == Where::Stdin && Where::from_arg(target) == Where::Stdin {
                 return Err(Error::usage("query and target cannot both be read from stdin ('-')"));
             }
-            let query = FastaReader::open(query, alphabet)?;
-            let target = FastaReader::open(target, alphabet)?;
+            let query = BlockFastaReader::open(query, alphabet)?;
+            let target = BlockFastaReader::open(target, alphabet)?;
             Ok(Box::new(FastaPairs { query, target, done: false }))
         }
         PairInput::File(path) => open_pair_file(path, alphabet),
@@ -158,13 +158,13 @@ fn make_pair(
 
 /// Two FASTA files read in step.
 struct FastaPairs {
-    query: FastaReader<Input>,
-    target: FastaReader<Input>,
+    query: BlockFastaReader,
+    target: BlockFastaReader,
     done: bool,
 }
 
 impl FastaPairs {
-    fn unmatched(found: &FastaReader<Input>, record: &Record, short: &FastaReader<Input>) -> Error {
+    fn unmatched(found: &BlockFastaReader, record: &Record, short: &BlockFastaReader) -> Error {
         let problem = format!(
             "no record to pair it with: {} ran out after {} records",
             short.place(),

@@ -1,0 +1,342 @@
+//! FASTA parsed in blocks on the thread pool, for inputs big enough that one parsing thread
+//! would starve the aligner (a GPU aligns pairs faster than one core parses them).
+//!
+//! The input is read in large blocks cut just before a line that starts with '>', so no
+//! record straddles two blocks; a block is cut the same way into pieces, and every piece is
+//! parsed by the ordinary `FastaReader`. Records come out in input order, and a problem is
+//! reported exactly as the sequential reader reports it: the piece that holds it is parsed
+//! again knowing how many records and lines came before it. A record too big for a block
+//! (a chromosome, or something that is not FASTA) switches the rest of the input to the
+//! sequential reader, with its line-length guard.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, Cursor, Read};
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result, Where};
+use crate::io::fasta::FastaReader;
+use crate::io::input::{open_input, read_error, Input};
+use crate::scoring::Alphabet;
+use crate::seq::Record;
+
+/// Bytes read per block; pieces are at least `MIN_PIECE`.
+const BLOCK: usize = 16 << 20;
+const MIN_PIECE: usize = 512 << 10;
+/// A record that has not ended after this many bytes goes to the sequential reader.
+const BIG_RECORD: usize = 256 << 20;
+
+/// Iterator over the records of one FASTA input, like `FastaReader` (same records, same
+/// errors, stops after the first), parsed ahead one block at a time.
+pub struct BlockFastaReader {
+    place: Where,
+    alphabet: Alphabet,
+    /// The input still to read; None at its end or once `sequential` took over.
+    input: Option<Input>,
+    /// Bytes read but not parsed yet: the start of a record that may continue.
+    carry: Vec<u8>,
+    ready: VecDeque<Result<Record>>,
+    /// Records and lines in the blocks parsed so far.
+    parsed_records: usize,
+    parsed_lines: usize,
+    /// Records handed out.
+    count: usize,
+    sequential: Option<FastaReader<Input>>,
+    block: usize,
+    min_piece: usize,
+    big_record: usize,
+    done: bool,
+}
+
+impl BlockFastaReader {
+    /// Opens `path` (`-` = stdin; plain or gzip).
+    pub fn open(path: &Path, alphabet: Alphabet) -> Result<BlockFastaReader> {
+        let (place, input) = open_input(path)?;
+        Ok(BlockFastaReader::new(place, input, alphabet))
+    }
+
+    pub fn new(place: Where, input: Input, alphabet: Alphabet) -> BlockFastaReader {
+        BlockFastaReader {
+            place,
+            alphabet,
+            input: Some(input),
+            carry: Vec::new(),
+            ready: VecDeque::new(),
+            parsed_records: 0,
+            parsed_lines: 0,
+            count: 0,
+            sequential: None,
+            block: BLOCK,
+            min_piece: MIN_PIECE,
+            big_record: BIG_RECORD,
+            done: false,
+        }
+    }
+
+    /// Small blocks and pieces, so tests cross every boundary.
+    #[cfg(test)]
+    fn with_sizes(mut self, block: usize, min_piece: usize) -> Self {
+        self.block = block;
+        self.min_piece = min_piece;
+        self.big_record = 8 * block;
+        self
+    }
+
+    pub fn place(&self) -> &Where {
+        &self.place
+    }
+
+    /// Records handed out so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Reads and parses the next block into `ready`; false at the end of the input.
+    fn refill(&mut self) -> Result<bool> {
+        let Some(mut input) = self.input.take() else { return Ok(false) };
+        let mut eof = false;
+        let cut = loop {
+            // Read until the carry holds a block (or the input ends).
+            while self.carry.len() < self.block && !eof {
+                let got = fill_from(&mut input, &mut self.carry, self.block).map_err(|e| read_error(&self.place, e))?;
+                eof = got == 0;
+            }
+            if eof {
+                break self.carry.len();
+            }
+            // Cut before the last line that starts with '>': that record may go on.
+            match memchr::memmem::rfind(&self.carry, b"\n>") {
+                Some(i) => break i + 1,
+                _ if self.carry.len() >= self.big_record => {
+                    // One record bigger than a block: the sequential reader takes over
+                    // (its 1 GiB line guard applies), from the start of the carry.
+                    let carry = std::mem::take(&mut self.carry);
+                    let rest: Input = Box::new(Cursor::new(carry).chain(input));
+                    let reader = FastaReader::piece(
+                        self.place.clone(),
+                        rest,
+                        self.alphabet,
+                        self.parsed_records,
+                        self.parsed_lines,
+                    );
+                    self.sequential = Some(reader);
+                    return Ok(true);
+                }
+                _ => self.block = self.carry.len() * 2,
+            }
+        };
+        let rest = self.carry.split_off(cut);
+        let block = std::mem::replace(&mut self.carry, rest);
+        if !eof {
+            self.input = Some(input);
+        }
+        self.parse_block(&block);
+        Ok(!block.is_empty() || !self.ready.is_empty())
+    }
+
+    /// Parses a block of whole records, in pieces on the thread pool.
+    fn parse_block(&mut self, block: &[u8]) {
+        let pieces = split_pieces(block, self.min_piece.max(block.len() / (4 * rayon::current_num_threads())));
+        let (place, alphabet) = (&self.place, self.alphabet);
+        let parsed: Vec<Piece> = pieces.par_iter().map(|p| Piece::parse(place, alphabet, p, 0, 0)).collect();
+        for (bytes, piece) in pieces.iter().zip(parsed) {
+            let piece = if piece.failed {
+                // Again, numbered as the whole input: the message must name the right record.
+                Piece::parse(place, alphabet, bytes, self.parsed_records, self.parsed_lines)
+            } else {
+                piece
+            };
+            self.parsed_records += piece.records;
+            self.parsed_lines += piece.lines;
+            let failed = piece.failed;
+            self.ready.extend(piece.items);
+            if failed {
+                self.input = None;
+                self.carry.clear();
+                return;
+            }
+        }
+    }
+}
+
+/// Appends up to `want` more bytes of `input` to `buf`; returns how many (0 at the end).
+fn fill_from(input: &mut Input, buf: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let n = chunk.len().min(want.saturating_sub(buf.len()).max(1));
+        buf.extend_from_slice(&chunk[..n]);
+        input.consume(n);
+        return Ok(n);
+    }
+}
+
+/// Cuts `block` into pieces of at least `size` bytes, each (but the first) starting at a
+/// line that starts with '>'.
+fn split_pieces(block: &[u8], size: usize) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < block.len() {
+        let from = (start + size.max(1)).min(block.len());
+        let end = match memchr::memmem::find(&block[from..], b"\n>") {
+            Some(i) => from + i + 1,
+            None => block.len(),
+        };
+        pieces.push(&block[start..end]);
+        start = end;
+    }
+    pieces
+}
+
+/// What one piece parsed to.
+struct Piece {
+    items: Vec<Result<Record>>,
+    records: usize,
+    lines: usize,
+    failed: bool,
+}
+
+impl Piece {
+    fn parse(place: &Where, alphabet: Alphabet, bytes: &[u8], records: usize, lines: usize) -> Piece {
+        let mut reader = FastaReader::piece(place.clone(), bytes, alphabet, records, lines);
+        let items: Vec<Result<Record>> = reader.by_ref().collect();
+        let failed = items.last().is_some_and(|r| r.is_err());
+        Piece { records: FastaReader::count(&reader) - records, lines: reader.lines() - lines, items, failed }
+    }
+}
+
+impl Iterator for BlockFastaReader {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            if let Some(reader) = &mut self.sequential {
+                let item = reader.next();
+                return self.hand_out(item);
+            }
+            if let Some(item) = self.ready.pop_front() {
+                return self.hand_out(Some(item));
+            }
+            match self.refill() {
+                Ok(true) => continue,
+                Ok(false) => return self.hand_out(None),
+                Err(e) => return self.hand_out(Some(Err(e))),
+            }
+        }
+    }
+}
+
+impl BlockFastaReader {
+    /// Counts what goes out, stops after an error, and reports an input without records.
+    fn hand_out(&mut self, item: Option<Result<Record>>) -> Option<Result<Record>> {
+        match item {
+            Some(Ok(r)) => {
+                self.count += 1;
+                Some(Ok(r))
+            }
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            None => {
+                self.done = true;
+                (self.count == 0).then(|| Err(Error::file(&self.place, "no sequences")))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn place() -> Where {
+        Where::Path("in.fa".into())
+    }
+
+    fn sequential(text: &[u8]) -> Vec<std::result::Result<Record, String>> {
+        FastaReader::new(place(), text, Alphabet::Protein).map(|r| r.map_err(|e| e.to_string())).collect()
+    }
+
+    fn blocks(text: &[u8], block: usize, piece: usize) -> Vec<std::result::Result<Record, String>> {
+        let input: Input = Box::new(Cursor::new(text.to_vec()));
+        BlockFastaReader::new(place(), input, Alphabet::Protein)
+            .with_sizes(block, piece)
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    /// FASTA-like text from a small alphabet of lines, errors included.
+    fn text() -> impl Strategy<Value = Vec<u8>> {
+        let line = prop_oneof![
+            8 => "[ACDEFGHIKLMNPQRSTVWY]{1,30}".prop_map(String::from),
+            4 => "[a-z0-9_]{1,6}( [a-z ]{0,8})?".prop_map(|s| format!(">{}", s)),
+            1 => Just(String::new()),
+            1 => Just(">".to_string()),
+            1 => Just("AC1GT".to_string()),
+            1 => Just("AC GT\r".to_string()),
+        ];
+        (prop::collection::vec(line, 0..40), any::<bool>()).prop_map(|(lines, last_newline)| {
+            let mut t = lines.join("\n");
+            if last_newline {
+                t.push('\n');
+            }
+            t.into_bytes()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn blocks_give_what_the_sequential_reader_gives(t in text(), block in 1usize..120, piece in 1usize..50) {
+            prop_assert_eq!(blocks(&t, block, piece), sequential(&t));
+        }
+    }
+
+    #[test]
+    fn errors_deep_in_a_block_name_the_right_record_and_line() {
+        let mut t = String::new();
+        for i in 0..500 {
+            t.push_str(&format!(">r{}\nACDEFG\nHIKL\n", i));
+        }
+        t.push_str(">bad\nACD\nAC1D\n>after\nAC\n");
+        let got = blocks(t.as_bytes(), 1000, 64);
+        assert_eq!(got.len(), 501);
+        let err = got.last().unwrap().as_ref().unwrap_err();
+        assert_eq!(Err(err.clone()), sequential(t.as_bytes()).pop().unwrap());
+        assert!(err.contains("record 501") && err.contains("bad") && err.contains("line 1503"), "{}", err);
+    }
+
+    #[test]
+    fn a_record_bigger_than_a_block_is_read_whole() {
+        let seq = "ACDEFGHIKL".repeat(1000);
+        let t = format!(">a\n{}\n>b\nWW\n", seq);
+        let got = blocks(t.as_bytes(), 64, 16);
+        assert_eq!(got, sequential(t.as_bytes()));
+        assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn a_record_past_the_big_record_limit_goes_to_the_sequential_reader() {
+        // Block 64, limit 512: the 10,000-residue record switches readers, errors included.
+        let seq = "ACDEFGHIKL".repeat(1000);
+        for tail in ["", "AC1\n", ">\n", ">c\n>d\nW\n"] {
+            let t = format!(">x\nW\n>a\n{}\n>b\nWW\n{}", seq, tail);
+            assert_eq!(blocks(t.as_bytes(), 64, 16), sequential(t.as_bytes()), "tail {:?}", tail);
+        }
+    }
+
+    #[test]
+    fn empty_input_has_no_sequences() {
+        assert_eq!(blocks(b"", 64, 16), sequential(b""));
+        assert_eq!(blocks(b"\n\n", 64, 16), sequential(b"\n\n"));
+    }
+}
