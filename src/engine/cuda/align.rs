@@ -339,21 +339,7 @@ pub fn pack_seqs(pairs: &[(&[u8], &[u8])], dst: &mut [u8]) {
 /// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
 /// `max_bytes` (the kernel's offsets are 32-bit).
 pub fn piece_ranges(pairs: &[(&[u8], &[u8])], max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0usize);
-    for (i, (q, t)) in pairs.iter().enumerate() {
-        let b = q.len() + t.len();
-        if i > start && (bytes + b > max_bytes || i - start >= max_pairs) {
-            out.push(start..i);
-            start = i;
-            bytes = 0;
-        }
-        bytes += b;
-    }
-    if start < pairs.len() {
-        out.push(start..pairs.len());
-    }
-    out
+    super::layout::consecutive_ranges(pairs.iter().map(|(q, t)| q.len() + t.len()), 0, max_bytes, max_pairs)
 }
 
 /// One cell reported by the kernel: score and 0-based (row, column); -1 when score is 0.

@@ -239,19 +239,32 @@ pub fn pack_targets(db: &Database, targets: &[u32], sc: &Scoring, out: &mut [u8]
 /// `max_bytes` packed bytes each, for streaming a database that does not fit on the GPU.
 /// A single target larger than `max_bytes` gets a chunk of its own.
 pub fn chunk_targets(db: &Database, targets: &[u32], max_bytes: usize) -> Vec<std::ops::Range<usize>> {
+    let sizes = targets.iter().map(|&i| padded_len(db.seq_len(i as usize)));
+    consecutive_ranges(sizes, 16, max_bytes, usize::MAX)
+}
+
+/// Cuts items of the given sizes into consecutive ranges, greedily: a range takes items while
+/// `base` plus their sizes stays within `max_bytes` and it holds at most `max_items`; a single
+/// item over the limit gets a range of its own. Shared by database chunks and pair pieces.
+pub fn consecutive_ranges(
+    sizes: impl IntoIterator<Item = usize>,
+    base: usize,
+    max_bytes: usize,
+    max_items: usize,
+) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
-    let (mut begin, mut bytes) = (0usize, 16usize);
-    for (j, &i) in targets.iter().enumerate() {
-        let b = padded_len(db.seq_len(i as usize));
-        if j > begin && bytes + b > max_bytes {
+    let (mut begin, mut bytes, mut n) = (0usize, base, 0usize);
+    for (j, b) in sizes.into_iter().enumerate() {
+        if j > begin && (bytes + b > max_bytes || j - begin >= max_items) {
             out.push(begin..j);
             begin = j;
-            bytes = 16;
+            bytes = base;
         }
         bytes += b;
+        n = j + 1;
     }
-    if begin < targets.len() {
-        out.push(begin..targets.len());
+    if begin < n {
+        out.push(begin..n);
     }
     out
 }
