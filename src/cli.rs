@@ -186,8 +186,16 @@ fn search(args: SearchArgs) -> Result<()> {
     check_output_not_input(args.out.output.as_deref(), &[&args.query, &args.db])?;
     let format = resolve_format(&args.out)?;
     let stats = statistics(&scoring);
-    let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet)?;
-    let db = Arc::new(io::load_database(&args.db, Alphabet::Protein)?);
+    // The database loads while the engine starts (CUDA start-up takes a while); an engine
+    // problem is reported first, as it would be without the overlap.
+    let (engine, db) = std::thread::scope(|s| {
+        let db = s.spawn(|| io::load_database(&args.db, Alphabet::Protein));
+        let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet);
+        let db = db.join().unwrap_or_else(|_| Err(Error::Internal("database loading panicked".into())));
+        (engine, db)
+    });
+    let engine = engine?;
+    let db = Arc::new(db?);
     if db.is_empty() {
         return Err(Error::file(&Where::from_arg(&args.db), "no sequences"));
     }
