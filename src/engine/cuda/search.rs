@@ -239,6 +239,8 @@ impl Device {
             Some(r) => r.chunks.iter().map(|c| c.range.clone()).collect(),
             None => layout::chunk_targets(db, &targets, chunk_bytes),
         };
+        // Most targets in one chunk: sizes the score matrices and streamed chunk buffers.
+        let most = ranges.iter().map(|r| r.len()).max().unwrap_or(1);
         let uploading = resident.is_none();
         let mut bufs: Vec<Option<Chunk>> = Vec::new();
         if uploading {
@@ -246,14 +248,12 @@ impl Device {
             self.ensure_staging(largest)?;
             if !keep {
                 // Streaming: one buffer per stream, reused chunk after chunk.
-                let most = ranges.iter().map(|r| r.len()).max().unwrap_or(1);
                 for k in 0..STREAMS {
                     bufs.push(Some(self.chunk_buffer(k, 0..0, largest, most)?));
                 }
             }
         }
         let mut kept: Vec<Chunk> = Vec::new();
-        let most = ranges.iter().map(|r| r.len()).max().unwrap_or(1);
         for (bi, batch) in pairs.chunks(pairs_per_batch(most)).enumerate() {
             let profiles = self.upload_profiles(queries, batch, sc, bins, &host_lengths)?;
             let mut pending: Vec<Option<(Pending, std::ops::Range<usize>)>> = (0..STREAMS).map(|_| None).collect();
