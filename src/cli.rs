@@ -3,7 +3,7 @@
 
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
-use crate::io::{self, PairInput};
+use crate::io::{self, PairColumns, PairInput};
 use crate::output::{self, Format, Mode, RunMetadata};
 use crate::pipeline;
 use crate::scoring::{stats::KarlinAltschul, Alphabet, Matrix, Scoring};
@@ -111,10 +111,28 @@ pub struct AlignArgs {
     /// FASTA of targets, paired record by record with --query.
     #[arg(long, value_name = "B.fa", requires = "query")]
     pub target: Option<PathBuf>,
-    /// Pairs: TSV (query_id, query_seq, target_id, target_seq; header optional) or an Arrow
-    /// IPC stream with those columns, detected from content; `-` = stdin.
+    /// Pairs: TSV (query_id, query_seq, target_id, target_seq; header optional; gzip allowed),
+    /// or a table with those columns as an Arrow IPC stream or file or a Parquet file;
+    /// detected from content; `-` = stdin.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["query", "target"])]
     pub pairs: Option<PathBuf>,
+    /// Arrow/Parquet pairs: the column holding the query sequences.
+    #[arg(long, value_name = "NAME", default_value = "query_seq")]
+    pub query_col: String,
+    /// Arrow/Parquet pairs: the column holding the target sequences.
+    #[arg(long, value_name = "NAME", default_value = "target_seq")]
+    pub target_col: String,
+    /// Arrow/Parquet pairs: the column holding the query ids.
+    #[arg(long, value_name = "NAME", default_value = "query_id")]
+    pub query_id_col: String,
+    /// Arrow/Parquet pairs: the column holding the target ids.
+    #[arg(long, value_name = "NAME", default_value = "target_id")]
+    pub target_id_col: String,
+    /// Arrow/Parquet pairs: input columns copied to the output beside each result, comma
+    /// separated; `all` (default: every column but the four above) or `none`. A carried
+    /// column named like a result column (score, qstart, ...) is renamed input_<name>.
+    #[arg(long, value_name = "COLS", default_value = "all")]
+    pub carry: String,
     #[command(flatten)]
     pub out: OutputArgs,
     /// Substitution matrix for proteins: BLOSUM45/50/62/80/90, PAM30/70/250.
@@ -245,11 +263,21 @@ fn align(args: AlignArgs) -> Result<()> {
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
     let stats = statistics(&scoring);
+    let columns = PairColumns {
+        names: [args.query_id_col, args.query_col, args.target_id_col, args.target_col],
+        carry: match args.carry.as_str() {
+            "all" => None,
+            "none" => Some(Vec::new()),
+            list => Some(list.split(',').map(|c| c.trim().to_string()).collect()),
+        },
+    };
     let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet)?;
-    let pairs = io::open_pairs(&input, scoring.alphabet())?;
-    let meta = run_metadata("align", &scoring, &*engine);
-    let writer = output::create_writer(format, Mode::Align, &meta, out_path(&args.out))?;
     let opts = pipeline::align::AlignOptions { stats, quiet: args.run.quiet, batch_pairs: args.batch };
+    let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
+    let pairs = io::open_pairs(&input, scoring.alphabet(), &columns, limits)?;
+    let meta = run_metadata("align", &scoring, &*engine);
+    let writer =
+        output::create_writer_carrying(format, Mode::Align, &pairs.carried(), &meta, out_path(&args.out))?;
     pipeline::align::align(engine, pairs, opts, writer)
 }
 

@@ -40,9 +40,9 @@ fn check_search(sc: &Scoring, queries: &[Vec<u8>], targets: &[Vec<u8>], top: usi
 
 fn check_align(sc: &Scoring, pairs: &[(Vec<u8>, Vec<u8>)]) {
     let ps: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (q.as_slice(), t.as_slice())).collect();
-    let want = ScalarEngine::new(sc.clone(), 2).unwrap().align(&ps).unwrap();
+    let want = ScalarEngine::new(sc.clone(), 2).unwrap().align_slices(&ps).unwrap();
     for isa in isas() {
-        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().align(&ps).unwrap();
+        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().align_slices(&ps).unwrap();
         // Only scores beyond 16-bit lanes go to the 32-bit recomputation.
         for a in &got {
             assert!(!a.recomputed || a.score > 65535 - 255, "score {} recomputed on {}", a.score, isa.name());
@@ -145,7 +145,7 @@ fn scores_beyond_8_and_16_bits_are_exact() {
         let hits = e.search(&[&huge], &db, 10).unwrap();
         assert_eq!((hits[0][0].score, hits[0][0].recomputed), (66000, true), "{}", isa.name());
         assert!(!hits[0][1].recomputed);
-        let al = e.align(&[(&huge, &huge)]).unwrap();
+        let al = e.align_slices(&[(&huge, &huge)]).unwrap();
         assert_eq!((al[0].score, al[0].recomputed), (66000, true));
     }
 }

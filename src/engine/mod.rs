@@ -14,6 +14,7 @@ pub mod topk;
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
+use crate::seq::{PairSeqs, SeqPairs};
 use std::sync::Arc;
 
 /// One database hit of a search: scores only; coordinates come from `align` later.
@@ -47,8 +48,14 @@ pub trait Engine: Send + Sync {
     /// by the target's position in the input (`Database::original`). Scores only.
     fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>>;
 
-    /// Score, end and start of each (query, target) pair, in input order.
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>>;
+    /// Score, end and start of each (query, target) pair, in input order. Several calls
+    /// may run at once (the align pipeline keeps batches in flight): engines are `Sync`.
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>>;
+
+    /// [`Engine::align`] over borrowed pairs (copies them into one buffer first).
+    fn align_slices(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+        self.align(SeqPairs::from_slices(pairs).view())
+    }
 
     /// Pairs per `align` call that keep this engine busy; the align pipeline batches by it.
     fn align_batch_pairs(&self) -> usize {

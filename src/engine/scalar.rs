@@ -12,6 +12,7 @@ use super::{topk::TopK, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
 use rayon::prelude::*;
 
 /// Far below any reachable score, yet safe to subtract gap costs from.
@@ -188,9 +189,12 @@ impl Engine for ScalarEngine {
         Ok(self.pool.install(|| search_all(&self.scoring, queries, db, top)))
     }
 
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
-        self.pool.install(|| pairs.par_iter().map(|(q, t)| align_pair(q, t, sc)).collect())
+        self.pool.install(|| (0..pairs.len()).into_par_iter().map(|i| {
+            let (q, t) = pairs.pair(i);
+            align_pair(q, t, sc)
+        }).collect())
     }
 }
 

@@ -1,5 +1,5 @@
 //! Input readers: FASTA (plain, gzip, stdin), pair files for `align` (two FASTA, TSV,
-//! Arrow IPC) and `makedb` databases (`.swdb`).
+//! Arrow IPC, Parquet) and `makedb` databases (`.swdb`).
 
 pub mod fasta;
 pub mod fasta_blocks;
@@ -11,4 +11,4 @@ pub use fasta::{read_all, FastaReader};
 pub use fasta_blocks::BlockFastaReader;
 pub use input::open_input;
 pub use makedb::{load_database, open_swdb, write_swdb};
-pub use pairs::{open_pairs, PairInput, PairIter};
+pub use pairs::{open_pairs, BatchLimits, PairColumns, PairInput, PairReader};

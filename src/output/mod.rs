@@ -27,6 +27,8 @@ pub use text::{blast_bitscore, blast_evalue, tsv_evalue};
 
 use std::path::Path;
 
+use arrow::datatypes::Schema;
+
 use crate::error::{Error, Result};
 
 /// Which pipeline produced the rows: search results carry a `rank` column, align results not.
@@ -87,21 +89,36 @@ pub fn create_writer(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
-    writer_on(sink::Sink::open(output)?, format, mode, metadata)
+    create_writer_carrying(format, mode, &Schema::empty(), metadata, output)
+}
+
+/// [`create_writer`] for results followed by input columns carried through (`carried`:
+/// their fields, as [`crate::io::PairReader::carried`] names them). BLAST tabular has
+/// fixed columns and leaves them out.
+pub fn create_writer_carrying(
+    format: Format,
+    mode: Mode,
+    carried: &Schema,
+    metadata: &RunMetadata,
+    output: Option<&Path>,
+) -> Result<Box<dyn ResultWriter>> {
+    writer_on(sink::Sink::open(output)?, format, mode, carried, metadata)
 }
 
 fn writer_on(
     sink: sink::Sink,
     format: Format,
     mode: Mode,
+    carried: &Schema,
     metadata: &RunMetadata,
 ) -> Result<Box<dyn ResultWriter>> {
+    let schema = schema_with_metadata(mode, carried, metadata);
     Ok(match format {
-        Format::ArrowStream => Box::new(ipc::ArrowStreamWriter::new(sink, mode, metadata)?),
-        Format::ArrowFile => Box::new(ipc::ArrowFileWriter::new(sink, mode, metadata)?),
-        Format::Parquet => Box::new(pq::ParquetWriter::new(sink, mode, metadata)?),
-        Format::Tsv => Box::new(text::TextWriter::new(sink, mode, text::Style::Tsv)?),
-        Format::Blast => Box::new(text::TextWriter::new(sink, mode, text::Style::Blast)?),
+        Format::ArrowStream => Box::new(ipc::ArrowStreamWriter::new(sink, mode, schema)?),
+        Format::ArrowFile => Box::new(ipc::ArrowFileWriter::new(sink, mode, schema)?),
+        Format::Parquet => Box::new(pq::ParquetWriter::new(sink, mode, schema, metadata)?),
+        Format::Tsv => Box::new(text::TextWriter::new(sink, mode, schema, text::Style::Tsv)?),
+        Format::Blast => Box::new(text::TextWriter::new(sink, mode, schema, text::Style::Blast)?),
     })
 }
 
@@ -154,7 +171,7 @@ mod tests {
     fn closed_pipe_is_reported_as_broken_pipe_in_every_format() {
         for (format, _) in Format::ALL {
             let sink = sink::Sink::test(Box::new(ClosedPipe));
-            let error = match writer_on(sink, format, Mode::Search, &RunMetadata::new()) {
+            let error = match writer_on(sink, format, Mode::Search, &Schema::empty(), &RunMetadata::new()) {
                 Err(e) => e,
                 Ok(mut writer) => match writer.write(&one_row()) {
                     Err(e) => e,

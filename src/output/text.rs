@@ -18,8 +18,10 @@ use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
 
 use super::sink::{Sink, Status};
-use super::{schema, Mode, ResultBatch, ResultRow, ResultWriter};
-use crate::error::Result;
+use arrow::datatypes::SchemaRef;
+
+use super::{Mode, ResultBatch, ResultRow, ResultWriter};
+use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Style {
@@ -36,12 +38,12 @@ pub(super) struct TextWriter {
 }
 
 impl TextWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, style: Style) -> Result<Self> {
+    /// `schema`: the results' columns and the carried ones (TSV writes both; BLAST its own).
+    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef, style: Style) -> Result<Self> {
         let status = sink.status();
         let mut out = sink.buffered();
         if style == Style::Tsv {
-            let names: Vec<String> =
-                schema(mode).fields().iter().map(|f| f.name().to_string()).collect();
+            let names: Vec<String> = schema.fields().iter().map(|f| f.name().to_string()).collect();
             writeln!(out, "{}", names.join("\t")).map_err(|e| status.io_fail(e))?;
         }
         Ok(TextWriter { out, status, mode, style, line: String::with_capacity(256) })
@@ -50,10 +52,21 @@ impl TextWriter {
 
 impl ResultWriter for TextWriter {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
-        for row in batch.rows() {
+        let carried = carried_text(batch)?;
+        for (i, row) in batch.rows().enumerate() {
             self.line.clear();
             match self.style {
-                Style::Tsv => tsv_line(&mut self.line, &row, self.mode),
+                Style::Tsv => {
+                    tsv_line(&mut self.line, &row, self.mode);
+                    if let Some(columns) = &carried {
+                        self.line.pop();
+                        for column in columns {
+                            self.line.push('\t');
+                            push_id(&mut self.line, &column[i]);
+                        }
+                        self.line.push('\n');
+                    }
+                }
                 Style::Blast => blast_line(&mut self.line, &row),
             }
             self.out.write_all(self.line.as_bytes()).map_err(|e| self.status.io_fail(e))?;
@@ -68,6 +81,22 @@ impl ResultWriter for TextWriter {
     fn finish(self: Box<Self>) -> Result<()> {
         Sink::commit_buffered(self.out, &self.status)
     }
+}
+
+/// The carried columns of `batch` as text, column by column (nulls empty), if it has any.
+fn carried_text(batch: &ResultBatch) -> Result<Option<Vec<Vec<String>>>> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let parts = batch.carried();
+    let Some(first) = parts.first() else { return Ok(None) };
+    let failed = |e: arrow::error::ArrowError| Error::Internal(format!("carried columns as text: {e}"));
+    let mut columns = vec![Vec::with_capacity(batch.len()); first.num_columns()];
+    for part in parts {
+        for (k, column) in part.columns().iter().enumerate() {
+            let text = ArrayFormatter::try_new(column.as_ref(), &FormatOptions::default()).map_err(failed)?;
+            columns[k].extend((0..column.len()).map(|r| text.value(r).to_string()));
+        }
+    }
+    Ok(Some(columns))
 }
 
 /// Writing into a `String` cannot fail; the `fmt::Result`s below are discarded for that reason.

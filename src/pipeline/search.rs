@@ -1,7 +1,7 @@
 //! Database search: stream query batches against a resident database, keep each query's
 //! best hits, attach statistics, then align only the reported hits for coordinates.
 
-use super::{run_batched, BatchLimits, Progress};
+use super::{run_ordered, Progress};
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
@@ -35,12 +35,30 @@ pub fn search(
     db: Arc<Database>,
     queries: Box<dyn Iterator<Item = Result<Record>> + Send>,
     opts: SearchOptions,
-    writer: Box<dyn ResultWriter>,
+    mut writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
-    let limits = BatchLimits { items: BATCH_QUERIES, residues: BATCH_RESIDUES };
     let progress = Progress::new("queries", opts.quiet);
-    let compute = move |batch: &[Record]| search_batch(engine.as_ref(), &db, batch, &opts);
-    run_batched(queries, limits, |q: &Record| q.seq.len(), progress, compute, writer)
+    let mut queries = queries;
+    let read = |batch: &mut Vec<Record>| -> Result<bool> {
+        batch.clear();
+        let mut residues = 0;
+        while batch.len() < BATCH_QUERIES && residues < BATCH_RESIDUES {
+            let Some(query) = queries.next().transpose()? else { break };
+            residues += query.seq.len();
+            batch.push(query);
+        }
+        Ok(!batch.is_empty())
+    };
+    let compute = |batch: &mut Vec<Record>| {
+        let rows = search_batch(engine.as_ref(), &db, batch, &opts);
+        progress.add(batch.len() as u64);
+        rows
+    };
+    // One batch at a time: a search call already keeps every core (or GPU) busy.
+    let result = run_ordered(1, read, compute, |rows| writer.write(&rows));
+    progress.finish();
+    result?;
+    writer.finish()
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
@@ -65,7 +83,7 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
         }
     }
     let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
-    let alignments = engine.align(&pairs)?;
+    let alignments = engine.align_slices(&pairs)?;
     let mut rows = ResultBatch::new();
     let mut rank = 0;
     for (k, ((qi, hit, stat), aln)) in kept.iter().zip(&alignments).enumerate() {

@@ -15,6 +15,7 @@ use super::{topk, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
 use layout::Variant;
 use std::sync::Mutex;
 
@@ -134,7 +135,7 @@ impl Engine for CudaEngine {
             Default::default()
         } else {
             let pairs: Vec<(&[u8], &[u8])> = overflow.iter().map(|&(q, t)| (queries[q], db.seq(t as usize))).collect();
-            let scores = self.align(&pairs)?;
+            let scores = self.align_slices(&pairs)?;
             overflow.iter().zip(&scores).map(|(&k, a)| (k, a.score)).collect()
         };
 
@@ -159,7 +160,7 @@ impl Engine for CudaEngine {
         262_144 * self.devices.len().max(1)
     }
 
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let aligner = {
             let mut slot = self.aligner.lock().map_err(|_| Error::Internal("GPU aligner poisoned".into()))?;
             match &*slot {

@@ -23,6 +23,7 @@ use super::{Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
 use vector::Vector;
 
 /// An instruction set the engine can run on.
@@ -280,8 +281,9 @@ impl Engine for SimdEngine {
         self.pool.install(|| with_kernels!(self.isa, K => search::search::<K>(sc, queries, db, top)))
     }
 
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
-        self.pool.install(|| with_kernels!(self.isa, K => align::align::<K>(sc, pairs)))
+        let pairs = pairs.to_slices();
+        self.pool.install(|| with_kernels!(self.isa, K => align::align::<K>(sc, &pairs)))
     }
 }

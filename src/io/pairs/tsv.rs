@@ -1,0 +1,470 @@
+//! TSV pairs (`query_id, query_seq, target_id, target_seq`, header optional), parsed in
+//! parallel blocks: one thread reads (and inflates) the input in blocks cut after a newline
+//! while the caller's thread splits the previous block into lines on the thread pool and
+//! encodes runs of them into the batch. Same pairs and same errors, with the same numbers,
+//! as reading line by line (property-tested below against such a reader).
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use rayon::prelude::*;
+
+use super::{append_pairs, no_columns, BatchLimits, Counter, PairReader, PAIR_COLUMNS};
+use crate::error::{Error, Result, Where};
+use crate::io::input::{read_error, Input, MAX_LINE};
+use crate::scoring::Alphabet;
+use crate::seq::{Carried, PairBatch};
+
+/// Bytes per block: big enough for parallel parsing, small enough to start output early.
+const BLOCK: usize = 32 << 20;
+/// Bytes per parallel piece of a block (cut at newlines).
+const PIECE: usize = 1 << 20;
+
+pub(super) struct TsvPairs {
+    place: Where,
+    alphabet: Alphabet,
+    limits: BatchLimits,
+    blocks: Receiver<Chunk>,
+    /// Emptied blocks go back to the reading thread.
+    recycle: SyncSender<Vec<u8>>,
+    /// The block being handed out, with its lines.
+    block: Vec<u8>,
+    lines: VecDeque<Line>,
+    /// A line problem met after `lines` (wrong column count, FASTA, overlong line).
+    problem: Option<LineProblem>,
+    /// Input lines before the current block.
+    lines_before: usize,
+    counter: Counter,
+    done: bool,
+}
+
+/// What the reading thread sends: a block of whole lines, or why it stopped.
+enum Chunk {
+    Block(Vec<u8>),
+    /// A line over `MAX_LINE` starts in the next bytes (the block before it was sent).
+    TooLong,
+    Failed(std::io::Error),
+}
+
+/// One pair line of a block: where its four fields are, and its line number in the block.
+#[derive(Debug, Clone)]
+struct Line {
+    fields: [Range<usize>; 4],
+    /// 1-based line number counted from the start of the block.
+    number: usize,
+}
+
+#[derive(Debug, Clone)]
+enum LineProblem {
+    /// Not four tab-separated fields: the field count and the first field.
+    Columns { number: usize, found: usize, id: Range<usize> },
+    TooLong,
+}
+
+impl TsvPairs {
+    pub(super) fn new(place: Where, input: Input, alphabet: Alphabet, limits: BatchLimits) -> TsvPairs {
+        let (tx, blocks) = sync_channel(2);
+        let (recycle, recycled) = sync_channel(3);
+        std::thread::spawn(move || read_blocks(input, tx, recycled));
+        TsvPairs {
+            place,
+            alphabet,
+            limits,
+            blocks,
+            recycle,
+            block: Vec::new(),
+            lines: VecDeque::new(),
+            problem: None,
+            lines_before: 0,
+            counter: Counter { pairs: 0 },
+            done: false,
+        }
+    }
+
+    /// Takes the next block and splits it into lines; false at the end of the input.
+    fn next_block(&mut self) -> Result<bool> {
+        let old = std::mem::take(&mut self.block);
+        self.lines_before += memchr::memchr_iter(b'\n', &old).count();
+        let _ = self.recycle.try_send(old);
+        match self.blocks.recv() {
+            Err(_) => Ok(false),
+            Ok(Chunk::Failed(e)) => Err(read_error(&self.place, e)),
+            Ok(Chunk::TooLong) => {
+                self.problem = Some(LineProblem::TooLong);
+                Ok(true)
+            }
+            Ok(Chunk::Block(block)) => {
+                let (lines, problem) = split_lines(&block);
+                self.block = block;
+                self.lines = lines.into();
+                self.problem = problem;
+                if self.counter.pairs == 0 {
+                    self.check_start()?;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Before the first pair: skip header lines; refuse a FASTA file.
+    fn check_start(&mut self) -> Result<()> {
+        loop {
+            let (number, start) = match (self.lines.front(), &self.problem) {
+                (Some(line), _) => (line.number, line.fields[0].start),
+                (None, Some(LineProblem::Columns { number, id, .. })) => (*number, id.start),
+                _ => return Ok(()),
+            };
+            if self.block[start..].starts_with(b">") {
+                return Err(Error::file(
+                    &self.place,
+                    format!(
+                        "line {}: looks like FASTA, not a pair file: give query and target FASTA files as two inputs",
+                        self.lines_before + number
+                    ),
+                ));
+            }
+            let header = self.lines.front().is_some_and(|line| {
+                line.fields.iter().zip(PAIR_COLUMNS).all(|(r, name)| &self.block[r.clone()] == name.as_bytes())
+            });
+            if !header {
+                return Ok(());
+            }
+            self.lines.pop_front();
+        }
+    }
+
+    fn line_problem(&self, problem: &LineProblem) -> Error {
+        match problem {
+            LineProblem::TooLong => Error::file(
+                &self.place,
+                format!("line {} longer than 1 GiB: not a real pair file?", self.lines_before + 1),
+            ),
+            LineProblem::Columns { number, found, id } => Error::record(
+                &self.place,
+                self.counter.pairs as usize,
+                &String::from_utf8_lossy(&self.block[id.clone()]),
+                format!(
+                    "line {}: expected 4 tab-separated columns ({}), found {}",
+                    self.lines_before + number,
+                    PAIR_COLUMNS.join(", "),
+                    found
+                ),
+            ),
+        }
+    }
+}
+
+impl PairReader for TsvPairs {
+    fn carried(&self) -> Carried {
+        no_columns()
+    }
+
+    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let result = self.fill_inner(batch);
+        if !matches!(result, Ok(true)) {
+            self.done = true;
+        }
+        result
+    }
+}
+
+impl TsvPairs {
+    fn fill_inner(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        batch.first = self.counter.pairs;
+        loop {
+            if self.lines.is_empty() {
+                if let Some(problem) = self.problem.take() {
+                    return Err(self.line_problem(&problem));
+                }
+                if !batch.is_empty() && batch.seqs.residues.len() >= self.limits.residues {
+                    return Ok(true);
+                }
+                if !self.next_block()? {
+                    return if batch.is_empty() { self.counter.end(&self.place) } else { Ok(true) };
+                }
+                continue;
+            }
+            // The lines that fit the batch's limits (at least one).
+            let room = self.limits.pairs.saturating_sub(batch.len());
+            let budget = self.limits.residues.saturating_sub(batch.seqs.residues.len());
+            let mut take = 0;
+            let mut size = 0;
+            for line in self.lines.iter().take(room) {
+                size += line.fields[1].len() + line.fields[3].len();
+                if take > 0 && size > budget {
+                    break;
+                }
+                take += 1;
+            }
+            if take == 0 {
+                return Ok(true);
+            }
+            let lines = self.lines.make_contiguous();
+            let (block, place, before) = (&self.block, &self.place, self.lines_before);
+            let field = |i: usize| {
+                let f = &lines[i].fields;
+                Ok([&block[f[0].clone()], &block[f[1].clone()], &block[f[2].clone()], &block[f[3].clone()]])
+            };
+            let context = |i: usize| format!("line {}: ", before + lines[i].number);
+            append_pairs(batch, take, field, place, self.counter.pairs, context, self.alphabet)?;
+            self.counter.pairs += take as u64;
+            self.lines.drain(..take);
+            if batch.len() >= self.limits.pairs || batch.seqs.residues.len() >= self.limits.residues {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// The reading thread: blocks of whole lines, about `BLOCK` bytes each, in input order.
+fn read_blocks(mut input: Input, tx: SyncSender<Chunk>, recycled: Receiver<Vec<u8>>) {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut block = recycled.try_recv().unwrap_or_default();
+        block.clear();
+        block.append(&mut carry);
+        // Fill to a block, then cut after the last newline; a longer line doubles the block.
+        let (mut want, mut searched, mut eof) = (BLOCK, 0, false);
+        let cut = loop {
+            while block.len() < want && !eof {
+                match fill_from(&mut input, &mut block, want) {
+                    Ok(0) => eof = true,
+                    Ok(_) => {}
+                    Err(e) => {
+                        let _ = tx.send(Chunk::Failed(e));
+                        return;
+                    }
+                }
+            }
+            if eof {
+                break block.len();
+            }
+            match memchr::memrchr(b'\n', &block[searched..]) {
+                Some(i) => break searched + i + 1,
+                // No newline yet: the block is one line, and no real pair file has one
+                // that long (what came before it has been sent).
+                None if block.len() > MAX_LINE => {
+                    let _ = tx.send(Chunk::TooLong);
+                    return;
+                }
+                None => {
+                    searched = block.len();
+                    want = (2 * block.len()).min(MAX_LINE + 1);
+                }
+            }
+        };
+        carry.extend_from_slice(&block[cut..]);
+        block.truncate(cut);
+        if block.is_empty() {
+            return;
+        }
+        if tx.send(Chunk::Block(block)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Appends up to `want - buf.len()` bytes (at least one read) of `input` to `buf`.
+fn fill_from(input: &mut Input, buf: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let n = chunk.len().min(want.saturating_sub(buf.len()).max(1));
+        buf.extend_from_slice(&chunk[..n]);
+        input.consume(n);
+        return Ok(n);
+    }
+}
+
+/// Splits a block of whole lines into pair lines, in parallel pieces; stops at the first
+/// line that does not hold four fields. Blank lines are skipped; a final `\r` is dropped.
+fn split_lines(block: &[u8]) -> (Vec<Line>, Option<LineProblem>) {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < block.len() {
+        let from = (start + PIECE).min(block.len());
+        let end = memchr::memchr(b'\n', &block[from..]).map_or(block.len(), |i| from + i + 1);
+        pieces.push(start..end);
+        start = end;
+    }
+    let parsed: Vec<(Vec<Line>, Option<LineProblem>, usize)> =
+        pieces.par_iter().map(|r| split_piece(block, r.clone())).collect();
+    let mut lines = Vec::new();
+    let mut before = 0;
+    for (mut piece, problem, count) in parsed {
+        for line in &mut piece {
+            line.number += before;
+        }
+        lines.append(&mut piece);
+        if let Some(mut problem) = problem {
+            if let LineProblem::Columns { number, .. } = &mut problem {
+                *number += before;
+            }
+            return (lines, Some(problem));
+        }
+        before += count;
+    }
+    (lines, None)
+}
+
+/// One piece: its pair lines, the problem that stopped it, and its line count.
+fn split_piece(block: &[u8], range: Range<usize>) -> (Vec<Line>, Option<LineProblem>, usize) {
+    let mut lines = Vec::new();
+    let mut number = 0;
+    let mut start = range.start;
+    while start < range.end {
+        let nl = memchr::memchr(b'\n', &block[start..range.end]).map_or(range.end, |i| start + i);
+        number += 1;
+        let mut end = nl;
+        if end > start && block[end - 1] == b'\r' {
+            end -= 1;
+        }
+        let text = &block[start..end];
+        if !text.iter().all(u8::is_ascii_whitespace) {
+            let mut fields: [Range<usize>; 4] = Default::default();
+            let mut found = 0;
+            let mut from = start;
+            for tab in memchr::memchr_iter(b'\t', text).map(|i| start + i).chain([end]) {
+                if found < 4 {
+                    fields[found] = from..tab;
+                }
+                found += 1;
+                from = tab + 1;
+            }
+            if found != 4 {
+                let id = fields[0].clone();
+                return (lines, Some(LineProblem::Columns { number, found, id }), number);
+            }
+            lines.push(Line { fields, number });
+        }
+        start = nl + 1;
+    }
+    (lines, None, number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::input::{read_line_bounded, Line as Read};
+    use proptest::prelude::*;
+    use std::io::Cursor;
+
+    /// The pair-by-pair reader these blocks must agree with: each line read, split and
+    /// checked in turn (swarrow's reader before block parsing).
+    fn sequential(text: &[u8]) -> std::result::Result<Vec<[String; 4]>, String> {
+        let place = Where::Path("p.tsv".into());
+        let mut input = Cursor::new(text);
+        let (mut buf, mut line, mut out) = (Vec::new(), 0, Vec::<[String; 4]>::new());
+        loop {
+            if read_line_bounded(&mut input, &mut buf, MAX_LINE).unwrap() == Read::End {
+                return if out.is_empty() { Err(Error::file(&place, "no pairs").to_string()) } else { Ok(out) };
+            }
+            line += 1;
+            let text = buf.strip_suffix(b"\r").unwrap_or(&buf);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let fields: Vec<&[u8]> = text.split(|&b| b == b'\t').collect();
+            if out.is_empty() && fields.iter().copied().eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes())) {
+                continue;
+            }
+            if out.is_empty() && text.starts_with(b">") {
+                return Err(format!("p.tsv: line {line}: looks like FASTA, not a pair file: give query and target FASTA files as two inputs"));
+            }
+            let n = out.len();
+            let id = |k: usize| String::from_utf8_lossy(fields[k]).into_owned();
+            if fields.len() != 4 {
+                return Err(format!(
+                    "p.tsv: record {} ({}): line {line}: expected 4 tab-separated columns (query_id, query_seq, target_id, target_seq), found {}",
+                    n + 1,
+                    if fields[0].is_empty() { "no id".into() } else { id(0) },
+                    fields.len()
+                ));
+            }
+            let record = |who: String, problem: String| format!("p.tsv: record {} ({}): line {line}: {problem}", n + 1, who);
+            if fields[0].is_empty() {
+                return Err(record("no id".into(), "query_id is empty".into()));
+            }
+            if fields[2].is_empty() {
+                return Err(record(id(0), "target_id is empty".into()));
+            }
+            for (who, col, k) in [(id(0), "query_seq", 1), (id(2), "target_seq", 3)] {
+                if fields[k].is_empty() {
+                    return Err(record(who, format!("{col} is empty")));
+                }
+                if let Err(i) = Alphabet::Protein.encode(fields[k]) {
+                    let b = crate::scoring::alphabet::describe_byte(fields[k][i]);
+                    return Err(record(who, format!("{col}: {b} at position {}", i + 1)));
+                }
+            }
+            let dec = |k: usize| String::from_utf8(Alphabet::Protein.decode(&Alphabet::Protein.encode(fields[k]).unwrap())).unwrap();
+            out.push([id(0), dec(1), id(2), dec(3)]);
+        }
+    }
+
+    fn blocks(text: &[u8], limits: BatchLimits) -> std::result::Result<Vec<[String; 4]>, String> {
+        let place = Where::Path("p.tsv".into());
+        let input: Input = Box::new(Cursor::new(text.to_vec()));
+        let mut reader = TsvPairs::new(place, input, Alphabet::Protein, limits);
+        let mut out = Vec::new();
+        let mut batch = PairBatch::default();
+        loop {
+            batch.clear();
+            match reader.fill(&mut batch) {
+                Ok(false) => return Ok(out),
+                Ok(true) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+            assert!(batch.len() <= limits.pairs && batch.len() > 0);
+            assert_eq!(batch.first as usize, out.len());
+            for i in 0..batch.len() {
+                let (q, t) = batch.seqs.view().pair(i);
+                let dec = |s: &[u8]| String::from_utf8(Alphabet::Protein.decode(s)).unwrap();
+                out.push([batch.query_ids.get(i).into(), dec(q), batch.target_ids.get(i).into(), dec(t)]);
+            }
+        }
+    }
+
+    fn text() -> impl Strategy<Value = Vec<u8>> {
+        let field = prop::sample::select(vec!["", "q1", "MKV", "ww", "A-C", "x y", ">a", "K\r", "query_id"]);
+        let line = prop::collection::vec(field, 0..6).prop_map(|f| f.join("\t"));
+        let header = prop::bool::ANY.prop_map(|h| if h { "query_id\tquery_seq\ttarget_id\ttarget_seq\n" } else { "" });
+        let good = prop::sample::select(vec!["a\tMKV\tb\tWW", "c\tA\td\tK", "e\tmk\tf\tw", ""]);
+        let body = prop::collection::vec(prop_oneof![4 => good.prop_map(String::from), 1 => line], 0..30);
+        (header, body, prop::bool::ANY).prop_map(|(h, b, nl)| {
+            let mut t = format!("{h}{}", b.join("\n"));
+            if nl {
+                t.push('\n');
+            }
+            t.into_bytes()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn blocks_give_what_the_line_by_line_reader_gives(t in text(), pairs in 1usize..7, residues in 1usize..20) {
+            let want = sequential(&t);
+            prop_assert_eq!(blocks(&t, BatchLimits { pairs, residues }), want);
+        }
+    }
+
+    #[test]
+    fn lines_split_across_pieces_keep_their_numbers() {
+        let mut text = Vec::new();
+        for i in 0..100_000 {
+            text.extend_from_slice(format!("q{i}\tMKVLA\tt{i}\tWWAK\n").as_bytes());
+        }
+        text.extend_from_slice(b"bad\tMK1\tt\tA\n");
+        let limits = BatchLimits { pairs: 30_000, residues: 1 << 30 };
+        let err = blocks(&text, limits).unwrap_err();
+        assert_eq!(err, "p.tsv: record 100001 (bad): line 100001: query_seq: invalid residue '1' at position 3");
+        assert_eq!(sequential(&text).unwrap_err(), err);
+    }
+}
