@@ -1,12 +1,16 @@
 //! TSV pairs (`query_id, query_seq, target_id, target_seq`, header optional), parsed in
-//! parallel blocks: one thread reads (and inflates) the input in blocks cut after a newline
-//! while the caller's thread splits the previous block into lines on the thread pool and
-//! encodes runs of them into the batch. Same pairs and same errors, with the same numbers,
-//! as reading line by line (property-tested below against such a reader).
+//! parallel blocks: one thread reads (and inflates) the input in chunks, while the caller's
+//! thread gathers them into blocks of whole lines, splits each block into lines on the
+//! thread pool and encodes runs of lines into the batch. A block is cut when it is big, or
+//! as soon as the input pauses, so a slow producer's pairs still flow through at once.
+//! Same pairs and same errors, with the same numbers, as reading line by line
+//! (property-tested below against such a reader).
 
 use std::collections::VecDeque;
+use std::io::Read;
 use std::ops::Range;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::time::Duration;
 
 use rayon::prelude::*;
 
@@ -16,18 +20,26 @@ use crate::io::input::{read_error, Input, MAX_LINE};
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch};
 
-/// Bytes per block: big enough for parallel parsing, small enough to start output early.
+/// Bytes per block at most (more for a longer line): big enough for parallel parsing.
 const BLOCK: usize = 32 << 20;
 /// Bytes per parallel piece of a block (cut at newlines).
 const PIECE: usize = 1 << 20;
+/// Bytes per read of the reading thread.
+const CHUNK: usize = 1 << 20;
+/// An input silent this long has paused: what is complete goes on (streaming).
+const PAUSE: Duration = Duration::from_millis(10);
 
 pub(super) struct TsvPairs {
     place: Where,
     alphabet: Alphabet,
     limits: BatchLimits,
-    blocks: Receiver<Chunk>,
-    /// Emptied blocks go back to the reading thread.
+    chunks: Receiver<Chunk>,
+    /// Read buffers go back to the reading thread.
     recycle: SyncSender<Vec<u8>>,
+    /// Bytes received and not yet cut into a block: the start of a line that may go on.
+    pending: Vec<u8>,
+    /// The input has ended (everything is in `pending`).
+    ended: bool,
     /// The block being handed out, with its lines.
     block: Vec<u8>,
     lines: VecDeque<Line>,
@@ -39,12 +51,18 @@ pub(super) struct TsvPairs {
     done: bool,
 }
 
-/// What the reading thread sends: a block of whole lines, or why it stopped.
+/// What the reading thread sends: a buffer with its first `n` bytes read, or why it stopped.
 enum Chunk {
-    Block(Vec<u8>),
-    /// A line over `MAX_LINE` starts in the next bytes (the block before it was sent).
-    TooLong,
+    Data(Vec<u8>, usize),
     Failed(std::io::Error),
+}
+
+/// What [`TsvPairs::next_block`] found.
+enum Next {
+    Block,
+    /// The input paused with no whole line waiting.
+    Idle,
+    End,
 }
 
 /// One pair line of a block: where its four fields are, and its line number in the block.
@@ -64,15 +82,17 @@ enum LineProblem {
 
 impl TsvPairs {
     pub(super) fn new(place: Where, input: Input, alphabet: Alphabet, limits: BatchLimits) -> TsvPairs {
-        let (tx, blocks) = sync_channel(2);
-        let (recycle, recycled) = sync_channel(3);
-        std::thread::spawn(move || read_blocks(input, tx, recycled));
+        let (tx, chunks) = sync_channel(64);
+        let (recycle, recycled) = sync_channel(64);
+        std::thread::spawn(move || read_chunks(input, tx, recycled));
         TsvPairs {
             place,
             alphabet,
             limits,
-            blocks,
+            chunks,
             recycle,
+            pending: Vec::new(),
+            ended: false,
             block: Vec::new(),
             lines: VecDeque::new(),
             problem: None,
@@ -82,29 +102,71 @@ impl TsvPairs {
         }
     }
 
-    /// Takes the next block and splits it into lines; false at the end of the input.
-    fn next_block(&mut self) -> Result<bool> {
-        let old = std::mem::take(&mut self.block);
-        self.lines_before += memchr::memchr_iter(b'\n', &old).count();
-        let _ = self.recycle.try_send(old);
-        match self.blocks.recv() {
-            Err(_) => Ok(false),
-            Ok(Chunk::Failed(e)) => Err(read_error(&self.place, e)),
-            Ok(Chunk::TooLong) => {
-                self.problem = Some(LineProblem::TooLong);
-                Ok(true)
+    /// Cuts the next block of whole lines from what the reading thread sent and splits it
+    /// into lines: once `BLOCK` bytes are in, or the input pauses or ends. When it pauses
+    /// with no whole line in, waits on if `patient`, else says so.
+    fn next_block(&mut self, patient: bool) -> Result<Next> {
+        let mut want = BLOCK;
+        loop {
+            let paused = self.ended || self.take_in(want)?;
+            let whole = match memchr::memrchr(b'\n', &self.pending) {
+                _ if self.ended => self.pending.len(),
+                Some(i) => i + 1,
+                None => 0,
+            };
+            if whole > 0 {
+                let rest = self.pending.split_off(whole);
+                let block = std::mem::replace(&mut self.pending, rest);
+                self.start_block(block)?;
+                return Ok(Next::Block);
             }
-            Ok(Chunk::Block(block)) => {
-                let (lines, problem) = split_lines(&block);
-                self.block = block;
-                self.lines = lines.into();
-                self.problem = problem;
-                if self.counter.pairs == 0 {
-                    self.check_start()?;
+            if self.ended {
+                return Ok(Next::End);
+            }
+            if self.pending.len() > MAX_LINE {
+                // No real pair file has such a line: whatever came before it has been read.
+                self.problem = Some(LineProblem::TooLong);
+                return Ok(Next::Block);
+            }
+            if paused && !patient {
+                return Ok(Next::Idle);
+            }
+            // One line longer than a block: take in more.
+            want = want.max((2 * self.pending.len()).min(MAX_LINE + 1));
+        }
+    }
+
+    /// Takes in what the reading thread sends until `want` bytes are pending; true when the
+    /// input paused (or ended) first.
+    fn take_in(&mut self, want: usize) -> Result<bool> {
+        while self.pending.len() < want {
+            match self.chunks.recv_timeout(PAUSE) {
+                Ok(Chunk::Data(buf, n)) => {
+                    self.pending.extend_from_slice(&buf[..n]);
+                    let _ = self.recycle.try_send(buf);
                 }
-                Ok(true)
+                Ok(Chunk::Failed(e)) => return Err(read_error(&self.place, e)),
+                Err(RecvTimeoutError::Timeout) => return Ok(true),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.ended = true;
+                    return Ok(true);
+                }
             }
         }
+        Ok(false)
+    }
+
+    /// Makes `block` (whole lines) the current block.
+    fn start_block(&mut self, block: Vec<u8>) -> Result<()> {
+        let old = std::mem::replace(&mut self.block, block);
+        self.lines_before += memchr::memchr_iter(b'\n', &old).count();
+        let (lines, problem) = split_lines(&self.block);
+        self.lines = lines.into();
+        self.problem = problem;
+        if self.counter.pairs == 0 {
+            self.check_start()?;
+        }
+        Ok(())
     }
 
     /// Before the first pair: skip header lines; refuse a FASTA file.
@@ -138,7 +200,10 @@ impl TsvPairs {
         match problem {
             LineProblem::TooLong => Error::file(
                 &self.place,
-                format!("line {} longer than 1 GiB: not a real pair file?", self.lines_before + 1),
+                format!(
+                    "line {} longer than 1 GiB: not a real pair file?",
+                    self.lines_before + memchr::memchr_iter(b'\n', &self.block).count() + 1
+                ),
             ),
             LineProblem::Columns { number, found, id } => Error::record(
                 &self.place,
@@ -183,10 +248,13 @@ impl TsvPairs {
                 if !batch.is_empty() && batch.seqs.residues.len() >= self.limits.residues {
                     return Ok(true);
                 }
-                if !self.next_block()? {
-                    return if batch.is_empty() { self.counter.end(&self.place) } else { Ok(true) };
+                // A batch under way goes out when the input pauses.
+                match self.next_block(batch.is_empty())? {
+                    Next::Block => continue,
+                    Next::Idle => return Ok(true),
+                    Next::End if batch.is_empty() => return self.counter.end(&self.place),
+                    Next::End => return Ok(true),
                 }
-                continue;
             }
             // The lines that fit the batch's limits (at least one).
             let room = self.limits.pairs.saturating_sub(batch.len());
@@ -220,66 +288,24 @@ impl TsvPairs {
     }
 }
 
-/// The reading thread: blocks of whole lines, about `BLOCK` bytes each, in input order.
-fn read_blocks(mut input: Input, tx: SyncSender<Chunk>, recycled: Receiver<Vec<u8>>) {
-    let mut carry: Vec<u8> = Vec::new();
+/// The reading thread: the input (inflated when gzip) in chunks of up to `CHUNK` bytes,
+/// in buffers recycled by the parser; it ends at the end of the input or when the parser
+/// has gone.
+fn read_chunks(mut input: Input, tx: SyncSender<Chunk>, recycled: Receiver<Vec<u8>>) {
     loop {
-        let mut block = recycled.try_recv().unwrap_or_default();
-        block.clear();
-        block.append(&mut carry);
-        // Fill to a block, then cut after the last newline; a longer line doubles the block.
-        let (mut want, mut searched, mut eof) = (BLOCK, 0, false);
-        let cut = loop {
-            while block.len() < want && !eof {
-                match fill_from(&mut input, &mut block, want) {
-                    Ok(0) => eof = true,
-                    Ok(_) => {}
-                    Err(e) => {
-                        let _ = tx.send(Chunk::Failed(e));
-                        return;
-                    }
-                }
-            }
-            if eof {
-                break block.len();
-            }
-            match memchr::memrchr(b'\n', &block[searched..]) {
-                Some(i) => break searched + i + 1,
-                // No newline yet: the block is one line, and no real pair file has one
-                // that long (what came before it has been sent).
-                None if block.len() > MAX_LINE => {
-                    let _ = tx.send(Chunk::TooLong);
-                    return;
-                }
-                None => {
-                    searched = block.len();
-                    want = (2 * block.len()).min(MAX_LINE + 1);
-                }
-            }
-        };
-        carry.extend_from_slice(&block[cut..]);
-        block.truncate(cut);
-        if block.is_empty() {
-            return;
-        }
-        if tx.send(Chunk::Block(block)).is_err() {
-            return;
-        }
-    }
-}
-
-/// Appends up to `want - buf.len()` bytes (at least one read) of `input` to `buf`.
-fn fill_from(input: &mut Input, buf: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
+        let mut buf = recycled.try_recv().unwrap_or_else(|_| vec![0; CHUNK]);
+        let n = match input.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => {
+                let _ = tx.send(Chunk::Failed(e));
+                return;
+            }
         };
-        let n = chunk.len().min(want.saturating_sub(buf.len()).max(1));
-        buf.extend_from_slice(&chunk[..n]);
-        input.consume(n);
-        return Ok(n);
+        if tx.send(Chunk::Data(buf, n)).is_err() {
+            return;
+        }
     }
 }
 
