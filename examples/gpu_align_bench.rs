@@ -163,6 +163,8 @@ fn bench(args: &[String]) {
     std::thread::spawn(move || stream_fasta(qpath, alpha, repeat, qtx));
     std::thread::spawn(move || stream_fasta(tpath, alpha, repeat, ttx));
     let (btx, brx) = sync_channel::<Batch>(2);
+    // Emptied batches go back to the reader (no fresh pages per batch).
+    let (spare_tx, spare_rx) = sync_channel::<Batch>(4);
     let (rtx, rrx) = sync_channel::<Vec<Alignment>>(2);
     let reader = std::thread::spawn(move || {
         let mut cells: u128 = 0;
@@ -172,7 +174,8 @@ fn bench(args: &[String]) {
         let mut qs = recs(qrx);
         let mut ts = recs(trx);
         loop {
-            let mut b = SeqPairs::default();
+            let mut b = spare_rx.try_recv().unwrap_or_default();
+            b.clear();
             while b.len() < batch {
                 match (qs.next(), ts.next()) {
                     (Some(q), Some(t)) => {
@@ -228,7 +231,7 @@ fn bench(args: &[String]) {
         let g = Instant::now();
         let res = aligner.align(pairs.view()).unwrap();
         gpu_secs += g.elapsed().as_secs_f64();
-        drop(pairs);
+        let _ = spare_tx.try_send(pairs);
         rtx.send(res).unwrap();
     }
     drop(rtx);

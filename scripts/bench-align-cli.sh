@@ -87,6 +87,15 @@ run_set() {
     [ -s "$WORK/$set.parquet" ] || "$G/pairs_convert" parquet "$q" "$t" --repeat "$REPEAT" > "$WORK/$set.parquet"
     echo
     echo "== $set: $pairs pairs ($BASE x $REPEAT), $(python3 -c "print(f'{$cells:.3e}')") cells"
+    # Correctness first: the base pairs through the pipe on the GPU and on the CPU, byte for byte.
+    for dev in cuda cpu; do
+        "$SW" align --pairs - "${opts[@]}" --device $dev --quiet --format tsv < "$WORK/$set.tsv" > "$WORK/check-$dev.tsv"
+    done
+    if cmp -s "$WORK/check-cuda.tsv" "$WORK/check-cpu.tsv"; then
+        echo "IDENTICAL GPU and CPU output for the $BASE base pairs ($(($(wc -l < "$WORK/check-cpu.tsv") - 1)) rows)"
+    else
+        echo "DIFFERENT GPU and CPU output for the base pairs"
+    fi
     # Engine only, as gpu_align_bench runs it (its own reader, Arrow of 5 columns to a file).
     local e; e=$("$G/gpu_align_bench" bench "${opts[@]}" --query "$q" --target "$t" --repeat "$REPEAT" --out /tmp/engine.arrow | grep -o '[0-9.]* TCUPS end to end' | cut -d' ' -f1)
     echo "| path | wall s | TCUPS | pairs/s | RSS MiB | of engine |"

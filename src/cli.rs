@@ -152,6 +152,9 @@ pub struct AlignArgs {
     /// Pairs per engine batch (default: sized for the device).
     #[arg(long, value_name = "N", hide = true)]
     pub batch: Option<usize>,
+    /// Batches in the engine at once (default 2; tuning).
+    #[arg(long, value_name = "N", hide = true)]
+    pub in_flight: Option<usize>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -272,7 +275,12 @@ fn align(args: AlignArgs) -> Result<()> {
         },
     };
     let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet)?;
-    let opts = pipeline::align::AlignOptions { stats, quiet: args.run.quiet, batch_pairs: args.batch };
+    let opts = pipeline::align::AlignOptions {
+        stats,
+        quiet: args.run.quiet,
+        batch_pairs: args.batch,
+        in_flight: args.in_flight,
+    };
     let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
     let pairs = io::open_pairs(&input, scoring.alphabet(), &columns, limits)?;
     let meta = run_metadata("align", &scoring, &*engine);

@@ -24,6 +24,8 @@ pub struct AlignOptions {
     pub quiet: bool,
     /// Override of the batch size (tests use tiny batches to exercise streaming).
     pub batch_pairs: Option<usize>,
+    /// Batches computing at once (default [`IN_FLIGHT`]).
+    pub in_flight: Option<usize>,
 }
 
 /// How large the readers make batches for `engine`.
@@ -49,7 +51,8 @@ pub fn align(
         progress.add(batch.len() as u64);
         results(batch, &alignments, opts.stats)
     };
-    let result = run_ordered(IN_FLIGHT, read, compute, |rows| writer.write(&rows));
+    let in_flight = opts.in_flight.unwrap_or(IN_FLIGHT);
+    let result = run_ordered(in_flight, read, compute, |rows| writer.write(&rows));
     progress.finish();
     result?;
     writer.finish()
