@@ -49,6 +49,32 @@ impl SeqPairs {
         out
     }
 
+    /// Appends borrowed pairs, their residues copied in parallel (batches of whole
+    /// sequences from a reader that parsed them elsewhere).
+    pub fn extend_par(&mut self, pairs: &[(&[u8], &[u8])]) {
+        use rayon::prelude::*;
+        let base = self.residues.len();
+        let mut end = base;
+        for (q, t) in pairs {
+            end += q.len();
+            self.bounds.push(end);
+            end += t.len();
+            self.bounds.push(end);
+        }
+        self.residues.resize(end, 0);
+        let mut dests: Vec<(&mut [u8], &[u8], &[u8])> = Vec::with_capacity(pairs.len());
+        let mut rest = &mut self.residues[base..];
+        for (q, t) in pairs {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(q.len() + t.len());
+            dests.push((head, q, t));
+            rest = tail;
+        }
+        dests.par_iter_mut().with_min_len(256).for_each(|(d, q, t)| {
+            d[..q.len()].copy_from_slice(q);
+            d[q.len()..].copy_from_slice(t);
+        });
+    }
+
     pub fn push(&mut self, query: &[u8], target: &[u8]) {
         self.residues.extend_from_slice(query);
         self.bounds.push(self.residues.len());
@@ -249,6 +275,10 @@ mod tests {
     fn pairs_read_back_and_slice_contiguously() {
         let pairs: [(&[u8], &[u8]); 3] = [(b"\x01\x02", b"\x03"), (b"", b"\x04\x05"), (b"\x06", b"")];
         let owned = SeqPairs::from_slices(&pairs);
+        let mut par = SeqPairs::default();
+        par.extend_par(&pairs[..1]);
+        par.extend_par(&pairs[1..]);
+        assert_eq!(par, owned);
         let view = owned.view();
         assert_eq!(view.len(), 3);
         assert_eq!(view.to_slices(), pairs.to_vec());

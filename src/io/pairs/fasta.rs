@@ -43,11 +43,19 @@ impl FastaPairs {
 
     fn fill_inner(&mut self, batch: &mut PairBatch) -> Result<bool> {
         batch.first = self.counter.pairs;
-        while batch.len() < self.limits.pairs && batch.seqs.residues.len() < self.limits.residues {
+        let mut records = Vec::new();
+        let mut residues = 0;
+        while records.len() < self.limits.pairs && residues < self.limits.residues {
             let Some((q, t)) = self.step()? else { break };
-            batch.push(&q.id, &q.seq, &t.id, &t.seq)?;
-            self.counter.pairs += 1;
+            residues += q.seq.len() + t.seq.len();
+            batch.query_ids.push(&q.id)?;
+            batch.target_ids.push(&t.id)?;
+            records.push((q, t));
         }
+        // The residues in one parallel copy.
+        let pairs: Vec<(&[u8], &[u8])> = records.iter().map(|(q, t)| (q.seq.as_slice(), t.seq.as_slice())).collect();
+        batch.seqs.extend_par(&pairs);
+        self.counter.pairs += records.len() as u64;
         Ok(!batch.is_empty())
     }
 }

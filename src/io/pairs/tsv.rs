@@ -38,6 +38,8 @@ pub(super) struct TsvPairs {
     recycle: SyncSender<Vec<u8>>,
     /// Bytes received and not yet cut into a block: the start of a line that may go on.
     pending: Vec<u8>,
+    /// The block before the current one, kept for its allocation: the next `pending`.
+    spare: Vec<u8>,
     /// The input has ended (everything is in `pending`).
     ended: bool,
     /// The block being handed out, with its lines.
@@ -45,8 +47,9 @@ pub(super) struct TsvPairs {
     lines: VecDeque<Line>,
     /// A line problem met after `lines` (wrong column count, FASTA, overlong line).
     problem: Option<LineProblem>,
-    /// Input lines before the current block.
+    /// Input lines before the current block, and in it.
     lines_before: usize,
+    block_lines: usize,
     counter: Counter,
     done: bool,
 }
@@ -92,11 +95,13 @@ impl TsvPairs {
             chunks,
             recycle,
             pending: Vec::new(),
+            spare: Vec::new(),
             ended: false,
             block: Vec::new(),
             lines: VecDeque::new(),
             problem: None,
             lines_before: 0,
+            block_lines: 0,
             counter: Counter { pairs: 0 },
             done: false,
         }
@@ -115,8 +120,14 @@ impl TsvPairs {
                 None => 0,
             };
             if whole > 0 {
-                let rest = self.pending.split_off(whole);
-                let block = std::mem::replace(&mut self.pending, rest);
+                // The block keeps the big buffer; the unfinished line moves to the spare one
+                // (buffers are reused: no fresh pages, no regrowth).
+                let mut next = std::mem::take(&mut self.spare);
+                next.clear();
+                next.reserve(BLOCK + CHUNK);
+                next.extend_from_slice(&self.pending[whole..]);
+                let mut block = std::mem::replace(&mut self.pending, next);
+                block.truncate(whole);
                 self.start_block(block)?;
                 return Ok(Next::Block);
             }
@@ -139,6 +150,7 @@ impl TsvPairs {
     /// Takes in what the reading thread sends until `want` bytes are pending; true when the
     /// input paused (or ended) first.
     fn take_in(&mut self, want: usize) -> Result<bool> {
+        self.pending.reserve((want + CHUNK).saturating_sub(self.pending.len()));
         while self.pending.len() < want {
             match self.chunks.recv_timeout(PAUSE) {
                 Ok(Chunk::Data(buf, n)) => {
@@ -158,9 +170,10 @@ impl TsvPairs {
 
     /// Makes `block` (whole lines) the current block.
     fn start_block(&mut self, block: Vec<u8>) -> Result<()> {
-        let old = std::mem::replace(&mut self.block, block);
-        self.lines_before += memchr::memchr_iter(b'\n', &old).count();
-        let (lines, problem) = split_lines(&self.block);
+        self.spare = std::mem::replace(&mut self.block, block);
+        self.lines_before += self.block_lines;
+        let (lines, problem, count) = split_lines(&self.block);
+        self.block_lines = count;
         self.lines = lines.into();
         self.problem = problem;
         if self.counter.pairs == 0 {
@@ -202,7 +215,7 @@ impl TsvPairs {
                 &self.place,
                 format!(
                     "line {} longer than 1 GiB: not a real pair file?",
-                    self.lines_before + memchr::memchr_iter(b'\n', &self.block).count() + 1
+                    self.lines_before + self.block_lines + 1
                 ),
             ),
             LineProblem::Columns { number, found, id } => Error::record(
@@ -311,7 +324,8 @@ fn read_chunks(mut input: Input, tx: SyncSender<Chunk>, recycled: Receiver<Vec<u
 
 /// Splits a block of whole lines into pair lines, in parallel pieces; stops at the first
 /// line that does not hold four fields. Blank lines are skipped; a final `\r` is dropped.
-fn split_lines(block: &[u8]) -> (Vec<Line>, Option<LineProblem>) {
+/// Also returns the block's line count (up to the problem, if any).
+fn split_lines(block: &[u8]) -> (Vec<Line>, Option<LineProblem>, usize) {
     let mut pieces = Vec::new();
     let mut start = 0;
     while start < block.len() {
@@ -333,11 +347,11 @@ fn split_lines(block: &[u8]) -> (Vec<Line>, Option<LineProblem>) {
             if let LineProblem::Columns { number, .. } = &mut problem {
                 *number += before;
             }
-            return (lines, Some(problem));
+            return (lines, Some(problem), before + count);
         }
         before += count;
     }
-    (lines, None)
+    (lines, None, before)
 }
 
 /// One piece: its pair lines, the problem that stopped it, and its line count.
