@@ -1,9 +1,10 @@
 //! One-to-one alignment: pairs stream in, one result per pair streams out in input order.
 
-use super::{run_batched, BatchLimits, Progress};
+use super::{run_batched, BatchLimits};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
 use crate::seq::Pair;
 use std::sync::Arc;
@@ -15,7 +16,8 @@ const RESIDUES_PER_BATCH_PAIR: usize = 1024;
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
     pub stats: Option<KarlinAltschul>,
-    pub quiet: bool,
+    /// Pairs and cells aligned (counted per batch: `Engine::align` has no counter).
+    pub progress: Progress,
     /// Override of the batch size (tests use tiny batches to exercise streaming).
     pub batch_pairs: Option<usize>,
 }
@@ -30,11 +32,20 @@ pub fn align(
     let items = opts.batch_pairs.unwrap_or_else(|| engine.align_batch_pairs()).max(1);
     let residues = engine.align_batch_pairs().max(1) * RESIDUES_PER_BATCH_PAIR;
     let limits = BatchLimits { items, residues };
-    let progress = Progress::new("pairs", opts.quiet);
+    let progress = opts.progress.clone();
+    let work = progress.clone();
     let stats = opts.stats;
-    let compute = move |batch: &[Pair]| align_batch(engine.as_ref(), batch, stats);
+    let compute = move |batch: &[Pair]| {
+        let rows = align_batch(engine.as_ref(), batch, stats)?;
+        work.work().add(batch.iter().map(pair_cells).sum());
+        Ok(rows)
+    };
     let size = |p: &Pair| p.query.seq.len() + p.target.seq.len();
-    run_batched(pairs, limits, size, progress, compute, writer)
+    run_batched(pairs, limits, size, pair_cells, progress, compute, writer)
+}
+
+fn pair_cells(p: &Pair) -> u64 {
+    p.query.seq.len() as u64 * p.target.seq.len() as u64
 }
 
 /// Aligns one batch; statistics use the pair's own search space (query x target).

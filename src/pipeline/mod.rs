@@ -9,8 +9,7 @@ pub mod search;
 
 use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultWriter};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use crate::progress::Progress;
 use tokio::sync::mpsc;
 
 /// Batches in flight between two stages: enough to overlap the stages, few enough to keep
@@ -59,22 +58,26 @@ pub(crate) struct BatchLimits {
 
 /// The pipeline both modes share: `items` are grouped into batches within `limits`
 /// (`residues` counts an item's size), each batch becomes rows through `compute`, and the
-/// rows go to `writer`, which is finished only when every stage succeeded.
+/// rows go to `writer`, which is finished only when every stage succeeded. `progress` learns
+/// the `cells` of each item read, the items computed and the rows written.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_batched<T: Send + 'static>(
     items: Box<dyn Iterator<Item = Result<T>> + Send>,
     limits: BatchLimits,
     residues: fn(&T) -> usize,
+    cells: impl Fn(&T) -> u64 + Send + 'static,
     progress: Progress,
     mut compute: impl FnMut(&[T]) -> Result<ResultBatch> + Send + 'static,
     writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
-    let bar = progress.clone();
+    let (bar, reading, writing) = (progress.clone(), progress.clone(), progress.clone());
     let read = move |tx: mpsc::Sender<Vec<T>>| {
         let mut batch = Vec::new();
         let mut size = 0;
         for item in items {
             let item = item?;
             size += residues(&item);
+            reading.read(cells(&item));
             batch.push(item);
             if batch.len() >= limits.items || size >= limits.residues {
                 if send(&tx, std::mem::take(&mut batch)).is_err() {
@@ -83,6 +86,7 @@ pub(crate) fn run_batched<T: Send + 'static>(
                 size = 0;
             }
         }
+        reading.input_done();
         if !batch.is_empty() {
             let _ = send(&tx, batch);
         }
@@ -91,7 +95,7 @@ pub(crate) fn run_batched<T: Send + 'static>(
     let engine = move |mut rx: mpsc::Receiver<Vec<T>>, tx: mpsc::Sender<ResultBatch>| {
         while let Some(batch) = rx.blocking_recv() {
             let rows = compute(&batch)?;
-            bar.add(batch.len() as u64);
+            bar.items(batch.len() as u64);
             if send(&tx, rows).is_err() {
                 break;
             }
@@ -101,13 +105,13 @@ pub(crate) fn run_batched<T: Send + 'static>(
     let write = move |mut rx: mpsc::Receiver<ResultBatch>| {
         let mut writer = writer;
         while let Some(rows) = rx.blocking_recv() {
-            writer.write(&rows)?;
+            writing.suspend(rows.len() as u64, || writer.write(&rows))?;
         }
         Ok(writer)
     };
-    let writer = run_stages(read, engine, write);
-    progress.finish();
-    writer?.finish()
+    let writer = run_stages(read, engine, write)?;
+    progress.phase("writing");
+    writer.finish()
 }
 
 /// Sends into a bounded channel from a blocking stage; Err means the receiver has gone
@@ -118,39 +122,3 @@ fn send<T>(tx: &mpsc::Sender<T>, item: T) -> std::result::Result<(), Stopped> {
 
 /// A later stage has stopped; this stage's own result is irrelevant.
 struct Stopped;
-
-/// Progress on stderr, only when stderr is a terminal and the user did not ask for quiet.
-pub struct Progress(ProgressBar);
-
-impl Progress {
-    pub fn new(what: &'static str, quiet: bool) -> Progress {
-        if quiet || !std::io::stderr().is_terminal() {
-            return Progress(ProgressBar::hidden());
-        }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let style = format!("{{spinner}} {{human_pos}} {} ({{per_sec}}, {{elapsed}}) {{msg}}", what);
-        if let Ok(style) = ProgressStyle::with_template(&style) {
-            bar.set_style(style);
-        }
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Progress(bar)
-    }
-
-    pub fn add(&self, n: u64) {
-        self.0.inc(n);
-    }
-
-    pub fn message(&self, msg: String) {
-        self.0.set_message(msg);
-    }
-
-    pub fn finish(&self) {
-        self.0.finish_and_clear();
-    }
-}
-
-impl Clone for Progress {
-    fn clone(&self) -> Self {
-        Progress(self.0.clone())
-    }
-}

@@ -1,11 +1,12 @@
 //! Database search: stream query batches against a resident database, keep each query's
 //! best hits, attach statistics, then align only the reported hits for coordinates.
 
-use super::{run_batched, BatchLimits, Progress};
+use super::{run_batched, BatchLimits};
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
 use crate::seq::Record;
 use std::sync::Arc;
@@ -26,7 +27,8 @@ pub struct SearchOptions {
     pub db_residues: u64,
     pub db_seqs: u64,
     pub stats: Option<KarlinAltschul>,
-    pub quiet: bool,
+    /// Cells computed, counted by the engine; queries and hits.
+    pub progress: Progress,
 }
 
 /// Runs the search and finishes the writer on success.
@@ -38,15 +40,17 @@ pub fn search(
     writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
     let limits = BatchLimits { items: BATCH_QUERIES, residues: BATCH_RESIDUES };
-    let progress = Progress::new("queries", opts.quiet);
+    let progress = opts.progress.clone();
+    let db_residues = db.total_residues();
+    let cells = move |q: &Record| q.seq.len() as u64 * db_residues;
     let compute = move |batch: &[Record]| search_batch(engine.as_ref(), &db, batch, &opts);
-    run_batched(queries, limits, |q: &Record| q.seq.len(), progress, compute, writer)
+    run_batched(queries, limits, |q: &Record| q.seq.len(), cells, progress, compute, writer)
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
 pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts: &SearchOptions) -> Result<ResultBatch> {
     let seqs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
-    let ranked = engine.search(&seqs, db, opts.top)?;
+    let ranked = engine.search(&seqs, db, opts.top, opts.progress.work())?;
     if ranked.len() != queries.len() {
         return Err(Error::Internal(format!("engine returned {} hit lists for {} queries", ranked.len(), queries.len())));
     }
