@@ -225,9 +225,13 @@ pub struct MergeArgs {
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Search(args) => with_progress(args.run.quiet, |p| search(args, p)),
-        Command::Align(args) => with_progress(args.run.quiet, |p| align(args, p)),
-        Command::Makedb(args) => with_progress(args.quiet, |p| makedb(args, p)),
+        Command::Search(args) => {
+            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| search(args, p))
+        }
+        Command::Align(args) => {
+            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| align(args, p))
+        }
+        Command::Makedb(args) => with_progress(args.quiet, false, |p| makedb(args, p)),
         Command::Merge(args) => merge(args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "swarrow", &mut std::io::stdout());
@@ -238,8 +242,8 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// Runs `f` with a progress line (on a terminal), erased before any error is printed.
-fn with_progress(quiet: bool, f: impl FnOnce(&Progress) -> Result<()>) -> Result<()> {
-    let progress = Progress::new(quiet);
+fn with_progress(quiet: bool, to_stdout: bool, f: impl FnOnce(&Progress) -> Result<()>) -> Result<()> {
+    let progress = Progress::new(quiet, to_stdout);
     let result = f(&progress);
     progress.stop();
     result

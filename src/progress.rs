@@ -250,6 +250,7 @@ struct Shared {
     terminal: Mutex<()>,
     /// Whether a progress line is on the screen now.
     drawn: AtomicBool,
+    /// Results are written to standard output, and it is a terminal.
     stdout_is_terminal: bool,
     drawer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -260,16 +261,19 @@ struct Shared {
 pub struct Progress(Arc<Shared>);
 
 impl Progress {
-    pub fn new(quiet: bool) -> Progress {
-        Progress::with_visibility(!quiet && std::io::stderr().is_terminal())
+    /// `results_on_stdout`: results go to standard output, which the line must make way for
+    /// when it is the same terminal.
+    pub fn new(quiet: bool, results_on_stdout: bool) -> Progress {
+        let visible = !quiet && std::io::stderr().is_terminal();
+        Progress::with_visibility(visible, results_on_stdout && std::io::stdout().is_terminal())
     }
 
     /// A reporter that never draws (library callers, tests).
     pub fn hidden() -> Progress {
-        Progress::with_visibility(false)
+        Progress::with_visibility(false, false)
     }
 
-    fn with_visibility(visible: bool) -> Progress {
+    fn with_visibility(visible: bool, stdout_is_terminal: bool) -> Progress {
         // Tests shorten the redraw interval to see many frames of a short run.
         let ms = std::env::var("SWARROW_PROGRESS_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(150u64);
         let now = Instant::now();
@@ -287,7 +291,7 @@ impl Progress {
             compute_start: Mutex::new(None),
             terminal: Mutex::new(()),
             drawn: AtomicBool::new(false),
-            stdout_is_terminal: std::io::stdout().is_terminal(),
+            stdout_is_terminal,
             drawer: Mutex::new(None),
         });
         if visible {
