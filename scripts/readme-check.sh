@@ -29,7 +29,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 copy=$work/swarrow
 mkdir -p "$copy" "$work/home" "$work/install/bin"
-git ls-files -z --cached | while IFS= read -r -d '' f; do
+# Outside a git checkout (the test suite run by this check, in its copy): every file but
+# build outputs and environments.
+list_files() {
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z --cached
+  else
+    find . \( -path ./target -o -path ./.venv -o -path ./.git -o -path ./.snakemake \) -prune -o -type f -printf '%P\0'
+  fi
+}
+list_files | while IFS= read -r -d '' f; do
   [ -e "$f" ] || continue # deleted in the work tree, not yet committed
   mkdir -p "$copy/$(dirname "$f")"
   cp -p "$f" "$copy/$f"

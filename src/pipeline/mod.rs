@@ -60,7 +60,6 @@ pub(crate) struct BatchLimits {
 /// (`residues` counts an item's size), each batch becomes rows through `compute`, and the
 /// rows go to `writer`, which is finished only when every stage succeeded. `progress` learns
 /// the `cells` of each item read, the items computed and the rows written.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_batched<T: Send + 'static>(
     items: Box<dyn Iterator<Item = Result<T>> + Send>,
     limits: BatchLimits,
