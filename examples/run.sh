@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${SWARROW:-}" ]; then
-  echo "== building target/release/swarrow (first build: about 10 minutes on 2 cores and 1.5 GB"
-  echo "   in target/; later builds take seconds). Cargo's progress follows." >&2
+  echo "== building target/release/swarrow (first build: about 6 minutes on 2 idle cores and"
+  echo "   400 MB in target/; later builds take seconds). Cargo's progress follows."
   cargo build --release --locked
   SWARROW=./target/release/swarrow
 fi
