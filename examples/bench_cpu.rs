@@ -10,6 +10,7 @@
 use std::io::Read;
 use std::time::Instant;
 use swarrow::database::Database;
+use swarrow::progress::Work;
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::SimdEngine;
 use swarrow::engine::Engine;
@@ -56,7 +57,7 @@ fn main() {
             let db = Database::from_records(&args[2], read_fasta(&args[2]));
             let queries = read_fasta(&args[3]);
             let qs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
-            let hits = engine.search(&qs, &db, 10).unwrap();
+            let hits = engine.search(&qs, &db, 10, &Work::new()).unwrap();
             let secs = start.elapsed().as_secs_f64();
             let cells: f64 = qs.iter().map(|q| q.len() as f64).sum::<f64>() * db.total_residues() as f64;
             let recomputed: usize = hits.iter().flatten().filter(|h| h.recomputed).count();

@@ -4,12 +4,13 @@
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
 use crate::io::{self, PairColumns, PairInput};
-use crate::output::{self, Format, Mode, RunMetadata};
+use crate::output::{self, Format, Mode, RunMetadata, Stdout};
 use crate::pipeline;
+use crate::progress::{input_size, Progress};
 use crate::scoring::{stats::KarlinAltschul, Alphabet, Matrix, Scoring};
-use clap::{Args, Parser, Subcommand};
-use std::io::IsTerminal;
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
@@ -22,27 +23,78 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Search protein queries against a database; best hits per query.
-    #[command(after_help = "Examples:\n  swarrow search -q queries.fa -d db.fasta.gz -o hits.parquet\n  swarrow makedb db.fasta.gz -o db.swdb && swarrow search -q queries.fa -d db.swdb --top 5 --format tsv\n  cat q.fa | swarrow search -q - -d db.swdb | duckdb -c \"SELECT * FROM read_parquet('/dev/stdin')\"   # use --format parquet -o for DuckDB")]
+    #[command(after_help = SEARCH_EXAMPLES)]
     Search(SearchArgs),
     /// Align pairs one-to-one; one result per pair, in input order.
-    #[command(after_help = "Examples:\n  swarrow align --query a.fa --target b.fa -o pairs.parquet\n  swarrow align --pairs pairs.tsv --dna --format tsv\n  producer | swarrow align --pairs - | consumer      # Arrow IPC stream in, Arrow IPC stream out")]
+    #[command(after_help = ALIGN_EXAMPLES)]
     Align(AlignArgs),
     /// Build a binary database (sorted by length, memory-mappable) for fast repeated searches.
-    #[command(after_help = "Example:\n  swarrow makedb uniprot.fasta.gz -o uniprot.swdb")]
+    #[command(after_help = MAKEDB_EXAMPLES)]
     Makedb(MakedbArgs),
     /// Merge shard outputs into one: global top N per query (search) or concatenation (align).
-    #[command(after_help = "Shards of a database split in order, each searched with the whole database's --db-size and\n--db-seqs, merge into exactly the unsharded result (same rows, E-values and ranks):\n  swarrow merge --top 10 -o hits.parquet shard-0.parquet shard-1.parquet shard-2.parquet\nInputs: Parquet, Arrow IPC file or stream (`-` = stdin), TSV; detected by content.")]
+    #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    #[command(hide = true, after_help = "Example (bash):\n  swarrow completions bash > ~/.local/share/bash-completion/completions/swarrow")]
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per subcommand into --dir.
+    #[command(hide = true, after_help = "Examples:\n  swarrow man | man -l -\n  swarrow man --dir ~/.local/share/man/man1")]
+    Man {
+        /// Directory for swarrow.1, swarrow-search.1, ...
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
+
+// Help examples: one command per line, each runnable as pasted from the repository root on
+// the bundled data (tests/cli.rs runs every line that starts with `swarrow`, `cat` or `workflows`).
+const SEARCH_EXAMPLES: &str = "\
+Examples (from the repository root, on the bundled data):
+  swarrow search -q examples/queries.fasta -d examples/db.fasta.gz -o hits.parquet
+  swarrow search -q examples/queries.fasta -d examples/db.fasta.gz -k 5 -e 1e-5 > hits.tsv
+  swarrow makedb examples/db.fasta.gz -o db.swdb
+  swarrow search -q examples/queries.fasta -d db.swdb --outfmt 6 > hits.m8
+  cat examples/queries.fasta | swarrow search -q - -d db.swdb --format tsv
+
+Default output format: -o's extension; else, for stdout, TSV on a terminal, the extension of
+the file stdout is redirected to (> hits.parquet), TSV for other files, Arrow IPC into a pipe.";
+
+const ALIGN_EXAMPLES: &str = "\
+Examples (from the repository root, on the bundled data):
+  swarrow align --pairs examples/pairs.tsv -o pairs.parquet
+  swarrow align -q examples/pair-queries.fasta -t examples/pair-targets.fasta > pairs.tsv
+  cat examples/pairs.tsv | swarrow align --pairs - | swarrow merge - -o from-pipe.parquet
+
+Pairs come as TSV (query_id, query_seq, target_id, target_seq) or an Arrow IPC stream, so
+swarrow reads another program's Arrow output; into a pipe it writes an Arrow IPC stream.";
+
+const MAKEDB_EXAMPLES: &str = "\
+Example (from the repository root):
+  swarrow makedb examples/db.fasta.gz -o db.swdb";
+
+const MERGE_EXAMPLES: &str = "\
+Examples (from the repository root): the queries in two shards, searched and merged:
+  workflows/bin/swarrow-shard fasta examples/queries.fasta 2 part
+  swarrow search -q part-000.fasta -d examples/db.fasta.gz -o part-000.parquet
+  swarrow search -q part-001.fasta -d examples/db.fasta.gz -o part-001.parquet
+  swarrow merge --top 10 -o merged.parquet part-000.parquet part-001.parquet
+
+Shards of a database split in order, each searched with the whole database's --db-size and
+--db-seqs, merge into exactly the unsharded result (same rows, E-values and ranks).
+Inputs: Parquet, Arrow IPC file or stream (`-` = stdin), TSV; detected by content.";
 
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// Output file; `-` or absent = stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast. Default: from the
-    /// extension of -o, else Arrow IPC stream when stdout is not a terminal, TSV when it is.
-    #[arg(long, value_name = "F")]
+    /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast (also `6`, `m8`).
+    /// Default: from the extension of -o; for stdout, TSV on a terminal, the extension of the
+    /// file stdout is redirected to (TSV if none), Arrow IPC stream into a pipe.
+    #[arg(long, visible_alias = "outfmt", value_name = "F")]
     pub format: Option<String>,
 }
 
@@ -52,11 +104,15 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub device: Device,
     /// CPU threads (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'p', long, value_name = "N")]
     pub threads: Option<usize>,
-    /// No progress bar and no informational messages (warnings and errors still print).
+    /// No progress line and no summary (warnings and errors still print). Without a terminal
+    /// on stderr there are none anyway.
     #[arg(long)]
     pub quiet: bool,
+    /// Say which engine runs, and why not the GPU when --device auto falls back to the CPU.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -79,11 +135,12 @@ pub struct SearchArgs {
     pub db: PathBuf,
     #[command(flatten)]
     pub out: OutputArgs,
-    /// Hits reported per query.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    /// Hits reported per query, as BLAST's and DIAMOND's --max-target-seqs (not DIAMOND's
+    /// --top, which is a score percentage).
+    #[arg(short = 'k', long, visible_alias = "max-target-seqs", value_name = "N", default_value_t = 10)]
     pub top: usize,
     /// Report only hits with an E-value at most E (where statistics exist).
-    #[arg(long, value_name = "E", default_value_t = 10.0)]
+    #[arg(short = 'e', long, visible_alias = "evalue", value_name = "E", default_value_t = 10.0)]
     pub max_evalue: f64,
     /// Substitution matrix: BLOSUM45/50/62/80/90, PAM30/70/250.
     #[arg(long, value_name = "NAME", default_value = "BLOSUM62")]
@@ -106,10 +163,10 @@ pub struct SearchArgs {
 #[command(group = clap::ArgGroup::new("input").required(true).args(["query", "pairs"]))]
 pub struct AlignArgs {
     /// FASTA of queries, paired record by record with --target.
-    #[arg(long, value_name = "A.fa", requires = "target")]
+    #[arg(short, long, value_name = "A.fa", requires = "target")]
     pub query: Option<PathBuf>,
     /// FASTA of targets, paired record by record with --query.
-    #[arg(long, value_name = "B.fa", requires = "query")]
+    #[arg(short, long, value_name = "B.fa", requires = "query")]
     pub target: Option<PathBuf>,
     /// Pairs: TSV (query_id, query_seq, target_id, target_seq; header optional; gzip allowed),
     /// or a table with those columns as an Arrow IPC stream or file or a Parquet file;
@@ -167,6 +224,9 @@ pub struct MakedbArgs {
     /// Output database file.
     #[arg(short, long, value_name = "DB.swdb")]
     pub output: PathBuf,
+    /// No progress line.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -179,15 +239,55 @@ pub struct MergeArgs {
     pub top: Option<usize>,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// Accepted for uniformity with the other subcommands (merge prints no progress).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Search(args) => search(args),
-        Command::Align(args) => align(args),
-        Command::Makedb(args) => makedb(args),
+        Command::Search(args) => {
+            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| search(args, p))
+        }
+        Command::Align(args) => {
+            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| align(args, p))
+        }
+        Command::Makedb(args) => with_progress(args.quiet, false, |p| makedb(args, p)),
         Command::Merge(args) => merge(args),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "swarrow", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man { dir } => man(dir.as_deref()),
     }
+}
+
+/// Runs `f` with a progress line (on a terminal), erased before any error is printed.
+fn with_progress(quiet: bool, to_stdout: bool, f: impl FnOnce(&Progress) -> Result<()>) -> Result<()> {
+    let progress = Progress::new(quiet, to_stdout);
+    let result = f(&progress);
+    progress.stop();
+    result
+}
+
+fn man(dir: Option<&Path>) -> Result<()> {
+    let cmd = Cli::command();
+    match dir {
+        Some(dir) => clap_mangen::generate_to(cmd, dir)
+            .map_err(|e| Error::io(format!("writing man pages into {}", dir.display()), e)),
+        None => clap_mangen::Man::new(cmd)
+            .render(&mut std::io::stdout())
+            .map_err(|e| Error::io("writing the man page", e)),
+    }
+}
+
+/// Checks that the named input files exist before anything starts, so a mistyped path is the
+/// first and only message.
+fn require_inputs(paths: &[&Path]) -> Result<()> {
+    for p in paths.iter().filter(|p| p.as_os_str() != "-") {
+        io::input::open_file(p)?;
+    }
+    Ok(())
 }
 
 fn merge(args: MergeArgs) -> Result<()> {
@@ -197,7 +297,7 @@ fn merge(args: MergeArgs) -> Result<()> {
     pipeline::merge::merge(&args.inputs, args.top, format, out_path(&args.out))
 }
 
-fn search(args: SearchArgs) -> Result<()> {
+fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let gap_open = args.gaps.gap_open.unwrap_or(11);
     let gap_extend = args.gaps.gap_extend.unwrap_or(1);
     let scoring = Scoring::new(Matrix::protein(&args.matrix)?, gap_open, gap_extend)?;
@@ -205,13 +305,23 @@ fn search(args: SearchArgs) -> Result<()> {
         return Err(Error::usage("only one of --query and --db can be read from stdin"));
     }
     check_output_not_input(args.out.output.as_deref(), &[&args.query, &args.db])?;
+    require_inputs(&[&args.query, &args.db])?;
     let format = resolve_format(&args.out)?;
     let stats = statistics(&scoring);
     // The database loads while the engine starts (CUDA start-up takes a while); an engine
     // problem is reported first, as it would be without the overlap.
+    progress.phase_reading("loading the database", input_size(&[&args.db]));
+    let engine_ready = AtomicBool::new(false);
     let (engine, db) = std::thread::scope(|s| {
-        let db = s.spawn(|| io::load_database(&args.db, Alphabet::Protein));
-        let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet);
+        let db = s.spawn(|| {
+            let db = io::load_database(&args.db, Alphabet::Protein);
+            if !engine_ready.load(Ordering::Relaxed) {
+                progress.phase(starting_phase(args.run.device));
+            }
+            db
+        });
+        let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.verbose);
+        engine_ready.store(true, Ordering::Relaxed);
         let db = db.join().unwrap_or_else(|_| Err(Error::Internal("database loading panicked".into())));
         (engine, db)
     });
@@ -236,12 +346,24 @@ fn search(args: SearchArgs) -> Result<()> {
         db_residues,
         db_seqs,
         stats,
-        quiet: args.run.quiet,
+        progress: progress.clone(),
     };
-    pipeline::search::search(engine, db, Box::new(queries), opts, writer)
+    progress.phase_aligning("aligning", input_size(&[&args.query]));
+    let name = engine.name();
+    pipeline::search::search(engine, db, Box::new(queries), opts, writer)?;
+    progress.finish("queries", Some("hits"), &name);
+    Ok(())
 }
 
-fn align(args: AlignArgs) -> Result<()> {
+/// What the user waits for while the engine starts.
+fn starting_phase(device: Device) -> &'static str {
+    match device {
+        Device::Cpu => "starting the engine",
+        Device::Auto | Device::Cuda => "starting the engine (looking for a GPU, compiling kernels)",
+    }
+}
+
+fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let (matrix, open, extend) = if args.dna {
         (Matrix::dna(args.match_score, args.mismatch), 5, 2)
     } else {
@@ -264,6 +386,7 @@ fn align(args: AlignArgs) -> Result<()> {
         return Err(Error::usage("only one of --query and --target can be read from stdin"));
     }
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
+    require_inputs(&inputs)?;
     let format = resolve_format(&args.out)?;
     let stats = statistics(&scoring);
     let columns = PairColumns {
@@ -274,10 +397,11 @@ fn align(args: AlignArgs) -> Result<()> {
             list => Some(list.split(',').map(|c| c.trim().to_string()).collect()),
         },
     };
-    let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet)?;
+    progress.phase(starting_phase(args.run.device));
+    let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.verbose)?;
     let opts = pipeline::align::AlignOptions {
         stats,
-        quiet: args.run.quiet,
+        progress: progress.clone(),
         batch_pairs: args.batch,
         in_flight: args.in_flight,
     };
@@ -286,21 +410,28 @@ fn align(args: AlignArgs) -> Result<()> {
     let meta = run_metadata("align", &scoring, &*engine);
     let writer =
         output::create_writer_carrying(format, Mode::Align, &pairs.carried(), &meta, out_path(&args.out))?;
-    pipeline::align::align(engine, pairs, opts, writer)
+    progress.phase_aligning("aligning", input_size(&inputs));
+    let name = engine.name();
+    pipeline::align::align(engine, pairs, opts, writer)?;
+    progress.finish("pairs", None, &name);
+    Ok(())
 }
 
-fn makedb(args: MakedbArgs) -> Result<()> {
+fn makedb(args: MakedbArgs, progress: &Progress) -> Result<()> {
     check_output_not_input(Some(&args.output), &[&args.input])?;
+    require_inputs(&[&args.input])?;
+    progress.phase_reading("reading the database", input_size(&[&args.input]));
     let db = io::load_database(&args.input, Alphabet::Protein)?;
     if db.is_empty() {
         return Err(Error::file(&Where::from_arg(&args.input), "no sequences"));
     }
+    progress.phase("writing");
     io::write_swdb(&db, Alphabet::Protein, &args.output)
 }
 
 fn resolve_format(out: &OutputArgs) -> Result<Format> {
     let explicit = out.format.as_deref().map(Format::parse).transpose()?;
-    output::resolve_format(explicit, out_path(out), std::io::stdout().is_terminal())
+    output::resolve_format(explicit, out_path(out), &Stdout::detect())
 }
 
 fn out_path(out: &OutputArgs) -> Option<&Path> {

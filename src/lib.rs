@@ -6,7 +6,8 @@
 //! - [`scoring`]: alphabet, substitution matrices, gap costs, Karlin-Altschul statistics;
 //! - [`engine`]: the alignment engines behind one trait (scalar reference, CPU SIMD, CUDA);
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
-//! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all.
+//! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all;
+//! - [`progress`]: work counted in cells from inside the engines, drawn on a terminal.
 
 pub mod cli;
 pub mod database;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod io;
 pub mod output;
 pub mod pipeline;
+pub mod progress;
 pub mod scoring;
 pub mod seq;
 

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 use std::io::Read;
 use swarrow::database::Database;
+use swarrow::progress::Work;
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::{Isa, SimdEngine};
 use swarrow::engine::{Alignment, Engine, Hit};
@@ -31,9 +32,9 @@ fn plain(a: Vec<Alignment>) -> Vec<Alignment> {
 fn check_search(sc: &Scoring, queries: &[Vec<u8>], targets: &[Vec<u8>], top: usize) {
     let db = database(targets);
     let qs: Vec<&[u8]> = queries.iter().map(|q| q.as_slice()).collect();
-    let want = scores(ScalarEngine::new(sc.clone(), 2).unwrap().search(&qs, &db, top).unwrap());
+    let want = scores(ScalarEngine::new(sc.clone(), 2).unwrap().search(&qs, &db, top, &Work::new()).unwrap());
     for isa in isas() {
-        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().search(&qs, &db, top).unwrap();
+        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().search(&qs, &db, top, &Work::new()).unwrap();
         assert_eq!(scores(got), want, "search on {}", isa.name());
     }
 }
@@ -142,7 +143,7 @@ fn scores_beyond_8_and_16_bits_are_exact() {
     let db = database(&targets);
     for isa in isas() {
         let e = SimdEngine::with_isa(sc.clone(), 1, isa).unwrap();
-        let hits = e.search(&[&huge], &db, 10).unwrap();
+        let hits = e.search(&[&huge], &db, 10, &Work::new()).unwrap();
         assert_eq!((hits[0][0].score, hits[0][0].recomputed), (66000, true), "{}", isa.name());
         assert!(!hits[0][1].recomputed);
         let al = e.align_slices(&[(&huge, &huge)]).unwrap();

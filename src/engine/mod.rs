@@ -13,6 +13,7 @@ pub mod topk;
 
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
 use crate::seq::{PairSeqs, SeqPairs};
 use std::sync::Arc;
@@ -45,8 +46,10 @@ pub trait Engine: Send + Sync {
     fn name(&self) -> String;
 
     /// The best `top` hits of each query against the whole database, ranked by score, then
-    /// by the target's position in the input (`Database::original`). Scores only.
-    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>>;
+    /// by the target's position in the input (`Database::original`). Scores only. Cells
+    /// (query residues x target residues) are added to `work` as they are computed, so a
+    /// progress line moves during one long call.
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>>;
 
     /// Score, end and start of each (query, target) pair, in input order. Several calls
     /// may run at once (the align pipeline keeps batches in flight): engines are `Sync`.
@@ -72,16 +75,17 @@ pub enum Device {
     Cuda,
 }
 
-/// Builds the engine for `device`, saying which one on stderr unless `quiet`.
+/// Builds the engine for `device`; `verbose` says on stderr which one, and why not the GPU
+/// when `auto` falls back to the CPU (otherwise a silent, expected event on most machines).
 /// `SWARROW_ENGINE=scalar` forces the scalar reference on the CPU (tests, debugging).
-pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, quiet: bool) -> Result<Arc<dyn Engine>> {
+pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, verbose: bool) -> Result<Arc<dyn Engine>> {
     let engine = match device {
         Device::Cpu => cpu_engine(scoring, threads)?,
         Device::Cuda => gpu_engine(scoring)?,
         Device::Auto => match gpu_engine(scoring) {
             Ok(e) => e,
             Err(Error::Device(why)) if !why.is_empty() => {
-                if !quiet {
+                if verbose {
                     eprintln!("swarrow: no usable GPU ({}); using the CPU", why);
                 }
                 cpu_engine(scoring, threads)?
@@ -89,7 +93,7 @@ pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, quiet: 
             Err(e) => return Err(e),
         },
     };
-    if !quiet {
+    if verbose {
         eprintln!("swarrow: aligning on {}", engine.name());
     }
     Ok(engine)

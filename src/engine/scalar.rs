@@ -11,6 +11,7 @@
 use super::{topk::TopK, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
 use rayon::prelude::*;
@@ -140,7 +141,7 @@ pub fn align_pair(query: &[u8], target: &[u8], sc: &Scoring) -> Result<Alignment
 
 /// Every query against every target, threads from the current rayon pool: the reference
 /// search, and the fallback of faster engines for scoring schemes they cannot hold.
-pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) -> Vec<Vec<Hit>> {
+pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Vec<Vec<Hit>> {
     queries
         .iter()
         .map(|q| {
@@ -151,6 +152,7 @@ pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) ->
                     || (TopK::new(top, db), Scratch::default()),
                     |(mut tk, mut scratch), t| {
                         let s = score_end(&profile, db.seq(t), sc, &mut scratch).score;
+                        work.add((q.len() * db.seq_len(t)) as u64);
                         tk.push(Hit { target: t as u32, score: s, recomputed: false });
                         (tk, scratch)
                     },
@@ -185,8 +187,8 @@ impl Engine for ScalarEngine {
         format!("cpu-scalar ({} threads)", self.pool.current_num_threads())
     }
 
-    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
-        Ok(self.pool.install(|| search_all(&self.scoring, queries, db, top)))
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {
+        Ok(self.pool.install(|| search_all(&self.scoring, queries, db, top, work)))
     }
 
     fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {

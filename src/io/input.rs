@@ -8,6 +8,7 @@ use std::path::Path;
 use flate2::bufread::MultiGzDecoder;
 
 use crate::error::{Error, Result, Where};
+use crate::progress::CountingRead;
 
 /// Buffer size for every input: large reads keep decompression and parsing streaming.
 pub const BUFFER_SIZE: usize = 1 << 20;
@@ -27,7 +28,8 @@ pub fn open_input(path: &Path) -> Result<(Where, Input)> {
     let place = Where::from_arg(path);
     let raw: Input = match &place {
         Where::Stdin => Box::new(BufReader::with_capacity(BUFFER_SIZE, io::stdin())),
-        Where::Path(p) => Box::new(BufReader::with_capacity(BUFFER_SIZE, open_file(p)?)),
+        // Counted below decompression: progress compares the bytes read with the file size.
+        Where::Path(p) => Box::new(BufReader::with_capacity(BUFFER_SIZE, CountingRead(open_file(p)?))),
     };
     let input = decompress_if_gzip(&place, raw)?;
     Ok((place, input))

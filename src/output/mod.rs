@@ -22,8 +22,8 @@ mod sink;
 mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow};
-pub use format::{resolve_format, Format};
-pub use text::{blast_bitscore, blast_evalue, tsv_evalue};
+pub use format::{resolve_format, Format, Stdout};
+pub use text::{blast_bitscore, blast_evalue};
 
 use std::path::Path;
 

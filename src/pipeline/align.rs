@@ -1,11 +1,12 @@
 //! One-to-one alignment: batches of pairs stream in, one result per pair streams out in
 //! input order, with several batches in the engine at once.
 
-use super::{run_ordered, Progress};
+use super::run_ordered;
 use crate::engine::{Alignment, Engine};
 use crate::error::{Error, Result};
 use crate::io::pairs::{BatchLimits, PairReader};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
 use crate::seq::PairBatch;
 use std::sync::Arc;
@@ -21,7 +22,8 @@ pub const IN_FLIGHT: usize = 2;
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
     pub stats: Option<KarlinAltschul>,
-    pub quiet: bool,
+    /// Pairs and cells aligned (counted per batch: `Engine::align` has no counter).
+    pub progress: Progress,
     /// Override of the batch size (tests use tiny batches to exercise streaming).
     pub batch_pairs: Option<usize>,
     /// Batches computing at once (default [`IN_FLIGHT`]).
@@ -41,20 +43,25 @@ pub fn align(
     opts: AlignOptions,
     mut writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
-    let progress = Progress::new("pairs", opts.quiet);
+    let progress = &opts.progress;
     let read = |batch: &mut PairBatch| {
         batch.clear();
-        pairs.fill(batch)
+        let more = pairs.fill(batch)?;
+        match more {
+            true => progress.read(batch.seqs.view().cells()),
+            false => progress.input_done(),
+        }
+        Ok(more)
     };
     let compute = |batch: &mut PairBatch| {
         let alignments = engine.align(batch.seqs.view())?;
-        progress.add(batch.len() as u64);
+        progress.work().add(batch.seqs.view().cells());
+        progress.items(batch.len() as u64);
         results(batch, &alignments, opts.stats)
     };
-    let in_flight = opts.in_flight.unwrap_or(IN_FLIGHT);
-    let result = run_ordered(in_flight, read, compute, |rows| writer.write(&rows));
-    progress.finish();
-    result?;
+    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
+    run_ordered(opts.in_flight.unwrap_or(IN_FLIGHT), read, compute, write)?;
+    progress.phase("writing");
     writer.finish()
 }
 

@@ -14,8 +14,6 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 
 /// Runs `read` (fills an empty batch; false at the end of the input), `compute` on up to
 /// `in_flight` batches at once, and `write` on the results in input order. Returns the
@@ -99,40 +97,4 @@ fn write_in_order<R>(done: Receiver<(u64, Result<R>)>, write: &mut impl FnMut(R)
         }
     }
     Ok(())
-}
-
-/// Progress on stderr, only when stderr is a terminal and the user did not ask for quiet.
-pub struct Progress(ProgressBar);
-
-impl Progress {
-    pub fn new(what: &'static str, quiet: bool) -> Progress {
-        if quiet || !std::io::stderr().is_terminal() {
-            return Progress(ProgressBar::hidden());
-        }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let style = format!("{{spinner}} {{human_pos}} {} ({{per_sec}}, {{elapsed}}) {{msg}}", what);
-        if let Ok(style) = ProgressStyle::with_template(&style) {
-            bar.set_style(style);
-        }
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Progress(bar)
-    }
-
-    pub fn add(&self, n: u64) {
-        self.0.inc(n);
-    }
-
-    pub fn message(&self, msg: String) {
-        self.0.set_message(msg);
-    }
-
-    pub fn finish(&self) {
-        self.0.finish_and_clear();
-    }
-}
-
-impl Clone for Progress {
-    fn clone(&self) -> Self {
-        Progress(self.0.clone())
-    }
 }

@@ -1,11 +1,12 @@
 //! Database search: stream query batches against a resident database, keep each query's
 //! best hits, attach statistics, then align only the reported hits for coordinates.
 
-use super::{run_ordered, Progress};
+use super::run_ordered;
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
 use crate::seq::Record;
 use std::sync::Arc;
@@ -26,7 +27,8 @@ pub struct SearchOptions {
     pub db_residues: u64,
     pub db_seqs: u64,
     pub stats: Option<KarlinAltschul>,
-    pub quiet: bool,
+    /// Cells computed, counted by the engine; queries and hits.
+    pub progress: Progress,
 }
 
 /// Runs the search and finishes the writer on success.
@@ -37,7 +39,8 @@ pub fn search(
     opts: SearchOptions,
     mut writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
-    let progress = Progress::new("queries", opts.quiet);
+    let progress = &opts.progress;
+    let db_residues = db.total_residues();
     let mut queries = queries;
     let read = |batch: &mut Vec<Record>| -> Result<bool> {
         batch.clear();
@@ -45,26 +48,30 @@ pub fn search(
         while batch.len() < BATCH_QUERIES && residues < BATCH_RESIDUES {
             let Some(query) = queries.next().transpose()? else { break };
             residues += query.seq.len();
+            progress.read(query.seq.len() as u64 * db_residues);
             batch.push(query);
+        }
+        if batch.is_empty() {
+            progress.input_done();
         }
         Ok(!batch.is_empty())
     };
     let compute = |batch: &mut Vec<Record>| {
         let rows = search_batch(engine.as_ref(), &db, batch, &opts);
-        progress.add(batch.len() as u64);
+        progress.items(batch.len() as u64);
         rows
     };
+    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
     // One batch at a time: a search call already keeps every core (or GPU) busy.
-    let result = run_ordered(1, read, compute, |rows| writer.write(&rows));
-    progress.finish();
-    result?;
+    run_ordered(1, read, compute, write)?;
+    progress.phase("writing");
     writer.finish()
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
 pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts: &SearchOptions) -> Result<ResultBatch> {
     let seqs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
-    let ranked = engine.search(&seqs, db, opts.top)?;
+    let ranked = engine.search(&seqs, db, opts.top, opts.progress.work())?;
     if ranked.len() != queries.len() {
         return Err(Error::Internal(format!("engine returned {} hit lists for {} queries", ranked.len(), queries.len())));
     }

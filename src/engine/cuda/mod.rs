@@ -14,6 +14,7 @@ pub mod search;
 use super::{topk, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
 use layout::Variant;
@@ -99,7 +100,7 @@ impl Engine for CudaEngine {
         }
     }
 
-    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {
         let ngpus = self.devices.len();
         let key = (db.residues.as_slice().as_ptr() as usize, db.total_residues(), db.len());
         let sc = &self.scoring;
@@ -111,7 +112,7 @@ impl Engine for CudaEngine {
                 .map(|(g, dev)| {
                     s.spawn(move || {
                         let mut dev = dev.lock().map_err(|_| Error::Internal("GPU state poisoned".into()))?;
-                        dev.search(key, db, g, ngpus, queries, sc, &self.bins, top)
+                        dev.search(key, db, g, ngpus, queries, sc, &self.bins, top, work)
                     })
                 })
                 .collect();
