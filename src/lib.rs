@@ -6,8 +6,10 @@
 //! - [`scoring`]: alphabet, substitution matrices, gap costs, Karlin-Altschul statistics;
 //! - [`engine`]: the alignment engines behind one trait (scalar reference, CPU SIMD, CUDA);
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
-//! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all.
+//! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all;
+//! - [`atomic`]: output files that appear whole or not at all, cleaned up on signals.
 
+pub mod atomic;
 pub mod cli;
 pub mod database;
 pub mod engine;
