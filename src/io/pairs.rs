@@ -2,19 +2,15 @@
 //! record, or one file (or stdin) holding `query_id, query_seq, target_id, target_seq` as an
 //! Arrow IPC stream/file or as TSV, told apart by content.
 
-use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, SchemaRef};
-use arrow::error::ArrowError;
-use arrow::ipc::reader::{FileReader, StreamReader};
 
 use crate::error::{Error, Result, Where};
 use crate::io::fasta_blocks::BlockFastaReader;
-use crate::io::input::{
-    open_file, open_input, peek, read_error, read_line_bounded, Input, Line, BUFFER_SIZE, MAX_LINE,
-};
+use crate::io::input::{peek, read_error, read_line_bounded, Head, Input, Line, MAX_LINE};
+use crate::io::ipc::IpcReader;
 use crate::scoring::alphabet::describe_byte;
 use crate::scoring::Alphabet;
 use crate::seq::{Pair, Record};
@@ -53,34 +49,31 @@ const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 
 fn open_pair_file(path: &Path, alphabet: Alphabet) -> Result<PairIter> {
-    let (place, input) = open_input(path)?;
-    let (head, input) = peek(&place, input, 8)?;
+    // Opened once and sniffed from its head: a pipe cannot be reopened.
+    let raw = Head::open(path, 8)?;
+    let place = raw.place.clone();
+    // The file format keeps its footer at the end: it needs a regular, uncompressed file.
+    let refuse = || {
+        Error::file(
+            &place,
+            "Arrow IPC file format can only be read from an uncompressed file, \
+             not stdin, a pipe or gzip: use the Arrow IPC stream format",
+        )
+    };
+    if raw.bytes.starts_with(ARROW_FILE_MAGIC) {
+        let file = raw.into_regular_file()?.ok_or_else(refuse)?;
+        let reader = IpcReader::file(place.clone(), file)?;
+        let schema = reader.schema();
+        return Ok(Box::new(ArrowPairs::new(place, schema, reader, alphabet)?));
+    }
+    let (head, input) = peek(&place, raw.into_input()?, 8)?;
     if head.starts_with(&ARROW_CONTINUATION) {
-        let reader = StreamReader::try_new(input, None).map_err(|e| arrow_error(&place, 0, e))?;
+        let reader = IpcReader::stream(place.clone(), input)?;
         let schema = reader.schema();
         return Ok(Box::new(ArrowPairs::new(place, schema, reader, alphabet)?));
     }
     if head.starts_with(ARROW_FILE_MAGIC) {
-        // The file format keeps its footer at the end: it needs a seekable, uncompressed file.
-        drop(input);
-        let refuse = || {
-            Error::file(
-                &place,
-                "Arrow IPC file format can only be read from an uncompressed file, \
-                 not stdin or gzip: use the Arrow IPC stream format",
-            )
-        };
-        let Where::Path(p) = &place else { return Err(refuse()) };
-        let mut file = open_file(p)?;
-        let mut magic = [0u8; 6];
-        if file.read_exact(&mut magic).is_err() || &magic != ARROW_FILE_MAGIC {
-            return Err(refuse());
-        }
-        file.rewind().map_err(|e| read_error(&place, e))?;
-        let file = BufReader::with_capacity(BUFFER_SIZE, file);
-        let reader = FileReader::try_new(file, None).map_err(|e| arrow_error(&place, 0, e))?;
-        let schema = reader.schema();
-        return Ok(Box::new(ArrowPairs::new(place, schema, reader, alphabet)?));
+        return Err(refuse());
     }
     Ok(Box::new(TsvPairs {
         input,
@@ -91,18 +84,6 @@ fn open_pair_file(path: &Path, alphabet: Alphabet) -> Result<PairIter> {
         buf: Vec::new(),
         done: false,
     }))
-}
-
-fn arrow_error(place: &Where, pairs_read: usize, e: ArrowError) -> Error {
-    let problem = match e {
-        ArrowError::IoError(msg, _) => msg,
-        other => other.to_string(),
-    };
-    if pairs_read == 0 {
-        Error::file(place, format!("bad Arrow IPC data: {}", problem))
-    } else {
-        Error::file(place, format!("bad Arrow IPC data after pair {}: {}", pairs_read, problem))
-    }
 }
 
 /// Encodes one sequence field of pair `index`, naming the column on error.
@@ -350,7 +331,7 @@ struct ArrowPairs<B> {
     done: bool,
 }
 
-impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> ArrowPairs<B> {
+impl<B: Iterator<Item = Result<RecordBatch>>> ArrowPairs<B> {
     fn new(place: Where, schema: SchemaRef, batches: B, alphabet: Alphabet) -> Result<Self> {
         let mut columns = [0usize; 4];
         let mut missing = Vec::new();
@@ -400,7 +381,7 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> ArrowPairs<B> {
         while self.row == self.rows {
             match self.batches.next() {
                 None => return Ok(None),
-                Some(Err(e)) => return Err(arrow_error(&self.place, self.count, e)),
+                Some(Err(e)) => return Err(e),
                 Some(Ok(batch)) => {
                     self.batch = self
                         .columns
@@ -432,7 +413,7 @@ impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> ArrowPairs<B> {
     }
 }
 
-impl<B: Iterator<Item = Result<RecordBatch, ArrowError>>> Iterator for ArrowPairs<B> {
+impl<B: Iterator<Item = Result<RecordBatch>>> Iterator for ArrowPairs<B> {
     type Item = Result<Pair>;
 
     fn next(&mut self) -> Option<Result<Pair>> {
@@ -725,7 +706,7 @@ mod tests {
         assert_eq!(err.exit_code(), 2);
         let msg = err.to_string();
         assert!(
-            msg.starts_with(&format!("{}: bad Arrow IPC data after pair 200", path.display())),
+            msg.starts_with(&format!("{}: bad Arrow IPC data after 200 rows", path.display())),
             "{}",
             msg
         );

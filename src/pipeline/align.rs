@@ -5,6 +5,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
 use crate::scoring::stats::KarlinAltschul;
+use crate::scoring::Scoring;
 use crate::seq::Pair;
 use std::sync::Arc;
 
@@ -15,6 +16,8 @@ const RESIDUES_PER_BATCH_PAIR: usize = 1024;
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
     pub stats: Option<KarlinAltschul>,
+    /// The engine's scoring: pairs it cannot score exactly in 32 bits are refused.
+    pub scoring: Scoring,
     pub quiet: bool,
     /// Override of the batch size (tests use tiny batches to exercise streaming).
     pub batch_pairs: Option<usize>,
@@ -31,10 +34,28 @@ pub fn align(
     let residues = engine.align_batch_pairs().max(1) * RESIDUES_PER_BATCH_PAIR;
     let limits = BatchLimits { items, residues };
     let progress = Progress::new("pairs", opts.quiet);
-    let stats = opts.stats;
-    let compute = move |batch: &[Pair]| align_batch(engine.as_ref(), batch, stats);
+    let (stats, scoring) = (opts.stats, opts.scoring);
+    let compute = move |batch: &[Pair]| {
+        check_representable(batch, &scoring)?;
+        align_batch(engine.as_ref(), batch, stats)
+    };
     let size = |p: &Pair| p.query.seq.len() + p.target.seq.len();
     run_batched(pairs, limits, size, progress, compute, writer)
+}
+
+/// Refuses a batch holding a pair whose score could leave the 32-bit range.
+fn check_representable(batch: &[Pair], scoring: &Scoring) -> Result<()> {
+    for p in batch {
+        if let Err(why) = scoring.check_lengths(p.query.seq.len(), p.target.seq.len()) {
+            return Err(Error::Input(format!(
+                "pair {} / {}: {}",
+                crate::error::shown_id(&p.query.id),
+                crate::error::shown_id(&p.target.id),
+                why
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Aligns one batch; statistics use the pair's own search space (query x target).
