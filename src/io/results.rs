@@ -14,7 +14,7 @@ use arrow::datatypes::{DataType, Float64Type, Int32Type, SchemaRef};
 
 use crate::error::{shown_id, Error, Result, Where};
 use crate::io::input::{peek, read_error, read_line_bounded, Head, Input, Line, MAX_LINE};
-use crate::io::ipc::{guard, IpcReader};
+use crate::io::ipc::{guard_quiet, IpcReader};
 use crate::output::Mode;
 
 const PARQUET_MAGIC: &[u8] = b"PAR1";
@@ -82,7 +82,7 @@ impl ResultInput {
             .starts_with(PARQUET_MAGIC)
         {
             let file = raw.into_regular_file()?.ok_or_else(seekable)?;
-            let opened = guard(|| {
+            let opened = guard_quiet(|| {
                 let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)?;
                 let kv = builder
                     .metadata()
@@ -149,7 +149,7 @@ impl ResultInput {
     /// The next rows of this input, `None` at its end.
     pub fn next_rows(&mut self) -> Result<Option<Vec<Row>>> {
         let batch = match &mut self.reader {
-            Reader::Parquet(r) => match guard(|| r.next()) {
+            Reader::Parquet(r) => match guard_quiet(|| r.next()) {
                 Ok(b) => b.map(|b| b.map_err(|e| Error::file(&self.source, format!("cannot read: {}", e)))),
                 Err(p) => Some(Err(Error::file(&self.source, format!("cannot read: the decoder failed ({})", p)))),
             },
