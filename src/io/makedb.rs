@@ -249,8 +249,13 @@ fn map_swdb(path: &Path, file: File, alphabet: Alphabet) -> Result<Database> {
     }
     let ids = section(layout.ids);
     for i in 0..n {
-        if std::str::from_utf8(&ids[id_offsets[i] as usize..id_offsets[i + 1] as usize]).is_err() {
+        let id = &ids[id_offsets[i] as usize..id_offsets[i + 1] as usize];
+        if std::str::from_utf8(id).is_err() {
             return Err(corrupt(format!("id of sequence {} is not UTF-8", i + 1)));
+        }
+        // A FASTA id ends at the first whitespace; a tab or newline would break TSV output.
+        if id.iter().any(u8::is_ascii_whitespace) {
+            return Err(corrupt(format!("id of sequence {} contains whitespace", i + 1)));
         }
     }
     // `max` vectorises; the position is only looked for on a corrupt file.
@@ -463,6 +468,9 @@ mod tests {
         write_swdb(&Database::from_records("x", recs("", vec![2])), P, &path).unwrap();
         let msg = open_err(&path, P);
         assert!(msg.contains("corrupt swdb database: sequence 1 has an empty id"), "{}", msg);
+        write_swdb(&Database::from_records("x", recs("a\tb", vec![2])), P, &path).unwrap();
+        let msg = open_err(&path, P);
+        assert!(msg.contains("corrupt swdb database: id of sequence 1 contains whitespace"), "{}", msg);
     }
 
     #[test]

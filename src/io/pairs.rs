@@ -127,6 +127,13 @@ fn make_pair(
             format!("{}target_id is empty", context),
         ));
     }
+    // Ids become TSV fields: a tab or line break (possible in Arrow input) would break rows.
+    for (column, id) in [("query_id", &query_id), ("target_id", &target_id)] {
+        if id.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+            let problem = format!("{}{} contains a tab or line break", context, column);
+            return Err(Error::record(place, index, &query_id, problem));
+        }
+    }
     let query_seq =
         encode_field(place, index, &query_id, "query_seq", context, fields[1], alphabet)?;
     let target_seq =
@@ -692,6 +699,15 @@ mod tests {
                 path.display()
             )
         );
+    }
+
+    #[test]
+    fn arrow_ids_with_tabs_or_line_breaks_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = arrow_stream(&[pair_batch(DataType::Utf8, &[["q1", "M", "t1", "K"], ["q2", "M", "t\n2", "K"]])]);
+        let path = write(dir.path(), "nl.arrows", &data);
+        let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
+        assert_eq!(msg, format!("{}: record 2 (q2): target_id contains a tab or line break", path.display()));
     }
 
     #[test]
