@@ -15,7 +15,8 @@
 #
 #   scripts/bench-align-cli.sh [protein|dna|all]
 # Environment: G, WORK (/tmp/swarrow-cli), BASE (200000), REPEAT (50), CPU_PAIRS (200000),
-# OUTPUTS ("arrow parquet"), PATHS ("tsv-stdin tsv-gz fasta arrow-stdin parquet"), SEARCH.
+# OUTPUTS ("arrow parquet"), PATHS ("tsv-stdin tsv-gz fasta arrow-stdin parquet"), SKIP
+# (path:output pairs left out, e.g. "tsv-gz:parquet"), SEARCH.
 set -uo pipefail
 G=${G:-.gpu-lead}
 WORK=${WORK:-/tmp/swarrow-cli}
@@ -24,6 +25,7 @@ REPEAT=${REPEAT:-50}
 CPU_PAIRS=${CPU_PAIRS:-200000}
 OUTPUTS=${OUTPUTS:-"arrow parquet"}
 PATHS=${PATHS:-"tsv-stdin tsv-gz fasta arrow-stdin parquet"}
+SKIP=${SKIP:-}
 sets=${1:-all}
 mkdir -p "$WORK"
 export SWARROW_CACHE_DIR=${SWARROW_CACHE_DIR:-/tmp/swarrow-cache}
@@ -106,6 +108,7 @@ run_set() {
         local sink="--format arrow | cat > /dev/null"
         [ "$out" = parquet ] && sink="-o $WORK/out.parquet"
         for path in $PATHS; do
+            [[ " $SKIP " == *" $path:$out "* ]] && continue
             local cmd
             case $path in
                 tsv-stdin) cmd="repeat_cat $WORK/$set.tsv $REPEAT | $SW align --pairs - ${opts[*]} --device cuda --quiet $sink" ;;

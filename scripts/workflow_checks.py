@@ -165,7 +165,12 @@ def part_snakemake():
                 "--db-size", db_residues(db), "--db-seqs", len(fasta_records(db)), "--format", fmt,
                 "-o", dest] + common)
             mixed.append(dest)
-        sh([SW, "merge", "--top", top, "-o", tmp / "mixed.tsv"] + mixed)
+        # TSV carries no run settings: merge refuses it unless told to trust the shards.
+        r = subprocess.run([SW, "merge", "--top", str(top), "-o", str(tmp / "never.tsv")] + [str(m) for m in mixed],
+                           capture_output=True, text=True)
+        check(r.returncode == 2 and "--trust-shards" in r.stderr and not (tmp / "never.tsv").exists(),
+              f"merge refuses TSV shards without --trust-shards (exit {r.returncode}: {r.stderr.strip()})")
+        sh([SW, "merge", "--top", top, "--trust-shards", "-o", tmp / "mixed.tsv"] + mixed)
         sh([SW, "merge", "--top", top, "-o", tmp / "parquet.tsv"] + shards)
         check((tmp / "mixed.tsv").read_text() == (tmp / "parquet.tsv").read_text(),
               "merge of TSV + Arrow stream + Arrow file shards == merge of Parquet shards")

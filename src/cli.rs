@@ -140,7 +140,7 @@ pub struct SearchArgs {
     #[arg(short = 'k', long, visible_alias = "max-target-seqs", value_name = "N", default_value_t = 10)]
     pub top: usize,
     /// Report only hits with an E-value at most E (where statistics exist).
-    #[arg(short = 'e', long, visible_alias = "evalue", value_name = "E", default_value_t = 10.0)]
+    #[arg(short = 'e', long, visible_alias = "evalue", value_name = "E", default_value_t = 10.0, allow_negative_numbers = true)]
     pub max_evalue: f64,
     /// Substitution matrix: BLOSUM45/50/62/80/90, PAM30/70/250.
     #[arg(long, value_name = "NAME", default_value = "BLOSUM62")]
@@ -221,7 +221,7 @@ pub struct MakedbArgs {
     /// Protein FASTA (plain or gzip; `-` = stdin).
     #[arg(value_name = "DB.fasta")]
     pub input: PathBuf,
-    /// Output database file.
+    /// Output database file (not `-`: a database is memory-mapped, never streamed).
     #[arg(short, long, value_name = "DB.swdb")]
     pub output: PathBuf,
     /// No progress line.
@@ -237,6 +237,10 @@ pub struct MergeArgs {
     /// Hits kept per query (search results; normally the --top of the shard runs).
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// Merge shards that carry no run settings (TSV, or metadata stripped by another tool)
+    /// without checking that their scoring, gap costs and search space agree.
+    #[arg(long)]
+    pub trust_shards: bool,
     #[command(flatten)]
     pub out: OutputArgs,
     /// Accepted for uniformity with the other subcommands (merge prints no progress).
@@ -294,13 +298,15 @@ fn merge(args: MergeArgs) -> Result<()> {
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
-    pipeline::merge::merge(&args.inputs, args.top, format, out_path(&args.out))
+    pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out))
 }
 
 fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let gap_open = args.gaps.gap_open.unwrap_or(11);
     let gap_extend = args.gaps.gap_extend.unwrap_or(1);
     let scoring = Scoring::new(Matrix::protein(&args.matrix)?, gap_open, gap_extend)?;
+    check_search_numbers(&args)?;
+    check_threads(&args.run)?;
     if args.query.as_os_str() == "-" && args.db.as_os_str() == "-" {
         return Err(Error::usage("only one of --query and --db can be read from stdin"));
     }
@@ -346,6 +352,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
         db_residues,
         db_seqs,
         stats,
+        scoring: scoring.clone(),
         progress: progress.clone(),
     };
     progress.phase_aligning("aligning", input_size(&[&args.query]));
@@ -371,6 +378,11 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     };
     if args.dna && args.match_score <= 0 {
         return Err(Error::usage(format!("--match must be positive (got {})", args.match_score)));
+    }
+    check_dna_scores(args.match_score, args.mismatch)?;
+    check_threads(&args.run)?;
+    if args.batch == Some(0) {
+        return Err(Error::usage("--batch must be at least 1"));
     }
     let scoring = Scoring::new(matrix, args.gaps.gap_open.unwrap_or(open), args.gaps.gap_extend.unwrap_or(extend))?;
     let input = match (&args.pairs, &args.query, &args.target) {
@@ -401,6 +413,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.verbose)?;
     let opts = pipeline::align::AlignOptions {
         stats,
+        scoring: scoring.clone(),
         progress: progress.clone(),
         batch_pairs: args.batch,
         in_flight: args.in_flight,
@@ -418,6 +431,11 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
 }
 
 fn makedb(args: MakedbArgs, progress: &Progress) -> Result<()> {
+    if args.output.as_os_str() == "-" {
+        return Err(Error::usage(
+            "makedb -o: give a file name; a .swdb database is memory-mapped, so it cannot go to stdout ('-')",
+        ));
+    }
     check_output_not_input(Some(&args.output), &[&args.input])?;
     require_inputs(&[&args.input])?;
     progress.phase_reading("reading the database", input_size(&[&args.input]));
@@ -427,6 +445,46 @@ fn makedb(args: MakedbArgs, progress: &Progress) -> Result<()> {
     }
     progress.phase("writing");
     io::write_swdb(&db, Alphabet::Protein, &args.output)
+}
+
+/// Numbers that would make a search meaningless are usage errors, not silently accepted:
+/// `--max-evalue NaN` would turn filtering off, `--db-size 0` would print E-values of nothing.
+fn check_search_numbers(args: &SearchArgs) -> Result<()> {
+    if args.top == 0 {
+        return Err(Error::usage("--top must be at least 1"));
+    }
+    if !(args.max_evalue.is_finite() && args.max_evalue >= 0.0) {
+        return Err(Error::usage(format!(
+            "--max-evalue must be a finite number >= 0 (got {})",
+            args.max_evalue
+        )));
+    }
+    if args.db_size == Some(0) {
+        return Err(Error::usage("--db-size must be at least 1 residue"));
+    }
+    if args.db_seqs == Some(0) {
+        return Err(Error::usage("--db-seqs must be at least 1 sequence"));
+    }
+    Ok(())
+}
+
+fn check_threads(run: &RunArgs) -> Result<()> {
+    if run.threads == Some(0) {
+        return Err(Error::usage("--threads must be at least 1"));
+    }
+    Ok(())
+}
+
+/// DNA scores are bounded so that the engines' 32-bit arithmetic (which subtracts scores from
+/// a far-negative sentinel) cannot wrap; scores per pair are bounded again by its lengths.
+fn check_dna_scores(matched: i32, mismatched: i32) -> Result<()> {
+    const LIMIT: i32 = crate::scoring::MAX_SCORE_MAGNITUDE;
+    if matched > LIMIT || mismatched < -LIMIT || mismatched > LIMIT {
+        return Err(Error::usage(format!(
+            "--match and --mismatch must lie within -{LIMIT}..={LIMIT} (got {matched} and {mismatched})"
+        )));
+    }
+    Ok(())
 }
 
 fn resolve_format(out: &OutputArgs) -> Result<Format> {

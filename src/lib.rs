@@ -7,8 +7,10 @@
 //! - [`engine`]: the alignment engines behind one trait (scalar reference, CPU SIMD, CUDA);
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
 //! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all;
-//! - [`progress`]: work counted in cells from inside the engines, drawn on a terminal.
+//! - [`progress`]: work counted in cells from inside the engines, drawn on a terminal;
+//! - [`atomic`]: output files that appear whole or not at all, cleaned up on signals.
 
+pub mod atomic;
 pub mod cli;
 pub mod database;
 pub mod engine;

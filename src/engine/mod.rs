@@ -24,7 +24,7 @@ pub struct Hit {
     /// Index of the target in the database's length order.
     pub target: u32,
     pub score: i32,
-    /// The narrow arithmetic overflowed and the score was recomputed at 32 bits.
+    /// [`recomputed`]`(score)`, whatever path the engine took.
     pub recomputed: bool,
 }
 
@@ -36,7 +36,16 @@ pub struct Alignment {
     pub qend: u32,
     pub tstart: u32,
     pub tend: u32,
+    /// [`recomputed`]`(score)`, whatever path the engine took.
     pub recomputed: bool,
+}
+
+/// The `recomputed` output column, one rule for every engine: the score exceeds the 16-bit
+/// range (32,767), so no 16-bit pass can have produced it and it was computed at 32 bits.
+/// Decided from the final score, never from an engine's internal path (an engine may widen
+/// earlier, near the limit, and another not at all), so all engines agree bit for bit.
+pub fn recomputed(score: i32) -> bool {
+    score > i16::MAX as i32
 }
 
 /// The contract every engine (scalar reference, CPU SIMD, CUDA) fulfils. Engines are built

@@ -136,7 +136,7 @@ pub fn align_pair(query: &[u8], target: &[u8], sc: &Scoring) -> Result<Alignment
     let profile = Profile::new(query, sc);
     let end = score_end(&profile, target, sc, &mut Scratch::default());
     let (qstart, tstart) = start_from_end(query, target, sc, end)?;
-    Ok(Alignment { score: end.score, qstart, qend: end.qend, tstart, tend: end.tend, recomputed: false })
+    Ok(Alignment { score: end.score, qstart, qend: end.qend, tstart, tend: end.tend, recomputed: super::recomputed(end.score) })
 }
 
 /// Every query against every target, threads from the current rayon pool: the reference
@@ -153,7 +153,7 @@ pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize, wo
                     |(mut tk, mut scratch), t| {
                         let s = score_end(&profile, db.seq(t), sc, &mut scratch).score;
                         work.add((q.len() * db.seq_len(t)) as u64);
-                        tk.push(Hit { target: t as u32, score: s, recomputed: false });
+                        tk.push(Hit { target: t as u32, score: s, recomputed: crate::engine::recomputed(s) });
                         (tk, scratch)
                     },
                 )

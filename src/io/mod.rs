@@ -1,11 +1,14 @@
 //! Input readers: FASTA (plain, gzip, stdin), pair files for `align` (two FASTA, TSV,
-//! Arrow IPC, Parquet) and `makedb` databases (`.swdb`).
+//! Arrow IPC, Parquet), `makedb` databases (`.swdb`) and swarrow's own outputs read back for
+//! `merge` (`results`); `ipc` is the guarded Arrow IPC reader they share.
 
 pub mod fasta;
 pub mod fasta_blocks;
 pub mod input;
+pub mod ipc;
 pub mod makedb;
 pub mod pairs;
+pub mod results;
 
 pub use fasta::{read_all, FastaReader};
 pub use fasta_blocks::BlockFastaReader;

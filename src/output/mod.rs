@@ -6,9 +6,10 @@
 //! `qend`, `tstart`, `tend`, `qlen`, `tlen` (int32, coordinates 1-based inclusive), `recomputed`
 //! (bool), and in search mode only `rank` (int32, 1 = best hit of that query).
 //!
-//! File outputs are atomic: bytes go to `.NAME.swarrow-tmp-PID` beside the target and are
-//! renamed onto it by [`ResultWriter::finish`]; a writer dropped without `finish` (an error
-//! happened) deletes its temporary file, so no partial file is ever left under the output name.
+//! File outputs are atomic ([`crate::atomic`]): bytes go to a unique temporary name beside
+//! the target and are renamed onto it by [`ResultWriter::finish`]; a writer dropped without
+//! `finish` (an error happened) deletes its temporary file, so no partial file is ever left
+//! under the output name. Devices and FIFOs given as `-o` are written directly.
 //!
 //! A closed pipe on standard output (`swarrow ... | head`) surfaces as an [`Error::Io`] whose
 //! source has kind `BrokenPipe`; [`is_broken_pipe`] recognises it so the caller can stop quietly

@@ -8,6 +8,7 @@ use crate::io::pairs::{BatchLimits, PairReader};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
 use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
+use crate::scoring::Scoring;
 use crate::seq::PairBatch;
 use std::sync::Arc;
 
@@ -22,6 +23,8 @@ pub const IN_FLIGHT: usize = 2;
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
     pub stats: Option<KarlinAltschul>,
+    /// The engine's scoring: pairs it cannot score exactly in 32 bits are refused.
+    pub scoring: Scoring,
     /// Pairs and cells aligned (counted per batch: `Engine::align` has no counter).
     pub progress: Progress,
     /// Override of the batch size (tests use tiny batches to exercise streaming).
@@ -54,6 +57,7 @@ pub fn align(
         Ok(more)
     };
     let compute = |batch: &mut PairBatch| {
+        check_representable(batch, &opts.scoring)?;
         let alignments = engine.align(batch.seqs.view())?;
         progress.work().add(batch.seqs.view().cells());
         progress.items(batch.len() as u64);
@@ -63,6 +67,21 @@ pub fn align(
     run_ordered(opts.in_flight.unwrap_or(IN_FLIGHT), read, compute, write)?;
     progress.phase("writing");
     writer.finish()
+}
+
+/// Refuses a batch holding a pair whose score could leave the 32-bit range.
+fn check_representable(batch: &PairBatch, scoring: &Scoring) -> Result<()> {
+    for (i, (q, t)) in batch.seqs.view().iter().enumerate() {
+        if let Err(why) = scoring.check_lengths(q.len(), t.len()) {
+            return Err(Error::Input(format!(
+                "pair {} / {}: {}",
+                crate::error::shown_id(batch.query_ids.get(i)),
+                crate::error::shown_id(batch.target_ids.get(i)),
+                why
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The rows of one aligned batch; its ids move into them. Statistics use the pair's own

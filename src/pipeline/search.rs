@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
 use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
+use crate::scoring::Scoring;
 use crate::seq::Record;
 use std::sync::Arc;
 
@@ -27,6 +28,8 @@ pub struct SearchOptions {
     pub db_residues: u64,
     pub db_seqs: u64,
     pub stats: Option<KarlinAltschul>,
+    /// The engine's scoring: queries it cannot score exactly in 32 bits are refused.
+    pub scoring: Scoring,
     /// Cells computed, counted by the engine; queries and hits.
     pub progress: Progress,
 }
@@ -70,8 +73,17 @@ pub fn search(
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
 pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts: &SearchOptions) -> Result<ResultBatch> {
+    // The database is sorted by length: its last sequence is the longest.
+    let longest = db.len().checked_sub(1).map_or(0, |i| db.seq_len(i));
+    for q in queries {
+        if let Err(why) = opts.scoring.check_lengths(q.seq.len(), longest) {
+            return Err(Error::Input(format!("query {}: {}", crate::error::shown_id(&q.id), why)));
+        }
+    }
     let seqs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
-    let ranked = engine.search(&seqs, db, opts.top, opts.progress.work())?;
+    // Per-query structures are sized by the hits that can exist, never by a user's number.
+    let top = opts.top.min(db.len());
+    let ranked = engine.search(&seqs, db, top, opts.progress.work())?;
     if ranked.len() != queries.len() {
         return Err(Error::Internal(format!("engine returned {} hit lists for {} queries", ranked.len(), queries.len())));
     }
@@ -79,7 +91,7 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
     let mut kept: Vec<(usize, Hit, Option<(f64, f64)>)> = Vec::new();
     for (qi, hits) in ranked.iter().enumerate() {
         let qlen = queries[qi].seq.len() as u64;
-        for hit in hits.iter().take(opts.top) {
+        for hit in hits.iter().take(top) {
             let stat = opts.stats.map(|ka| (ka.bits(hit.score), ka.evalue(hit.score, qlen, opts.db_residues, opts.db_seqs)));
             if let (Some(max), Some((_, evalue))) = (opts.max_evalue, stat) {
                 if evalue > max {
@@ -97,8 +109,8 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
         if aln.score != hit.score {
             return Err(Error::Internal(format!(
                 "query {} target {}: search score {} but alignment score {}",
-                queries[*qi].id,
-                db.id(hit.target as usize),
+                crate::error::shown_id(&queries[*qi].id),
+                crate::error::shown_id(db.id(hit.target as usize)),
                 hit.score,
                 aln.score
             )));

@@ -348,9 +348,11 @@ fn cells(raw: &[i32]) -> Vec<Cell> {
 }
 
 /// Combines the forward end and the reverse start (in reversed coordinates) of one pair.
-pub fn finish(end: Cell, start: Option<Cell>, recomputed: bool) -> Result<Alignment> {
+/// `recomputed` follows the one rule of [`crate::engine::recomputed`], not the GPU's path.
+pub fn finish(end: Cell, start: Option<Cell>) -> Result<Alignment> {
+    let recomputed = crate::engine::recomputed(end.score);
     if end.score <= 0 {
-        return Ok(Alignment { recomputed, ..Alignment::default() });
+        return Ok(Alignment::default());
     }
     let (qend, tend) = (end.row as u32 + 1, end.col as u32 + 1);
     let s = start.ok_or_else(|| Error::Internal("reverse pass result missing".into()))?;
@@ -628,7 +630,6 @@ impl GpuAligner {
         // Where 16 bits may have wrapped: both passes again at 32 bits.
         let t2 = std::time::Instant::now();
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
-        let mut recomputed = vec![false; pairs.len()];
         let mut starts = starts;
         if !wide.is_empty() {
             let (e, st) = self.run_both(d, stream, seqs, &descs, &make_bins(&wide, false), pairs.len())?;
@@ -636,7 +637,6 @@ impl GpuAligner {
                 let i = it.index as usize;
                 ends[i] = e[i];
                 starts[i] = st[i];
-                recomputed[i] = true;
             }
         }
         if timing {
@@ -654,7 +654,7 @@ impl GpuAligner {
                 t0.elapsed().as_secs_f64() * 1e3
             );
         }
-        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]), recomputed[i])).collect()
+        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]))).collect()
     }
 
     /// Forward pass over every bin, then the reverse pass over the same bins reading the
@@ -893,7 +893,7 @@ mod tests {
             let rq: Vec<u8> = q[..qe].iter().rev().copied().collect();
             let rt: Vec<u8> = t[..te].iter().rev().copied().collect();
             let start = if end.0 > 0 { Some(cell(model(&rq, &rt, 0, sc, shape))) } else { None };
-            let got = finish(cell(end), start, false).unwrap();
+            let got = finish(cell(end), start).unwrap();
             assert_eq!(got, want, "pair {} shape {:?}: q {:?} t {:?}", k, shape, q, t);
         }
     }
@@ -1085,12 +1085,12 @@ mod tests {
     fn finish_converts_reversed_start_and_rejects_mismatch() {
         let end = Cell { score: 17, row: 2, col: 5, overflow: false };
         let start = Cell { score: 17, row: 2, col: 2, overflow: false };
-        let a = finish(end, Some(start), false).unwrap();
+        let a = finish(end, Some(start)).unwrap();
         assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 3, 4, 6));
-        assert!(finish(end, Some(Cell { score: 16, ..start }), false).is_err());
-        assert!(finish(end, None, false).is_err());
+        assert!(finish(end, Some(Cell { score: 16, ..start })).is_err());
+        assert!(finish(end, None).is_err());
         let zero = Cell { score: 0, row: -1, col: -1, overflow: false };
-        assert_eq!(finish(zero, None, true).unwrap(), Alignment { recomputed: true, ..Alignment::default() });
+        assert_eq!(finish(zero, None).unwrap(), Alignment::default());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::Kernels;
 use crate::database::Database;
 use crate::engine::scalar::{self, Profile};
 use crate::engine::topk::TopK;
-use crate::engine::Hit;
+use crate::engine::{recomputed, Hit};
 use crate::error::Result;
 use crate::progress::Work;
 use crate::scoring::Scoring;
@@ -65,7 +65,8 @@ pub(super) fn search<K: Kernels>(
                 let mut again: Vec<usize> = Vec::new();
                 for (l, &s) in best[..targets.len()].iter().enumerate() {
                     if s <= look_n.exact_limit() {
-                        w.tops[qi].push(Hit { target: (first + l) as u32, score: s as i32, recomputed: false });
+                        let score = s as i32;
+                        w.tops[qi].push(Hit { target: (first + l) as u32, score, recomputed: recomputed(score) });
                     } else {
                         again.push(l);
                     }
@@ -77,11 +78,12 @@ pub(super) fn search<K: Kernels>(
                     for (k, &l) in chunk.iter().enumerate() {
                         let target = (first + l) as u32;
                         let hit = if best[k] <= look_w.exact_limit() {
-                            Hit { target, score: best[k] as i32, recomputed: false }
+                            let score = best[k] as i32;
+                            Hit { target, score, recomputed: recomputed(score) }
                         } else {
                             let profile = Profile::new(q, sc);
                             let s = scalar::score_end(&profile, targets[l], sc, &mut w.scalar).score;
-                            Hit { target, score: s, recomputed: true }
+                            Hit { target, score: s, recomputed: recomputed(s) }
                         };
                         w.tops[qi].push(hit);
                     }

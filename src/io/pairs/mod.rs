@@ -15,7 +15,7 @@ use arrow::datatypes::Schema;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, Where};
-use crate::io::input::{open_input, peek};
+use crate::io::input::Head;
 use crate::scoring::alphabet::describe_byte;
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch};
@@ -81,9 +81,10 @@ pub fn open_pairs(
             Ok(Box::new(fasta::FastaPairs::open(query, target, alphabet, limits)?))
         }
         PairInput::File(path) => {
-            let (place, input) = open_input(path)?;
-            let (head, input) = peek(&place, input, 8)?;
-            let input = match table::open(&place, &head, input, alphabet, columns, limits)? {
+            // Opened once and sniffed from its head: a pipe cannot be reopened.
+            let raw = Head::open(path, 8)?;
+            let place = raw.place.clone();
+            let input = match table::open(raw, alphabet, columns, limits)? {
                 Ok(reader) => return Ok(reader),
                 Err(input) => input,
             };
@@ -139,7 +140,7 @@ fn append_pairs<'a>(
     let mut bad = None;
     for i in 0..n {
         let f = match fields(i) {
-            Ok(f) if f.iter().all(|v| !v.is_empty()) => f,
+            Ok(f) if f.iter().all(|v| !v.is_empty()) && !breaks_rows(f[0]) && !breaks_rows(f[2]) => f,
             _ => {
                 bad = Some(i);
                 break;
@@ -182,6 +183,11 @@ fn append_pairs<'a>(
     })
 }
 
+/// Ids become TSV fields: a tab or line break (possible in Arrow input) would break rows.
+fn breaks_rows(id: &[u8]) -> bool {
+    id.iter().any(|b| matches!(b, b'\t' | b'\n' | b'\r'))
+}
+
 /// The first problem of one pair's fields, in the order a reader meets them: ids, then
 /// the query's residues, then the target's.
 fn check_pair(place: &Where, index: usize, context: &str, f: Fields<'_>, alphabet: Alphabet) -> Error {
@@ -192,6 +198,11 @@ fn check_pair(place: &Where, index: usize, context: &str, f: Fields<'_>, alphabe
     }
     if target_id.is_empty() {
         return Error::record(place, index, &query_id, format!("{context}target_id is empty"));
+    }
+    for (column, id) in [("query_id", f[0]), ("target_id", f[2])] {
+        if breaks_rows(id) {
+            return Error::record(place, index, &query_id, format!("{context}{column} contains a tab or line break"));
+        }
     }
     for (id, column, raw) in [(&query_id, PAIR_COLUMNS[1], f[1]), (&target_id, PAIR_COLUMNS[3], f[3])] {
         if raw.is_empty() {
@@ -505,6 +516,15 @@ mod tests {
     }
 
     #[test]
+    fn arrow_ids_with_tabs_or_line_breaks_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = arrow_stream(&[pair_batch(DataType::Utf8, &[["q1", "M", "t1", "K"], ["q2", "M", "t\n2", "K"]])]);
+        let path = write(dir.path(), "nl.arrows", &data);
+        let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
+        assert_eq!(msg, format!("{}: record 2 (q2): target_id contains a tab or line break", path.display()));
+    }
+
+    #[test]
     fn truncated_arrow_stream_is_an_input_error() {
         let dir = tempfile::tempdir().unwrap();
         let rows: Vec<[&str; 4]> = (0..200).map(|_| ["q", "MKVLAW", "t", "MKW"]).collect();
@@ -516,7 +536,7 @@ mod tests {
         assert_eq!(err.exit_code(), 2);
         let msg = err.to_string();
         assert!(
-            msg.starts_with(&format!("{}: bad Arrow IPC data after pair 200", path.display())),
+            msg.starts_with(&format!("{}: bad Arrow IPC data after 200 rows", path.display())),
             "{}",
             msg
         );

@@ -4,18 +4,17 @@
 //! they join back to the table they came from. A carried column whose name is one of the
 //! output's own columns is renamed `input_<name>`.
 
-use std::io::{BufReader, Read, Seek};
+use std::io::Read;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use arrow::error::ArrowError;
-use arrow::ipc::reader::{FileReader, StreamReader};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use super::{append_pairs, BatchLimits, Counter, Fields, PairColumns, PairReader};
 use crate::error::{Error, Result, Where};
-use crate::io::input::{open_file, read_error, Input, BUFFER_SIZE};
+use crate::io::input::{peek, read_error, Head, Input};
+use crate::io::ipc::{guard_quiet, IpcReader};
 use crate::output::{schema as output_schema, Mode};
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch};
@@ -27,84 +26,74 @@ const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 /// Rows per record batch asked of the Parquet decoder.
 const PARQUET_BATCH_ROWS: usize = 65_536;
 
-type Batches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
+/// Record batches with errors that already name the file and say what is wrong.
+type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
-/// Opens a pair table when `head` (the input's first bytes, after gzip) says it is one;
-/// otherwise hands the input back.
+/// Opens a pair table when the input's first bytes say it is one; otherwise hands the
+/// (decompressed) input back. The formats with an index at their end (Arrow IPC file,
+/// Parquet) are read from the file itself; Parquet through a pipe or gzip is buffered whole.
 pub(super) fn open(
-    place: &Where,
-    head: &[u8],
-    input: Input,
+    raw: Head,
     alphabet: Alphabet,
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<std::result::Result<Box<dyn PairReader>, Input>> {
-    let (schema, batches): (SchemaRef, Batches) = if head.starts_with(&ARROW_CONTINUATION) {
-        let reader = StreamReader::try_new(input, None).map_err(|e| arrow_error(place, 0, e))?;
-        (reader.schema(), Box::new(reader))
-    } else if head.starts_with(ARROW_FILE_MAGIC) {
-        drop(input);
-        let file = seekable(place, ARROW_FILE_MAGIC, "Arrow IPC file format", "the Arrow IPC stream format")?;
-        let reader = FileReader::try_new(BufReader::with_capacity(BUFFER_SIZE, file), None)
-            .map_err(|e| arrow_error(place, 0, e))?;
-        (reader.schema(), Box::new(reader))
-    } else if head.starts_with(PARQUET_MAGIC) {
-        parquet_batches(place, input, columns)?
-    } else {
-        return Ok(Err(input));
-    };
-    Ok(Ok(Box::new(TablePairs::new(place.clone(), schema, batches, alphabet, columns, limits)?)))
-}
-
-/// The file behind `place`, uncompressed, for formats whose index sits at the end.
-fn seekable(place: &Where, magic: &[u8], format: &str, instead: &str) -> Result<std::fs::File> {
-    let refuse = || {
+    let place = raw.place.clone();
+    let refuse_file = || {
         Error::file(
-            place,
-            format!("{format} can only be read from an uncompressed file, not stdin or gzip: use {instead}"),
+            &place,
+            "Arrow IPC file format can only be read from an uncompressed file, not stdin, a pipe or gzip: \
+             use the Arrow IPC stream format",
         )
     };
-    let Where::Path(path) = place else { return Err(refuse()) };
-    let mut file = open_file(path)?;
-    let mut found = vec![0u8; magic.len()];
-    if file.read_exact(&mut found).is_err() || found != magic {
-        return Err(refuse());
-    }
-    file.rewind().map_err(|e| read_error(place, e))?;
-    Ok(file)
+    let (schema, batches): (SchemaRef, Batches) = if raw.bytes.starts_with(ARROW_FILE_MAGIC) {
+        let file = raw.into_regular_file()?.ok_or_else(refuse_file)?;
+        let reader = IpcReader::file(place.clone(), file)?;
+        (reader.schema(), Box::new(reader))
+    } else if raw.bytes.starts_with(PARQUET_MAGIC) && raw.is_regular_file() {
+        let file = raw.into_regular_file()?.ok_or_else(|| Error::Internal("regular file gone".into()))?;
+        parquet_batches(&place, file, columns)?
+    } else {
+        let (head, mut input) = peek(&place, raw.into_input()?, 8)?;
+        if head.starts_with(&ARROW_CONTINUATION) {
+            let reader = IpcReader::stream(place.clone(), input)?;
+            (reader.schema(), Box::new(reader))
+        } else if head.starts_with(ARROW_FILE_MAGIC) {
+            return Err(refuse_file());
+        } else if head.starts_with(PARQUET_MAGIC) {
+            let mut all = Vec::new();
+            input.read_to_end(&mut all).map_err(|e| read_error(&place, e))?;
+            parquet_batches(&place, bytes::Bytes::from(all), columns)?
+        } else {
+            return Ok(Err(input));
+        }
+    };
+    Ok(Ok(Box::new(TablePairs::new(place, schema, batches, alphabet, columns, limits)?)))
 }
 
-/// Parquet keeps its footer at the end: a file is read in place; from stdin (or gzip) the
-/// whole input is buffered first. Only the pair and carried columns are decoded.
-fn parquet_batches(place: &Where, input: Input, columns: &PairColumns) -> Result<(SchemaRef, Batches)> {
-    let bad = |e: parquet::errors::ParquetError| Error::file(place, format!("bad Parquet data: {e}"));
-    let plain = match place {
-        Where::Path(path) => {
-            let mut file = open_file(path)?;
-            let mut magic = [0u8; 4];
-            (file.read_exact(&mut magic).is_ok() && &magic == PARQUET_MAGIC).then_some(file)
-        }
-        Where::Stdin => None,
-    };
-    macro_rules! build {
-        ($source:expr) => {{
-            let builder = ParquetRecordBatchReaderBuilder::try_new($source).map_err(bad)?;
-            let wanted = wanted_columns(place, builder.schema(), columns)?;
-            let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
-            let reader = builder.with_projection(mask).with_batch_size(PARQUET_BATCH_ROWS).build().map_err(bad)?;
-            let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
-            (schema, Box::new(reader) as Batches)
-        }};
-    }
-    Ok(match plain {
-        Some(file) => build!(file),
-        None => {
-            let mut all = Vec::new();
-            let mut input = input;
-            input.read_to_end(&mut all).map_err(|e| read_error(place, e))?;
-            build!(bytes::Bytes::from(all))
-        }
-    })
+/// Only the pair and carried columns are decoded. The parquet decoder cannot be checked
+/// beforehand: a panic of its on corrupt data becomes an input error.
+fn parquet_batches<R>(place: &Where, source: R, columns: &PairColumns) -> Result<(SchemaRef, Batches)>
+where
+    R: parquet::file::reader::ChunkReader + 'static,
+{
+    let bad = |e: String| Error::file(place, format!("bad Parquet data: {e}"));
+    let builder = guard_quiet(|| ParquetRecordBatchReaderBuilder::try_new(source))
+        .map_err(bad)?
+        .map_err(|e| bad(e.to_string()))?;
+    let wanted = wanted_columns(place, builder.schema(), columns)?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
+    let reader = guard_quiet(|| builder.with_projection(mask).with_batch_size(PARQUET_BATCH_ROWS).build())
+        .map_err(bad)?
+        .map_err(|e| bad(e.to_string()))?;
+    let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
+    let place = place.clone();
+    let mut reader = reader;
+    let batches = std::iter::from_fn(move || match guard_quiet(|| reader.next()) {
+        Ok(next) => next.map(|b| b.map_err(|e| Error::file(&place, format!("bad Parquet data: {e}")))),
+        Err(p) => Some(Err(Error::file(&place, format!("bad Parquet data: the decoder failed ({p})")))),
+    });
+    Ok((schema, Box::new(batches)))
 }
 
 /// Top-level column indices the reader needs: the pair columns and the carried ones.
@@ -178,18 +167,6 @@ fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) -> Result<S
         fields.push(field.as_ref().clone().with_name(name));
     }
     Ok(std::sync::Arc::new(Schema::new(fields)))
-}
-
-fn arrow_error(place: &Where, pairs_read: u64, e: ArrowError) -> Error {
-    let problem = match e {
-        ArrowError::IoError(msg, _) => msg,
-        other => other.to_string(),
-    };
-    if pairs_read == 0 {
-        Error::file(place, format!("bad Arrow IPC data: {problem}"))
-    } else {
-        Error::file(place, format!("bad Arrow IPC data after pair {pairs_read}: {problem}"))
-    }
 }
 
 /// A string column of any Arrow string type.
@@ -286,7 +263,7 @@ impl TablePairs {
             }
             match self.batches.next() {
                 None => return Ok(0),
-                Some(Err(e)) => return Err(arrow_error(&self.place, self.counter.pairs, e)),
+                Some(Err(e)) => return Err(e),
                 Some(Ok(b)) => {
                     self.columns = self.pair.iter().map(|&i| StrColumn::new(b.column(i).clone())).collect();
                     self.current = Some(b);
