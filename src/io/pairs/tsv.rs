@@ -420,20 +420,25 @@ mod tests {
             }
             let n = out.len();
             let id = |k: usize| String::from_utf8_lossy(fields[k]).into_owned();
+            // Messages through `Error::record`, as every reader's (its id escaping included).
             if fields.len() != 4 {
-                return Err(format!(
-                    "p.tsv: record {} ({}): line {line}: expected 4 tab-separated columns (query_id, query_seq, target_id, target_seq), found {}",
-                    n + 1,
-                    if fields[0].is_empty() { "no id".into() } else { id(0) },
+                let problem = format!(
+                    "line {line}: expected 4 tab-separated columns (query_id, query_seq, target_id, target_seq), found {}",
                     fields.len()
-                ));
+                );
+                return Err(Error::record(&place, n, &id(0), problem).to_string());
             }
-            let record = |who: String, problem: String| format!("p.tsv: record {} ({}): line {line}: {problem}", n + 1, who);
+            let record = |who: String, problem: String| Error::record(&place, n, &who, format!("line {line}: {problem}")).to_string();
             if fields[0].is_empty() {
-                return Err(record("no id".into(), "query_id is empty".into()));
+                return Err(record(String::new(), "query_id is empty".into()));
             }
             if fields[2].is_empty() {
                 return Err(record(id(0), "target_id is empty".into()));
+            }
+            for (col, k) in [("query_id", 0), ("target_id", 2)] {
+                if fields[k].iter().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+                    return Err(record(id(0), format!("{col} contains a tab or line break")));
+                }
             }
             for (who, col, k) in [(id(0), "query_seq", 1), (id(2), "target_seq", 3)] {
                 if fields[k].is_empty() {
