@@ -289,7 +289,12 @@ fn man(dir: Option<&Path>) -> Result<()> {
 /// first and only message.
 fn require_inputs(paths: &[&Path]) -> Result<()> {
     for p in paths.iter().filter(|p| p.as_os_str() != "-") {
-        io::input::open_file(p)?;
+        // Opening a pipe (`<(zcat db.fa.gz)`, a FIFO) would consume its writer: only regular
+        // files are opened ahead; the readers report the rest.
+        let regular = std::fs::metadata(p).map(|m| m.is_file()).unwrap_or(true);
+        if regular {
+            io::input::open_file(p)?;
+        }
     }
     Ok(())
 }
