@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{no_columns, BatchLimits, Counter, PairReader};
+use super::{no_columns, BatchLimits, Counter, Source};
 use crate::error::{Error, Result};
 use crate::io::fasta_blocks::BlockFastaReader;
 use crate::scoring::Alphabet;
@@ -14,14 +14,13 @@ pub(super) struct FastaPairs {
     target: BlockFastaReader,
     limits: BatchLimits,
     counter: Counter,
-    done: bool,
 }
 
 impl FastaPairs {
     pub(super) fn open(query: &Path, target: &Path, alphabet: Alphabet, limits: BatchLimits) -> Result<FastaPairs> {
         let query = BlockFastaReader::open(query, alphabet)?;
         let target = BlockFastaReader::open(target, alphabet)?;
-        Ok(FastaPairs { query, target, limits, counter: Counter { pairs: 0 }, done: false })
+        Ok(FastaPairs { query, target, limits, counter: Counter { pairs: 0 } })
     }
 
     fn unmatched(found: &BlockFastaReader, record: &Record, short: &BlockFastaReader) -> Error {
@@ -60,19 +59,12 @@ impl FastaPairs {
     }
 }
 
-impl PairReader for FastaPairs {
+impl Source for FastaPairs {
     fn carried(&self) -> Carried {
         no_columns()
     }
 
-    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
-        if self.done {
-            return Ok(false);
-        }
-        let result = self.fill_inner(batch);
-        if !matches!(result, Ok(true)) {
-            self.done = true;
-        }
-        result
+    fn next_pairs(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        self.fill_inner(batch)
     }
 }

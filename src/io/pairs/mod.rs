@@ -66,6 +66,39 @@ pub trait PairReader: Send {
     fn fill(&mut self, batch: &mut PairBatch) -> Result<bool>;
 }
 
+/// What each format's reader does; [`Fused`] makes it a [`PairReader`].
+trait Source: Send {
+    fn carried(&self) -> Carried;
+
+    /// Appends the next pairs; false at the end, with nothing added.
+    fn next_pairs(&mut self, batch: &mut PairBatch) -> Result<bool>;
+}
+
+/// A reader that ends after its first error or at its end, whatever the format.
+struct Fused<S> {
+    source: S,
+    done: bool,
+}
+
+impl<S: Source> PairReader for Fused<S> {
+    fn carried(&self) -> Carried {
+        self.source.carried()
+    }
+
+    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let result = self.source.next_pairs(batch);
+        self.done = !matches!(result, Ok(true));
+        result
+    }
+}
+
+fn fused(source: impl Source + 'static) -> Box<dyn PairReader> {
+    Box::new(Fused { source, done: false })
+}
+
 /// Opens a pair input. Errors name the file, the pair number (1-based) and its id.
 pub fn open_pairs(
     input: &PairInput,
@@ -78,7 +111,7 @@ pub fn open_pairs(
             if Where::from_arg(query) == Where::Stdin && Where::from_arg(target) == Where::Stdin {
                 return Err(Error::usage("query and target cannot both be read from stdin ('-')"));
             }
-            Ok(Box::new(fasta::FastaPairs::open(query, target, alphabet, limits)?))
+            Ok(fused(fasta::FastaPairs::open(query, target, alphabet, limits)?))
         }
         PairInput::File(path) => {
             // Opened once and sniffed from its head: a pipe cannot be reopened.
@@ -93,7 +126,7 @@ pub fn open_pairs(
                     "{place}: column options apply to Arrow and Parquet pair tables, not TSV"
                 )));
             }
-            Ok(Box::new(tsv::TsvPairs::new(place, input, alphabet, limits)))
+            Ok(fused(tsv::TsvPairs::new(place, input, alphabet, limits)))
         }
     }
 }

@@ -11,7 +11,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::{append_pairs, BatchLimits, Counter, Fields, PairColumns, PairReader};
+use super::{append_pairs, fused, BatchLimits, Counter, Fields, PairColumns, PairReader, Source};
 use crate::error::{Error, Result, Where};
 use crate::io::input::{peek, read_error, Head, Input};
 use crate::io::ipc::{guard_quiet, IpcReader};
@@ -68,7 +68,7 @@ pub(super) fn open(
             return Ok(Err(input));
         }
     };
-    Ok(Ok(Box::new(TablePairs::new(place, schema, batches, alphabet, columns, limits)?)))
+    Ok(Ok(fused(TablePairs::new(place, schema, batches, alphabet, columns, limits)?)))
 }
 
 /// Only the pair and carried columns are decoded. The parquet decoder cannot be checked
@@ -220,7 +220,6 @@ struct TablePairs {
     current: Option<RecordBatch>,
     row: usize,
     counter: Counter,
-    done: bool,
 }
 
 impl TablePairs {
@@ -248,7 +247,6 @@ impl TablePairs {
             current: None,
             row: 0,
             counter: Counter { pairs: 0 },
-            done: false,
         })
     }
 
@@ -321,20 +319,13 @@ impl TablePairs {
     }
 }
 
-impl PairReader for TablePairs {
+impl Source for TablePairs {
     fn carried(&self) -> Carried {
         self.carried_schema.clone()
     }
 
-    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
-        if self.done {
-            return Ok(false);
-        }
-        let result = self.fill_inner(batch);
-        if !matches!(result, Ok(true)) {
-            self.done = true;
-        }
-        result
+    fn next_pairs(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        self.fill_inner(batch)
     }
 }
 

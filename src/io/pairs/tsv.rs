@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use super::{append_pairs, no_columns, BatchLimits, Counter, PairReader, PAIR_COLUMNS};
+use super::{append_pairs, no_columns, BatchLimits, Counter, Source, PAIR_COLUMNS};
 use crate::error::{Error, Result, Where};
 use crate::io::input::{read_error, Input, MAX_LINE};
 use crate::scoring::Alphabet;
@@ -51,7 +51,6 @@ pub(super) struct TsvPairs {
     lines_before: usize,
     block_lines: usize,
     counter: Counter,
-    done: bool,
 }
 
 /// What the reading thread sends: a buffer with its first `n` bytes read, or why it stopped.
@@ -103,7 +102,6 @@ impl TsvPairs {
             lines_before: 0,
             block_lines: 0,
             counter: Counter { pairs: 0 },
-            done: false,
         }
     }
 
@@ -233,20 +231,13 @@ impl TsvPairs {
     }
 }
 
-impl PairReader for TsvPairs {
+impl Source for TsvPairs {
     fn carried(&self) -> Carried {
         no_columns()
     }
 
-    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
-        if self.done {
-            return Ok(false);
-        }
-        let result = self.fill_inner(batch);
-        if !matches!(result, Ok(true)) {
-            self.done = true;
-        }
-        result
+    fn next_pairs(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        self.fill_inner(batch)
     }
 }
 
@@ -457,7 +448,7 @@ mod tests {
     fn blocks(text: &[u8], limits: BatchLimits) -> std::result::Result<Vec<[String; 4]>, String> {
         let place = Where::Path("p.tsv".into());
         let input: Input = Box::new(Cursor::new(text.to_vec()));
-        let mut reader = TsvPairs::new(place, input, Alphabet::Protein, limits);
+        let mut reader = super::super::fused(TsvPairs::new(place, input, Alphabet::Protein, limits));
         let mut out = Vec::new();
         let mut batch = PairBatch::default();
         loop {
