@@ -6,7 +6,8 @@
 //! - [`scoring`]: alphabet, substitution matrices, gap costs, Karlin-Altschul statistics;
 //! - [`engine`]: the alignment engines behind one trait (scalar reference, CPU SIMD, CUDA);
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
-//! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all.
+//! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all;
+//! - [`pairhmm`]: the `pairhmm` mode (read likelihoods), its own layers from input to engines.
 
 pub mod cli;
 pub mod database;
@@ -14,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod io;
 pub mod output;
+pub mod pairhmm;
 pub mod pipeline;
 pub mod scoring;
 pub mod seq;

@@ -19,10 +19,12 @@ mod format;
 mod ipc;
 mod pq;
 mod sink;
+mod table;
 mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow};
 pub use format::{resolve_format, Format};
+pub use table::{create_table_writer, TableWriter};
 pub use text::{blast_bitscore, blast_evalue, tsv_evalue};
 
 use std::path::Path;

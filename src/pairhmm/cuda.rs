@@ -1,0 +1,280 @@
+//! The CUDA engine: kernels/pairhmm.cu (one warp per pair, anti-diagonal stripes of 32 read
+//! rows), compiled by NVRTC in float and in double from the one source. A batch is ordered by
+//! haplotype then read length (length binning: the warps of a launch get similar work, the
+//! longest first) and cut into pieces that two host threads, each with its own stream, pack,
+//! upload, compute and read back, so one piece is packed while another's kernel runs. Pairs
+//! whose scaled float sum is below GKL's threshold are recomputed by the double kernel.
+//!
+//! Runs on the first GPU.
+
+use super::batch::PairBatch;
+use super::model::{tables, Probabilities, Real, FLOAT_RESULT_THRESHOLD};
+use super::{Engine, Likelihood};
+use crate::engine::cuda::runtime::{dev_err, Gpu, Source};
+use crate::error::{Error, Result};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub const KERNEL_SOURCE: &str = include_str!("../../kernels/pairhmm.cu");
+
+/// Pairs per piece: several pieces per batch keep both streams busy.
+const PIECE_PAIRS: usize = 1 << 15;
+/// Host threads (and streams) feeding the GPU.
+const STREAMS: usize = 2;
+const BLOCK_THREADS: u32 = 256;
+/// Resident blocks per SM the grid is sized for.
+const BLOCKS_PER_SM: u32 = 8;
+
+/// The kernel and tables of one precision.
+struct Precision<T> {
+    func: CudaFunction,
+    ph2pr: CudaSlice<T>,
+    mm: CudaSlice<T>,
+}
+
+impl<T: Real + DeviceRepr> Precision<T> {
+    fn new(gpu: &Gpu, probs: &Probabilities<T>, double: bool) -> Result<Self> {
+        let src = Source { name: "pairhmm.cu", text: KERNEL_SOURCE, headers: &[] };
+        let opts = vec![format!("-DPAIRHMM_DOUBLE={}", double as i32)];
+        let module = gpu.load(&src, &opts)?;
+        let func = gpu.function(&module, "pairhmm_forward")?;
+        let mm: Vec<T> = (0..128u8)
+            .flat_map(|hi| (0..=hi).map(move |lo| (hi, lo)))
+            .map(|(hi, lo)| probs.match_to_match(hi, lo))
+            .collect();
+        let ph2pr = gpu.stream.clone_htod(&probs.ph2pr[..]).map_err(dev_err("uploading tables"))?;
+        let mm = gpu.stream.clone_htod(&mm).map_err(dev_err("uploading tables"))?;
+        gpu.stream.synchronize().map_err(dev_err("uploading tables"))?;
+        Ok(Precision { func, ph2pr, mm })
+    }
+}
+
+/// Device buffers of one stream, grown as needed and reused.
+#[derive(Default)]
+struct Buffers {
+    data: Option<CudaSlice<u8>>,
+    descs: Option<CudaSlice<u32>>,
+    single: Work<f32>,
+    double: Work<f64>,
+}
+
+/// A kernel's per-warp scratch rows and its output slots.
+struct Work<T> {
+    scratch: Option<CudaSlice<T>>,
+    out: Option<CudaSlice<T>>,
+}
+
+impl<T> Default for Work<T> {
+    fn default() -> Self {
+        Work { scratch: None, out: None }
+    }
+}
+
+pub struct CudaEngine {
+    gpu: Gpu,
+    single: Precision<f32>,
+    double: Precision<f64>,
+    streams: Vec<(Arc<CudaStream>, Mutex<Buffers>)>,
+}
+
+impl CudaEngine {
+    pub fn new(_threads: usize) -> Result<Self> {
+        let gpu = Gpu::open(0)?;
+        let (f, d) = tables();
+        let single = Precision::new(&gpu, f, false)?;
+        let double = Precision::new(&gpu, d, true)?;
+        let streams = (0..STREAMS)
+            .map(|_| Ok((gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?, Mutex::new(Buffers::default()))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CudaEngine { gpu, single, double, streams })
+    }
+
+    fn warps(&self) -> usize {
+        (self.gpu.sms * BLOCKS_PER_SM * BLOCK_THREADS / 32) as usize
+    }
+}
+
+impl Engine for CudaEngine {
+    fn name(&self) -> String {
+        format!("cuda ({}, float with double recomputation)", self.gpu.name)
+    }
+
+    fn batch_cells(&self) -> u64 {
+        1 << 30
+    }
+
+    fn compute(&self, batch: &PairBatch, out: &mut Vec<Likelihood>) -> Result<()> {
+        out.clear();
+        out.resize(batch.pairs.len(), Likelihood { log10: f64::NAN, recomputed: false });
+        let mut order: Vec<u32> = (0..batch.pairs.len() as u32).collect();
+        let dims = |i: &u32| {
+            let p = batch.pairs[*i as usize];
+            std::cmp::Reverse((batch.hap(p.hap as usize).len(), batch.read(p.read as usize).len()))
+        };
+        order.sort_by_key(dims);
+        let pieces: Vec<&[u32]> = order.chunks(PIECE_PAIRS).collect();
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<(u32, Likelihood)>> = Mutex::new(Vec::with_capacity(batch.pairs.len()));
+        std::thread::scope(|s| -> Result<()> {
+            let workers: Vec<_> = self
+                .streams
+                .iter()
+                .map(|(stream, buffers)| {
+                    let (next, pieces, results) = (&next, &pieces, &results);
+                    s.spawn(move || -> Result<()> {
+                        let mut buffers =
+                            buffers.lock().map_err(|_| Error::Internal("CUDA buffers poisoned".into()))?;
+                        let mut local = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(piece) = pieces.get(k) else { break };
+                            self.piece(stream, &mut buffers, batch, piece, &mut local)?;
+                        }
+                        results.lock().map_err(|_| Error::Internal("results poisoned".into()))?.extend(local);
+                        Ok(())
+                    })
+                })
+                .collect();
+            for w in workers {
+                w.join().map_err(|_| Error::Internal("CUDA worker panicked".into()))??;
+            }
+            Ok(())
+        })?;
+        for (i, l) in results.into_inner().map_err(|_| Error::Internal("results poisoned".into()))? {
+            out[i as usize] = l;
+        }
+        Ok(())
+    }
+}
+
+/// Grows `slot` to hold at least `n` elements.
+fn ensure<T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    slot: &mut Option<CudaSlice<T>>,
+    n: usize,
+) -> Result<()> {
+    if slot.as_ref().map_or(true, |s| s.len() < n) {
+        *slot = None;
+        *slot = Some(stream.alloc_zeros::<T>(n + n / 4).map_err(dev_err("allocating GPU memory"))?);
+    }
+    Ok(())
+}
+
+impl CudaEngine {
+    /// Packs, uploads and computes the pairs `piece` (indexes into `batch.pairs`).
+    fn piece(
+        &self,
+        stream: &Arc<CudaStream>,
+        b: &mut Buffers,
+        batch: &PairBatch,
+        piece: &[u32],
+        results: &mut Vec<(u32, Likelihood)>,
+    ) -> Result<()> {
+        // Each read and haplotype once, whatever number of pairs use it.
+        let mut read_at = vec![u32::MAX; batch.read_count()];
+        let mut hap_at = vec![u32::MAX; batch.hap_count()];
+        let mut data: Vec<u8> = Vec::new();
+        let mut descs: Vec<u32> = Vec::with_capacity(piece.len() * 5);
+        let mut max_hap = 0usize;
+        for (slot, &i) in piece.iter().enumerate() {
+            let p = batch.pairs[i as usize];
+            let read = batch.read(p.read as usize);
+            if read_at[p.read as usize] == u32::MAX {
+                read_at[p.read as usize] = data.len() as u32;
+                for part in [read.bases, read.base_q, read.ins_q, read.del_q, read.gcp_q] {
+                    data.extend_from_slice(part);
+                }
+            }
+            let hap = batch.hap(p.hap as usize);
+            if hap_at[p.hap as usize] == u32::MAX {
+                hap_at[p.hap as usize] = data.len() as u32;
+                data.extend_from_slice(hap);
+            }
+            max_hap = max_hap.max(hap.len());
+            descs.extend_from_slice(&[
+                read_at[p.read as usize],
+                read.len() as u32,
+                hap_at[p.hap as usize],
+                hap.len() as u32,
+                slot as u32,
+            ]);
+        }
+        if data.len() > u32::MAX as usize {
+            return Err(Error::Internal("CUDA piece larger than 4 GiB".into()));
+        }
+        ensure(stream, &mut b.data, data.len())?;
+        ensure(stream, &mut b.descs, descs.len())?;
+        let (Some(d_data), Some(d_descs)) = (b.data.as_mut(), b.descs.as_mut()) else {
+            return Err(Error::Internal("CUDA buffers missing".into()));
+        };
+        stream.memcpy_htod(&data, &mut d_data.slice_mut(..data.len())).map_err(dev_err("uploading reads"))?;
+        stream.memcpy_htod(&descs, &mut d_descs.slice_mut(..descs.len())).map_err(dev_err("uploading pairs"))?;
+        let (Some(d_data), Some(d_descs)) = (b.data.as_ref(), b.descs.as_ref()) else {
+            return Err(Error::Internal("CUDA buffers missing".into()));
+        };
+        let sums =
+            self.launch(stream, &self.single, d_data, d_descs, &mut b.single, piece.len(), piece.len(), max_hap)?;
+        // Pairs below the float threshold: their descriptors again, computed in double.
+        let mut redo: Vec<u32> = Vec::new();
+        for (slot, &sum) in sums.iter().enumerate() {
+            if sum < FLOAT_RESULT_THRESHOLD {
+                redo.extend_from_slice(&descs[slot * 5..slot * 5 + 5]);
+            } else {
+                let log10 = (sum as f64).log10() - tables().0.log10_initial;
+                results.push((piece[slot], Likelihood { log10, recomputed: false }));
+            }
+        }
+        if !redo.is_empty() {
+            let n = redo.len() / 5;
+            let max_redo = (0..n).map(|k| redo[k * 5 + 3] as usize).max().unwrap_or(0);
+            let Some(d_descs) = b.descs.as_mut() else { return Err(Error::Internal("CUDA buffers missing".into())) };
+            stream.memcpy_htod(&redo, &mut d_descs.slice_mut(..redo.len())).map_err(dev_err("uploading pairs"))?;
+            let (Some(d_data), Some(d_descs)) = (b.data.as_ref(), b.descs.as_ref()) else {
+                return Err(Error::Internal("CUDA buffers missing".into()));
+            };
+            let sums = self.launch(stream, &self.double, d_data, d_descs, &mut b.double, n, piece.len(), max_redo)?;
+            for k in 0..n {
+                let slot = redo[k * 5 + 4] as usize;
+                let log10 = sums[slot].log10() - tables().1.log10_initial;
+                results.push((piece[slot], Likelihood { log10, recomputed: true }));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `precision`'s kernel on the first `npairs` uploaded descriptors, writing into
+    /// `slots` output slots (indexed by the descriptors), and returns the slots.
+    #[allow(clippy::too_many_arguments)]
+    fn launch<T: Real + DeviceRepr + ValidAsZeroBits>(
+        &self,
+        stream: &Arc<CudaStream>,
+        precision: &Precision<T>,
+        data: &CudaSlice<u8>,
+        descs: &CudaSlice<u32>,
+        work: &mut Work<T>,
+        npairs: usize,
+        slots: usize,
+        max_hap: usize,
+    ) -> Result<Vec<T>> {
+        let warps = self.warps().min(npairs).max(1);
+        let stride = max_hap + 1;
+        ensure(stream, &mut work.scratch, warps * 3 * stride)?;
+        ensure(stream, &mut work.out, slots)?;
+        let (Some(scratch), Some(out)) = (work.scratch.as_mut(), work.out.as_mut()) else {
+            return Err(Error::Internal("CUDA buffers missing".into()));
+        };
+        let blocks = (warps * 32).div_ceil(BLOCK_THREADS as usize) as u32;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let npairs_i = npairs as i32;
+        let stride_i = stride as i32;
+        let mut lb = stream.launch_builder(&precision.func);
+        lb.arg(descs).arg(&npairs_i).arg(data).arg(&precision.ph2pr).arg(&precision.mm);
+        lb.arg(&mut *scratch).arg(&stride_i).arg(&mut *out);
+        unsafe { lb.launch(cfg) }.map_err(dev_err("launching pairhmm_forward"))?;
+        let mut host = vec![T::from_f64(0.0); slots];
+        stream.memcpy_dtoh(&out.slice(..slots), &mut host).map_err(dev_err("reading likelihoods"))?;
+        stream.synchronize().map_err(dev_err("pairhmm kernel"))?;
+        Ok(host)
+    }
+}
