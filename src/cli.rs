@@ -159,6 +159,9 @@ pub struct PairhmmArgs {
     /// Gap-continuation quality for every base when the input has no gcp_quals column.
     #[arg(long, value_name = "Q", default_value_t = 10)]
     pub gcp: u8,
+    /// Pairs per engine batch (default: sized for the device; tests use tiny batches).
+    #[arg(long, value_name = "N", hide = true)]
+    pub batch_pairs: Option<usize>,
     #[command(flatten)]
     pub out: OutputArgs,
     #[command(flatten)]
@@ -209,7 +212,7 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
     let engine = pairhmm::select(args.run.device, args.run.threads, args.run.quiet)?;
-    let limits = BatchLimits { cells: engine.batch_cells(), pairs: 1 << 20 };
+    let limits = BatchLimits { cells: engine.batch_cells(), pairs: args.batch_pairs.unwrap_or(1 << 20).max(1) };
     let reader = match (&args.pairs, &args.reads, &args.haplotypes) {
         (Some(p), _, _) => BatchReader::pairs(p, args.gcp, limits)?,
         (None, Some(r), Some(h)) => BatchReader::grouped(r, h, args.gcp, limits)?,
