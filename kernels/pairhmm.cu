@@ -92,19 +92,34 @@ extern "C" __global__ void pairhmm_forward(const unsigned int* __restrict__ pair
             }
             const int last_row_lane = rlen - 1 - r0;  // lane holding the read's last row
             const int steps = hlen + (rlen - r0 < 32 ? rlen - r0 : 32) - 1;
+            // Loads one step ahead (their latency overlaps the current step): the haplotype
+            // base of the lane's next column, and for lane 0 the row above at its next column.
+            int hb_next = (lane == 0 && hlen >= 1) ? hap[0] : 0;
+            real next_m = 0, next_i = 0, next_d = 0;
+            if (lane == 0) {
+                const int c1 = 1 <= hlen ? 1 : hlen;
+                next_m = buf_m[c1];
+                next_i = buf_i[c1];
+                next_d = buf_d[c1];
+            }
             for (int t = 0; t < steps; ++t) {
                 const int c = t - lane + 1;
+                const int hb = hb_next;
+                if (c >= 0 && c < hlen) hb_next = hap[c];  // column c + 1
                 real up_m = __shfl_up_sync(FULL_MASK, m_left, 1);
                 real up_i = __shfl_up_sync(FULL_MASK, i_left, 1);
                 real up_d = __shfl_up_sync(FULL_MASK, d_left, 1);
                 if (lane == 0) {
-                    const int cc = c <= hlen ? c : hlen;
-                    up_m = buf_m[cc];
-                    up_i = buf_i[cc];
-                    up_d = buf_d[cc];
+                    up_m = next_m;
+                    up_i = next_i;
+                    up_d = next_d;
+                    // Column c + 1 of the row above; lane 31 writes only columns <= c - 31.
+                    const int cn = c + 1 <= hlen ? c + 1 : hlen;
+                    next_m = buf_m[cn];
+                    next_i = buf_i[cn];
+                    next_d = buf_d[cn];
                 }
                 if (active && c >= 1 && c <= hlen) {
-                    const int hb = hap[c - 1];
                     const real emit = (rb == hb || rb == 4 || hb == 4) ? em : ex;
                     const real m = emit * (diag_m * mm + (diag_i + diag_d) * gm);
                     const real i = up_m * mi + up_i * ext;

@@ -101,7 +101,8 @@ impl Engine for CudaEngine {
     }
 
     fn batch_cells(&self) -> u64 {
-        1 << 30
+        // Several pieces of PIECE_PAIRS realistic pairs: both streams busy, the GPU full.
+        1 << 33
     }
 
     fn compute(&self, batch: &PairBatch, out: &mut Vec<Likelihood>) -> Result<()> {
@@ -276,5 +277,101 @@ impl CudaEngine {
         stream.memcpy_dtoh(&out.slice(..slots), &mut host).map_err(dev_err("reading likelihoods"))?;
         stream.synchronize().map_err(dev_err("pairhmm kernel"))?;
         Ok(host)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairhmm::batch::{PairBatch, Quals, ReadView};
+    use crate::pairhmm::scalar;
+
+    /// kernels/pairhmm.cu's warp algorithm step by step on the CPU (32 lanes as arrays, a
+    /// shuffle as a shift, the global row buffer as a vector), in double: it must give the
+    /// scalar reference's sum. Catches indexing mistakes without a GPU.
+    fn kernel_model(p: &Probabilities<f64>, read: &ReadView<'_>, hap: &[u8]) -> f64 {
+        let (rlen, hlen) = (read.len(), hap.len());
+        let d0 = p.initial / hlen as f64;
+        let mut buf_m = vec![0.0; hlen + 1];
+        let mut buf_i = vec![0.0; hlen + 1];
+        let mut buf_d = vec![d0; hlen + 1];
+        let mut sum = [0.0f64; 32];
+        let mut r0 = 0;
+        while r0 < rlen {
+            let mut params = [None; 32];
+            for (lane, slot) in params.iter_mut().enumerate() {
+                let row = r0 + lane;
+                if row < rlen {
+                    *slot = Some((p.row(read.base_q[row], read.ins_q[row], read.del_q[row], read.gcp_q[row]), read.bases[row]));
+                }
+            }
+            if r0 > 0 {
+                buf_d[0] = 0.0;
+            }
+            let mut left = [(0.0f64, 0.0f64, 0.0f64); 32];
+            let mut diag = [(0.0f64, 0.0f64, 0.0f64); 32];
+            diag[0] = (buf_m[0], buf_i[0], buf_d[0]);
+            let last_row_lane = rlen as i64 - 1 - r0 as i64;
+            let steps = hlen + (rlen - r0).min(32) - 1;
+            for t in 0..steps as i64 {
+                // Shuffle up: lane k sees lane k-1's value from before this step.
+                let mut up = [(0.0, 0.0, 0.0); 32];
+                for lane in 1..32 {
+                    up[lane] = left[lane - 1];
+                }
+                let c0 = t + 1;
+                let cc = (c0.min(hlen as i64)) as usize;
+                up[0] = (buf_m[cc], buf_i[cc], buf_d[cc]);
+                for lane in 0..32usize {
+                    let c = t - lane as i64 + 1;
+                    if let Some((row, rb)) = params[lane] {
+                        if c >= 1 && c <= hlen as i64 {
+                            let hb = hap[c as usize - 1];
+                            let emit = if rb == hb || rb == 4 || hb == 4 { row.emit_match } else { row.emit_mismatch };
+                            let m = emit * (diag[lane].0 * row.match_to_match + (diag[lane].1 + diag[lane].2) * row.gap_to_match);
+                            let i = up[lane].0 * row.match_to_ins + up[lane].1 * row.gap_ext;
+                            let d = left[lane].0 * row.match_to_del + left[lane].2 * row.gap_ext;
+                            left[lane] = (m, i, d);
+                            if lane as i64 == last_row_lane {
+                                sum[lane] += m + i;
+                            }
+                            if lane == 31 {
+                                buf_m[c as usize] = m;
+                                buf_i[c as usize] = i;
+                                buf_d[c as usize] = d;
+                            }
+                        }
+                    }
+                    diag[lane] = up[lane];
+                }
+            }
+            r0 += 32;
+        }
+        sum[(rlen - 1) & 31]
+    }
+
+    #[test]
+    fn kernel_model_matches_the_scalar_reference() {
+        let p = &tables().1;
+        let mut s = 11u64;
+        let mut next = |n: u64| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 33) % n
+        };
+        for case in 0..60 {
+            let rl = [1, 2, 31, 32, 33, 63, 64, 65, 100][case % 9] + next(3) as usize;
+            let hl = 1 + next(90) as usize;
+            let bases: Vec<u8> = (0..rl).map(|_| b"ACGTN"[next(5) as usize]).collect();
+            let hap: Vec<u8> = (0..hl).map(|_| b"ACGTN"[next(5) as usize]).collect();
+            let q = |lo: u8, next: &mut dyn FnMut(u64) -> u64| -> Vec<u8> { (0..rl).map(|_| 33 + lo + next(40) as u8).collect() };
+            let (bq, iq, dq, gq) = (q(0, &mut next), q(10, &mut next), q(5, &mut next), q(3, &mut next));
+            let mut b = PairBatch::new();
+            let r = b.push_read("r", &bases, &bq, &iq, &dq, Quals::Text(&gq)).unwrap();
+            let h = b.push_hap("h", &hap).unwrap();
+            let read = b.read(r as usize);
+            let want = scalar::forward(p, &read, b.hap(h as usize), &mut Vec::new());
+            let got = kernel_model(p, &read, b.hap(h as usize));
+            assert!(((got - want) / want).abs() < 1e-12, "case {case} ({rl} x {hl}): {got} vs {want}");
+        }
     }
 }

@@ -30,6 +30,10 @@ use std::path::Path;
 const READ_COLUMNS: [&str; 6] = ["read", "read_bases", "base_quals", "ins_quals", "del_quals", "gcp_quals"];
 const HAP_COLUMNS: [&str; 2] = ["haplotype", "hap_bases"];
 
+/// Bytes of sequence and qualities per batch, whatever the cell count: bounds memory when
+/// reads are long and haplotypes short.
+const MAX_BATCH_BYTES: usize = 1 << 28;
+
 /// Limits of one batch.
 #[derive(Debug, Clone, Copy)]
 pub struct BatchLimits {
@@ -397,8 +401,9 @@ impl BatchReader {
     /// The next batch (`batch` is cleared first); false when the input is exhausted.
     pub fn next_batch(&mut self, batch: &mut PairBatch) -> Result<bool> {
         batch.clear();
-        let full =
-            |b: &PairBatch, cells: u64, limits: &BatchLimits| cells >= limits.cells || b.pairs.len() >= limits.pairs;
+        let full = |b: &PairBatch, cells: u64, limits: &BatchLimits| {
+            cells >= limits.cells || b.pairs.len() >= limits.pairs || b.bytes() >= MAX_BATCH_BYTES
+        };
         let mut cells = 0u64;
         match &mut self.kind {
             Kind::Pairs { place, rows, read, hap, group } => {
@@ -544,7 +549,7 @@ impl Grouped {
         // Haplotype indexes of the current group in this batch.
         let mut hap_start: Option<u32> = None;
         loop {
-            if cells >= limits.cells || batch.pairs.len() >= limits.pairs {
+            if cells >= limits.cells || batch.pairs.len() >= limits.pairs || batch.bytes() >= MAX_BATCH_BYTES {
                 return Ok(());
             }
             if !self.read_pending {

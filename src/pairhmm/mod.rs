@@ -40,7 +40,7 @@ pub trait Engine: Send + Sync {
     fn compute(&self, batch: &PairBatch, out: &mut Vec<Likelihood>) -> Result<()>;
     /// Cells (read length x haplotype length) per batch that keep this engine busy.
     fn batch_cells(&self) -> u64 {
-        1 << 26
+        1 << 28
     }
 }
 
