@@ -272,58 +272,136 @@ impl<'a, const L: usize> Lanes<'a, L> {
         Lanes { rows, hap, read_len, hap_len, d0, _p: std::marker::PhantomData }
     }
 
-    /// The scaled sums of every lane. Three state rows updated in place; the diagonal values
-    /// travel in registers.
+    /// The scaled sums of every lane. One state row (M, I, D per column) holds the row above;
+    /// rows are computed two at a time (the second one column behind the first), so the row
+    /// between them stays in registers, the state row is read and written once per two rows,
+    /// and the two deletion chains along the row interleave.
     #[inline(always)]
     fn forward<const FMA: bool>(&mut self) -> [f32; L] {
         let cols = self.hap.len() + 1;
-        let mut m = vec![[0f32; L]; cols];
-        let mut ins = vec![[0f32; L]; cols];
-        let mut del = vec![self.d0; cols];
+        let mut st = vec![State { m: [0.0; L], i: [0.0; L], d: self.d0 }; cols];
         let mut sums = [0f32; L];
-        for (i, row) in self.rows.iter().enumerate() {
-            // Column 0 of the previous row (diagonal of column 1): row 0 has D = d0, others 0.
-            let mut m_diag = m[0];
-            let mut i_diag = ins[0];
-            let mut d_diag = del[0];
-            let mut m_left = [0f32; L];
-            let mut d_left = [0f32; L];
-            m[0] = [0.0; L];
-            ins[0] = [0.0; L];
-            del[0] = [0.0; L];
-            for j in 1..cols {
-                let hb = self.hap[j - 1];
-                let (m_up, i_up, d_up) = (m[j], ins[j], del[j]);
-                let mut m_new = [0f32; L];
-                let mut i_new = [0f32; L];
-                let mut d_new = [0f32; L];
-                for k in 0..L {
-                    let emit = if row.base[k] & hb[k] != 0 { row.em[k] } else { row.ex[k] };
-                    m_new[k] = emit * mul_add::<FMA>(m_diag[k], row.mm[k], (i_diag[k] + d_diag[k]) * row.gm[k]);
-                    i_new[k] = mul_add::<FMA>(i_up[k], row.ext[k], m_up[k] * row.mi[k]);
-                    d_new[k] = mul_add::<FMA>(d_left[k], row.ext[k], m_left[k] * row.md[k]);
+        let mut i = 0;
+        while i < self.rows.len() {
+            let ends = |row: usize| self.read_len.iter().any(|&n| n == row + 1);
+            if i + 1 < self.rows.len() {
+                match (ends(i), ends(i + 1)) {
+                    (false, false) => self.two_rows::<FMA, false, false>(&mut st, i, &mut sums),
+                    (true, false) => self.two_rows::<FMA, true, false>(&mut st, i, &mut sums),
+                    (false, true) => self.two_rows::<FMA, false, true>(&mut st, i, &mut sums),
+                    (true, true) => self.two_rows::<FMA, true, true>(&mut st, i, &mut sums),
                 }
-                m_diag = m_up;
-                i_diag = i_up;
-                d_diag = d_up;
-                m[j] = m_new;
-                ins[j] = i_new;
-                del[j] = d_new;
-                m_left = m_new;
-                d_left = d_new;
-            }
-            for k in 0..L {
-                if self.read_len[k] == i + 1 {
-                    let mut s = 0f32;
-                    for j in 1..=self.hap_len[k] {
-                        s += m[j][k] + ins[j][k];
-                    }
-                    sums[k] = s;
-                }
+                i += 2;
+            } else {
+                self.two_rows::<FMA, false, false>(&mut st, i, &mut sums);
+                i += 1;
             }
         }
         sums
     }
+
+    /// Rows `i` and `i + 1` (only `i` when it is the last), updating `st` to the last row
+    /// computed; SUM_A / SUM_B: some lane's read ends at that row, whose M + I over the lane's
+    /// haplotype columns goes into `sums`.
+    #[inline(always)]
+    fn two_rows<const FMA: bool, const SUM_A: bool, const SUM_B: bool>(
+        &self,
+        st: &mut [State<L>],
+        i: usize,
+        sums: &mut [f32; L],
+    ) {
+        let cols = st.len();
+        let a = &self.rows[i];
+        let b = self.rows.get(i + 1);
+        let zero = State { m: [0.0; L], i: [0.0; L], d: [0.0; L] };
+        let mut a_diag = st[0];
+        let mut a_left = zero; // row i, column j - 1
+        let mut a_left2 = zero; // row i, column j - 2
+        let mut b_left = zero; // row i + 1, column j - 2
+        let mut sum_a = [0f32; L];
+        let mut sum_b = [0f32; L];
+        st[0] = zero;
+        let add_sum = |sum: &mut [f32; L], c: &State<L>, j: usize| {
+            for k in 0..L {
+                if j <= self.hap_len[k] {
+                    sum[k] += c.m[k] + c.i[k];
+                }
+            }
+        };
+        for j in 1..cols {
+            let up = st[j];
+            let cell_a = cell::<L, FMA>(a, &self.hap[j - 1], &a_diag, &up, &a_left);
+            a_diag = up;
+            match b {
+                Some(b) if j >= 2 => {
+                    let cell_b = cell::<L, FMA>(b, &self.hap[j - 2], &a_left2, &a_left, &b_left);
+                    if SUM_B {
+                        add_sum(&mut sum_b, &cell_b, j - 1);
+                    }
+                    st[j - 1] = cell_b;
+                    b_left = cell_b;
+                }
+                Some(_) => {}
+                None => st[j] = cell_a,
+            }
+            if SUM_A {
+                add_sum(&mut sum_a, &cell_a, j);
+            }
+            a_left2 = a_left;
+            a_left = cell_a;
+        }
+        if let Some(b) = b {
+            let j = cols - 1;
+            let cell_b = cell::<L, FMA>(b, &self.hap[j - 1], &a_left2, &a_left, &b_left);
+            if SUM_B {
+                add_sum(&mut sum_b, &cell_b, j);
+            }
+            st[j] = cell_b;
+        }
+        for k in 0..L {
+            if SUM_A && self.read_len[k] == i + 1 {
+                sums[k] = sum_a[k];
+            }
+            if SUM_B && self.read_len[k] == i + 2 {
+                sums[k] = sum_b[k];
+            }
+        }
+        if b.is_none() {
+            // A last single row: its sums from the state row.
+            for k in 0..L {
+                if self.read_len[k] == i + 1 {
+                    sums[k] = (1..=self.hap_len[k]).map(|j| st[j].m[k] + st[j].i[k]).fold(0.0, |x, y| x + y);
+                }
+            }
+        }
+    }
+}
+
+/// M, I, D of one cell in every lane.
+#[derive(Clone, Copy)]
+struct State<const L: usize> {
+    m: [f32; L],
+    i: [f32; L],
+    d: [f32; L],
+}
+
+/// One cell of every lane from its diagonal, upper and left neighbours.
+#[inline(always)]
+fn cell<const L: usize, const FMA: bool>(
+    row: &RowLanes<L>,
+    hb: &[u32; L],
+    diag: &State<L>,
+    up: &State<L>,
+    left: &State<L>,
+) -> State<L> {
+    let mut out = State { m: [0.0; L], i: [0.0; L], d: [0.0; L] };
+    for k in 0..L {
+        let emit = if row.base[k] & hb[k] != 0 { row.em[k] } else { row.ex[k] };
+        out.m[k] = emit * mul_add::<FMA>(diag.m[k], row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
+        out.i[k] = mul_add::<FMA>(up.i[k], row.ext[k], up.m[k] * row.mi[k]);
+        out.d[k] = mul_add::<FMA>(left.d[k], row.ext[k], left.m[k] * row.md[k]);
+    }
+    out
 }
 
 #[cfg(test)]
