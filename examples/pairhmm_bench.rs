@@ -153,13 +153,22 @@ fn main() {
             let pairs: usize = batches.iter().map(|b| b.pairs.len()).sum();
             let mut out = Vec::new();
             e.compute(&batches[0], &mut out).unwrap(); // warm-up (kernel load, tables)
+            // Passes over the batches until BENCH_SECONDS (default 3) have gone by.
+            let min_seconds: f64 = std::env::var("BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3.0);
             let start = Instant::now();
-            let mut recomputed = 0;
-            for b in &batches {
-                e.compute(b, &mut out).unwrap();
-                recomputed += out.iter().filter(|l| l.recomputed).count();
+            let (mut recomputed, mut passes) = (0, 0u64);
+            loop {
+                for b in &batches {
+                    e.compute(b, &mut out).unwrap();
+                    recomputed += out.iter().filter(|l| l.recomputed).count();
+                }
+                passes += 1;
+                if start.elapsed().as_secs_f64() >= min_seconds {
+                    break;
+                }
             }
             let s = start.elapsed().as_secs_f64();
+            let (cells, pairs) = (cells * passes, pairs * passes as usize);
             println!(
                 "{} threads={t} regions={n} pairs={pairs} cells={cells} recomputed={recomputed} seconds={s:.3} gcups={:.3}",
                 e.name(),

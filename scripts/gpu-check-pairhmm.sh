@@ -13,8 +13,8 @@
 set -euo pipefail
 DIR=${1:-.gpu-hmm}
 CHECK_PAIRS=${CHECK_PAIRS:-1000000}
-REGIONS=${REGIONS:-2000}
-CPU_REGIONS=${CPU_REGIONS:-300}
+REGIONS=${REGIONS:-6000}
+CPU_REGIONS=${CPU_REGIONS:-1500}
 CORES=$(nproc)
 if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
   lib=$(find / -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)

@@ -396,7 +396,9 @@ fn cell<const L: usize, const FMA: bool>(
 ) -> State<L> {
     let mut out = State { m: [0.0; L], i: [0.0; L], d: [0.0; L] };
     for k in 0..L {
-        let emit = if row.base[k] & hb[k] != 0 { row.em[k] } else { row.ex[k] };
+        // A bit select, not `if`: the compiler turns a select of two loads into a gather.
+        let same = 0u32.wrapping_sub(((row.base[k] & hb[k]) != 0) as u32);
+        let emit = f32::from_bits((row.em[k].to_bits() & same) | (row.ex[k].to_bits() & !same));
         out.m[k] = emit * mul_add::<FMA>(diag.m[k], row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
         out.i[k] = mul_add::<FMA>(up.i[k], row.ext[k], up.m[k] * row.mi[k]);
         out.d[k] = mul_add::<FMA>(left.d[k], row.ext[k], left.m[k] * row.md[k]);
