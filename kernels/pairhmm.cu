@@ -11,9 +11,9 @@
 // and computes log10 and the threshold test from the scaled sums written to `out`.
 //
 // Pair descriptor (5 x u32): read offset, read length, haplotype offset, haplotype length,
-// output index. A read at offset o of `data` is 5 arrays of its length: base codes (A C G T
-// = 0..3, N = 4), base, insertion, deletion and gap-continuation qualities (phred).
-// Haplotype bases are codes at their offset.
+// output index. `reads` holds 5 arrays of `read_total` bytes each: base codes (A C G T =
+// 0..3, N = 4), base, insertion, deletion and gap-continuation qualities (phred); a read's
+// bytes are at its offset in each. Haplotype base codes are at their offset in `haps`.
 
 #ifndef PAIRHMM_DOUBLE
 #define PAIRHMM_DOUBLE 0
@@ -30,7 +30,9 @@ typedef float real;
 #define FULL_MASK 0xffffffffu
 
 extern "C" __global__ void pairhmm_forward(const unsigned int* __restrict__ pairs, int npairs,
-                                           const unsigned char* __restrict__ data,
+                                           const unsigned char* __restrict__ reads,
+                                           unsigned int read_total,
+                                           const unsigned char* __restrict__ haps,
                                            const real* __restrict__ ph2pr,
                                            const real* __restrict__ match_to_match,
                                            real* __restrict__ scratch, int scratch_stride,
@@ -46,8 +48,8 @@ extern "C" __global__ void pairhmm_forward(const unsigned int* __restrict__ pair
         const unsigned int* desc = pairs + 5 * (size_t)p;
         const int rlen = (int)desc[1];
         const int hlen = (int)desc[3];
-        const unsigned char* rbase = data + desc[0];
-        const unsigned char* hap = data + desc[2];
+        const unsigned char* rbase = reads + desc[0];
+        const unsigned char* hap = haps + desc[2];
         // Row 0: no match or insertion yet, free deletions before the read in every column.
         // INITIAL / hlen, scaled as GKL scales it: division in the working precision.
         const real d0 = INITIAL / (real)hlen;
@@ -65,10 +67,10 @@ extern "C" __global__ void pairhmm_forward(const unsigned int* __restrict__ pair
             int rb = 0;
             if (active) {
                 rb = rbase[row];
-                const int q = rbase[rlen + row] & 127;
-                const int qi = rbase[2 * rlen + row] & 127;
-                const int qd = rbase[3 * rlen + row] & 127;
-                const int qc = rbase[4 * rlen + row] & 127;
+                const int q = rbase[read_total + row] & 127;
+                const int qi = rbase[2 * (size_t)read_total + row] & 127;
+                const int qd = rbase[3 * (size_t)read_total + row] & 127;
+                const int qc = rbase[4 * (size_t)read_total + row] & 127;
                 const real e = ph2pr[q];
                 em = (real)1 - e;
                 ex = e / (real)3;

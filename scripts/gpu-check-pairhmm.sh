@@ -3,7 +3,8 @@
 # GPU from binaries built elsewhere and carried in DIR (default .gpu-hmm):
 #   DIR/pairhmm_bench (release example), DIR/swarrow (release binary), and optionally
 #   DIR/gkl/ with a Java runtime (jre.tar.xz, from jlink: java.base + java.logging), GKL's
-#   jars and native libraries and GklPairHmm.class, for GKL's AVX-512 PairHMM on the same host.
+#   jars (gkl, gatk-native-bindings, commons-logging) and native libraries (with libgomp) and
+#   GklPairHmm.class, for GKL's AVX-512 PairHMM on the same host.
 #  1. check: CUDA vs the CPU double reference on CHECK_PAIRS pairs (>= 1,000,000);
 #  2. bench: GCUPS of the CUDA engine, of our CPU engine on all host cores and of GKL
 #     (float, AVX-512, OpenMP on all cores and 1 thread) on the same generated regions;
@@ -34,7 +35,7 @@ if [ -f "$DIR/gkl/jre.tar.xz" ]; then
   "$DIR/pairhmm_bench" gkl-input "$CPU_REGIONS" > /tmp/gkl/regions.txt
   "$DIR/pairhmm_bench" gkl-input "$((CPU_REGIONS / 4))" > /tmp/gkl/regions1.txt
   export LD_LIBRARY_PATH="$DIR/gkl:${LD_LIBRARY_PATH:-}"
-  java() { /tmp/gkl/jre/bin/java -Djava.library.path="$DIR/gkl" -cp "$DIR/gkl/gkl.jar:$DIR/gkl/gatk-native-bindings.jar:$DIR/gkl" GklPairHmm "$@" 2>/dev/null; }
+  java() { /tmp/gkl/jre/bin/java -Djava.library.path="$DIR/gkl" -cp "$DIR/gkl/gkl.jar:$DIR/gkl/gatk-native-bindings.jar:$DIR/gkl/commons-logging.jar:$DIR/gkl" GklPairHmm "$@" 2>/tmp/gkl/stderr || { tail -5 /tmp/gkl/stderr; return 1; }; }
   java float "$CORES" omp bench 10 < /tmp/gkl/regions.txt || echo "GKL OpenMP variant did not run"
   java float 1 bench 10 < /tmp/gkl/regions1.txt || echo "GKL did not run"
 else

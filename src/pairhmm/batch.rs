@@ -120,6 +120,33 @@ impl PairBatch {
         self.hap_ends.len()
     }
 
+    /// The read buffers whole (bases, base, insertion, deletion, gap-continuation
+    /// qualities; read r starts at [`read_start`](Self::read_start)`(r)` in each).
+    pub fn read_buffers(&self) -> [&[u8]; 5] {
+        [&self.read_bases, &self.base_q, &self.ins_q, &self.del_q, &self.gcp_q]
+    }
+
+    pub fn read_start(&self, r: usize) -> usize {
+        if r == 0 {
+            0
+        } else {
+            self.read_ends[r - 1]
+        }
+    }
+
+    /// The haplotype bases whole; haplotype h starts at [`hap_start`](Self::hap_start)`(h)`.
+    pub fn hap_buffer(&self) -> &[u8] {
+        &self.hap_bases
+    }
+
+    pub fn hap_start(&self, h: usize) -> usize {
+        if h == 0 {
+            0
+        } else {
+            self.hap_ends[h - 1]
+        }
+    }
+
     /// Read r's bases and qualities.
     pub fn read(&self, r: usize) -> ReadView<'_> {
         let start = if r == 0 { 0 } else { self.read_ends[r - 1] };

@@ -1,9 +1,10 @@
 //! The CUDA engine: kernels/pairhmm.cu (one warp per pair, anti-diagonal stripes of 32 read
-//! rows), compiled by NVRTC in float and in double from the one source. A batch is ordered by
-//! haplotype then read length (length binning: the warps of a launch get similar work, the
-//! longest first) and cut into pieces that two host threads, each with its own stream, pack,
-//! upload, compute and read back, so one piece is packed while another's kernel runs. Pairs
-//! whose scaled float sum is below GKL's threshold are recomputed by the double kernel.
+//! rows), compiled by NVRTC in float and in double from the one source. A batch's read and
+//! haplotype buffers are uploaded as they are (no repacking); the pairs are ordered by
+//! haplotype then read length (length binning: the warps get similar work, the longest
+//! first) and dealt alternately to two streams, whose launches run concurrently, each with
+//! its own host thread reading back and checking its results. Pairs whose scaled float sum is
+//! below GKL's threshold are recomputed by the double kernel.
 //!
 //! Runs on the first GPU.
 
@@ -13,14 +14,11 @@ use super::{Engine, Likelihood};
 use crate::engine::cuda::runtime::{dev_err, Gpu, Source};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub const KERNEL_SOURCE: &str = include_str!("../../kernels/pairhmm.cu");
 
-/// Pairs per piece: several pieces per batch keep both streams busy.
-const PIECE_PAIRS: usize = 1 << 15;
-/// Host threads (and streams) feeding the GPU.
+/// Streams (each with a host thread) sharing a batch.
 const STREAMS: usize = 2;
 const BLOCK_THREADS: u32 = 256;
 /// Resident blocks per SM the grid is sized for.
@@ -53,10 +51,16 @@ impl<T: Real + DeviceRepr> Precision<T> {
 /// Device buffers of one stream, grown as needed and reused.
 #[derive(Default)]
 struct Buffers {
-    data: Option<CudaSlice<u8>>,
     descs: Option<CudaSlice<u32>>,
     single: Work<f32>,
     double: Work<f64>,
+}
+
+/// The batch's reads and haplotypes on the GPU, shared by the streams.
+#[derive(Default)]
+struct Shared {
+    reads: Option<CudaSlice<u8>>,
+    haps: Option<CudaSlice<u8>>,
 }
 
 /// A kernel's per-warp scratch rows and its output slots.
@@ -76,6 +80,7 @@ pub struct CudaEngine {
     single: Precision<f32>,
     double: Precision<f64>,
     streams: Vec<(Arc<CudaStream>, Mutex<Buffers>)>,
+    shared: Mutex<Shared>,
 }
 
 impl CudaEngine {
@@ -87,7 +92,7 @@ impl CudaEngine {
         let streams = (0..STREAMS)
             .map(|_| Ok((gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?, Mutex::new(Buffers::default()))))
             .collect::<Result<Vec<_>>>()?;
-        Ok(CudaEngine { gpu, single, double, streams })
+        Ok(CudaEngine { gpu, single, double, streams, shared: Mutex::new(Shared::default()) })
     }
 
     fn warps(&self) -> usize {
@@ -102,36 +107,59 @@ impl Engine for CudaEngine {
 
     fn batch_cells(&self) -> u64 {
         // Several pieces of PIECE_PAIRS realistic pairs: both streams busy, the GPU full.
-        1 << 33
+        1 << 35
     }
 
     fn compute(&self, batch: &PairBatch, out: &mut Vec<Likelihood>) -> Result<()> {
         out.clear();
         out.resize(batch.pairs.len(), Likelihood { log10: f64::NAN, recomputed: false });
+        if batch.pairs.is_empty() {
+            return Ok(());
+        }
         let mut order: Vec<u32> = (0..batch.pairs.len() as u32).collect();
         let dims = |i: &u32| {
             let p = batch.pairs[*i as usize];
             std::cmp::Reverse((batch.hap(p.hap as usize).len(), batch.read(p.read as usize).len()))
         };
-        order.sort_by_key(dims);
-        let pieces: Vec<&[u32]> = order.chunks(PIECE_PAIRS).collect();
-        let next = AtomicUsize::new(0);
+        order.sort_unstable_by_key(dims);
+        let read_total = batch.read_buffers()[0].len();
+        if read_total * 5 > u32::MAX as usize || batch.hap_buffer().len() > u32::MAX as usize {
+            return Err(Error::Internal("CUDA batch larger than 4 GiB".into()));
+        }
+        let mut shared = self.shared.lock().map_err(|_| Error::Internal("CUDA buffers poisoned".into()))?;
+        let stream0 = &self.streams[0].0;
+        ensure(stream0, &mut shared.reads, read_total * 5)?;
+        ensure(stream0, &mut shared.haps, batch.hap_buffer().len().max(1))?;
+        let shared = &mut *shared;
+        let (Some(reads), Some(haps)) = (shared.reads.as_mut(), shared.haps.as_mut()) else {
+            return Err(Error::Internal("CUDA buffers missing".into()));
+        };
+        for (k, part) in batch.read_buffers().iter().enumerate() {
+            stream0
+                .memcpy_htod(*part, &mut reads.slice_mut(k * read_total..(k + 1) * read_total))
+                .map_err(dev_err("uploading reads"))?;
+        }
+        let hap_bytes = batch.hap_buffer();
+        stream0
+            .memcpy_htod(hap_bytes, &mut haps.slice_mut(..hap_bytes.len()))
+            .map_err(dev_err("uploading haplotypes"))?;
+        stream0.synchronize().map_err(dev_err("uploading reads"))?;
+        let (reads, haps) = (&*reads, &*haps);
         let results: Mutex<Vec<(u32, Likelihood)>> = Mutex::new(Vec::with_capacity(batch.pairs.len()));
         std::thread::scope(|s| -> Result<()> {
             let workers: Vec<_> = self
                 .streams
                 .iter()
-                .map(|(stream, buffers)| {
-                    let (next, pieces, results) = (&next, &pieces, &results);
+                .enumerate()
+                .map(|(si, (stream, buffers))| {
+                    let (order, results) = (&order, &results);
                     s.spawn(move || -> Result<()> {
+                        // Every STREAMS-th pair of the length order: equal shares of work.
+                        let mine: Vec<u32> = order.iter().skip(si).step_by(STREAMS).copied().collect();
                         let mut buffers =
                             buffers.lock().map_err(|_| Error::Internal("CUDA buffers poisoned".into()))?;
-                        let mut local = Vec::new();
-                        loop {
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(piece) = pieces.get(k) else { break };
-                            self.piece(stream, &mut buffers, batch, piece, &mut local)?;
-                        }
+                        let mut local = Vec::with_capacity(mine.len());
+                        self.run_pairs(stream, &mut buffers, batch, reads, read_total, haps, &mine, &mut local)?;
                         results.lock().map_err(|_| Error::Internal("results poisoned".into()))?.extend(local);
                         Ok(())
                     })
@@ -149,6 +177,15 @@ impl Engine for CudaEngine {
     }
 }
 
+/// What a launch reads: descriptors, the batch's reads (5 arrays of `read_total` bytes) and
+/// haplotypes.
+struct Inputs<'a> {
+    descs: &'a CudaSlice<u32>,
+    reads: &'a CudaSlice<u8>,
+    read_total: u32,
+    haps: &'a CudaSlice<u8>,
+}
+
 /// Grows `slot` to hold at least `n` elements.
 fn ensure<T: DeviceRepr + ValidAsZeroBits>(
     stream: &Arc<CudaStream>,
@@ -163,59 +200,42 @@ fn ensure<T: DeviceRepr + ValidAsZeroBits>(
 }
 
 impl CudaEngine {
-    /// Packs, uploads and computes the pairs `piece` (indexes into `batch.pairs`).
-    fn piece(
+    /// Computes the pairs `mine` (indexes into `batch.pairs`) on `stream`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_pairs(
         &self,
         stream: &Arc<CudaStream>,
         b: &mut Buffers,
         batch: &PairBatch,
-        piece: &[u32],
+        reads: &CudaSlice<u8>,
+        read_total: usize,
+        haps: &CudaSlice<u8>,
+        mine: &[u32],
         results: &mut Vec<(u32, Likelihood)>,
     ) -> Result<()> {
-        // Each read and haplotype once, whatever number of pairs use it.
-        let mut read_at = vec![u32::MAX; batch.read_count()];
-        let mut hap_at = vec![u32::MAX; batch.hap_count()];
-        let mut data: Vec<u8> = Vec::new();
-        let mut descs: Vec<u32> = Vec::with_capacity(piece.len() * 5);
+        if mine.is_empty() {
+            return Ok(());
+        }
+        let mut descs: Vec<u32> = Vec::with_capacity(mine.len() * 5);
         let mut max_hap = 0usize;
-        for (slot, &i) in piece.iter().enumerate() {
+        for (slot, &i) in mine.iter().enumerate() {
             let p = batch.pairs[i as usize];
-            let read = batch.read(p.read as usize);
-            if read_at[p.read as usize] == u32::MAX {
-                read_at[p.read as usize] = data.len() as u32;
-                for part in [read.bases, read.base_q, read.ins_q, read.del_q, read.gcp_q] {
-                    data.extend_from_slice(part);
-                }
-            }
-            let hap = batch.hap(p.hap as usize);
-            if hap_at[p.hap as usize] == u32::MAX {
-                hap_at[p.hap as usize] = data.len() as u32;
-                data.extend_from_slice(hap);
-            }
-            max_hap = max_hap.max(hap.len());
+            let (r, h) = (p.read as usize, p.hap as usize);
+            let (rlen, hlen) = (batch.read(r).len(), batch.hap(h).len());
+            max_hap = max_hap.max(hlen);
             descs.extend_from_slice(&[
-                read_at[p.read as usize],
-                read.len() as u32,
-                hap_at[p.hap as usize],
-                hap.len() as u32,
+                batch.read_start(r) as u32,
+                rlen as u32,
+                batch.hap_start(h) as u32,
+                hlen as u32,
                 slot as u32,
             ]);
         }
-        if data.len() > u32::MAX as usize {
-            return Err(Error::Internal("CUDA piece larger than 4 GiB".into()));
-        }
-        ensure(stream, &mut b.data, data.len())?;
         ensure(stream, &mut b.descs, descs.len())?;
-        let (Some(d_data), Some(d_descs)) = (b.data.as_mut(), b.descs.as_mut()) else {
-            return Err(Error::Internal("CUDA buffers missing".into()));
-        };
-        stream.memcpy_htod(&data, &mut d_data.slice_mut(..data.len())).map_err(dev_err("uploading reads"))?;
+        let Some(d_descs) = b.descs.as_mut() else { return Err(Error::Internal("CUDA buffers missing".into())) };
         stream.memcpy_htod(&descs, &mut d_descs.slice_mut(..descs.len())).map_err(dev_err("uploading pairs"))?;
-        let (Some(d_data), Some(d_descs)) = (b.data.as_ref(), b.descs.as_ref()) else {
-            return Err(Error::Internal("CUDA buffers missing".into()));
-        };
-        let sums =
-            self.launch(stream, &self.single, d_data, d_descs, &mut b.single, piece.len(), piece.len(), max_hap)?;
+        let inputs = Inputs { descs: &*d_descs, reads, read_total: read_total as u32, haps };
+        let sums = self.launch(stream, &self.single, &inputs, &mut b.single, mine.len(), mine.len(), max_hap)?;
         // Pairs below the float threshold: their descriptors again, computed in double.
         let mut redo: Vec<u32> = Vec::new();
         for (slot, &sum) in sums.iter().enumerate() {
@@ -223,7 +243,7 @@ impl CudaEngine {
                 redo.extend_from_slice(&descs[slot * 5..slot * 5 + 5]);
             } else {
                 let log10 = (sum as f64).log10() - tables().0.log10_initial;
-                results.push((piece[slot], Likelihood { log10, recomputed: false }));
+                results.push((mine[slot], Likelihood { log10, recomputed: false }));
             }
         }
         if !redo.is_empty() {
@@ -231,14 +251,12 @@ impl CudaEngine {
             let max_redo = (0..n).map(|k| redo[k * 5 + 3] as usize).max().unwrap_or(0);
             let Some(d_descs) = b.descs.as_mut() else { return Err(Error::Internal("CUDA buffers missing".into())) };
             stream.memcpy_htod(&redo, &mut d_descs.slice_mut(..redo.len())).map_err(dev_err("uploading pairs"))?;
-            let (Some(d_data), Some(d_descs)) = (b.data.as_ref(), b.descs.as_ref()) else {
-                return Err(Error::Internal("CUDA buffers missing".into()));
-            };
-            let sums = self.launch(stream, &self.double, d_data, d_descs, &mut b.double, n, piece.len(), max_redo)?;
+            let inputs = Inputs { descs: &*d_descs, reads, read_total: read_total as u32, haps };
+            let sums = self.launch(stream, &self.double, &inputs, &mut b.double, n, mine.len(), max_redo)?;
             for k in 0..n {
                 let slot = redo[k * 5 + 4] as usize;
                 let log10 = sums[slot].log10() - tables().1.log10_initial;
-                results.push((piece[slot], Likelihood { log10, recomputed: true }));
+                results.push((mine[slot], Likelihood { log10, recomputed: true }));
             }
         }
         Ok(())
@@ -251,8 +269,7 @@ impl CudaEngine {
         &self,
         stream: &Arc<CudaStream>,
         precision: &Precision<T>,
-        data: &CudaSlice<u8>,
-        descs: &CudaSlice<u32>,
+        inputs: &Inputs<'_>,
         work: &mut Work<T>,
         npairs: usize,
         slots: usize,
@@ -270,7 +287,8 @@ impl CudaEngine {
         let npairs_i = npairs as i32;
         let stride_i = stride as i32;
         let mut lb = stream.launch_builder(&precision.func);
-        lb.arg(descs).arg(&npairs_i).arg(data).arg(&precision.ph2pr).arg(&precision.mm);
+        lb.arg(inputs.descs).arg(&npairs_i).arg(inputs.reads).arg(&inputs.read_total).arg(inputs.haps);
+        lb.arg(&precision.ph2pr).arg(&precision.mm);
         lb.arg(&mut *scratch).arg(&stride_i).arg(&mut *out);
         unsafe { lb.launch(cfg) }.map_err(dev_err("launching pairhmm_forward"))?;
         let mut host = vec![T::from_f64(0.0); slots];
@@ -302,7 +320,10 @@ mod tests {
             for (lane, slot) in params.iter_mut().enumerate() {
                 let row = r0 + lane;
                 if row < rlen {
-                    *slot = Some((p.row(read.base_q[row], read.ins_q[row], read.del_q[row], read.gcp_q[row]), read.bases[row]));
+                    *slot = Some((
+                        p.row(read.base_q[row], read.ins_q[row], read.del_q[row], read.gcp_q[row]),
+                        read.bases[row],
+                    ));
                 }
             }
             if r0 > 0 {
@@ -328,7 +349,9 @@ mod tests {
                         if c >= 1 && c <= hlen as i64 {
                             let hb = hap[c as usize - 1];
                             let emit = if rb == hb || rb == 4 || hb == 4 { row.emit_match } else { row.emit_mismatch };
-                            let m = emit * (diag[lane].0 * row.match_to_match + (diag[lane].1 + diag[lane].2) * row.gap_to_match);
+                            let m = emit
+                                * (diag[lane].0 * row.match_to_match
+                                    + (diag[lane].1 + diag[lane].2) * row.gap_to_match);
                             let i = up[lane].0 * row.match_to_ins + up[lane].1 * row.gap_ext;
                             let d = left[lane].0 * row.match_to_del + left[lane].2 * row.gap_ext;
                             left[lane] = (m, i, d);
@@ -363,7 +386,9 @@ mod tests {
             let hl = 1 + next(90) as usize;
             let bases: Vec<u8> = (0..rl).map(|_| b"ACGTN"[next(5) as usize]).collect();
             let hap: Vec<u8> = (0..hl).map(|_| b"ACGTN"[next(5) as usize]).collect();
-            let q = |lo: u8, next: &mut dyn FnMut(u64) -> u64| -> Vec<u8> { (0..rl).map(|_| 33 + lo + next(40) as u8).collect() };
+            let q = |lo: u8, next: &mut dyn FnMut(u64) -> u64| -> Vec<u8> {
+                (0..rl).map(|_| 33 + lo + next(40) as u8).collect()
+            };
             let (bq, iq, dq, gq) = (q(0, &mut next), q(10, &mut next), q(5, &mut next), q(3, &mut next));
             let mut b = PairBatch::new();
             let r = b.push_read("r", &bases, &bq, &iq, &dq, Quals::Text(&gq)).unwrap();
