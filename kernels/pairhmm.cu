@@ -29,7 +29,12 @@ typedef float real;
 
 #define FULL_MASK 0xffffffffu
 
-extern "C" __global__ void pairhmm_forward(const unsigned int* __restrict__ pairs, int npairs,
+// Blocks of 256 threads per SM the compiler must fit (registers), a tuning knob.
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+
+extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) pairhmm_forward(const unsigned int* __restrict__ pairs, int npairs,
                                            const unsigned char* __restrict__ reads,
                                            unsigned int read_total,
                                            const unsigned char* __restrict__ haps,

@@ -14,12 +14,15 @@ use super::{Engine, Likelihood};
 use crate::engine::cuda::runtime::{dev_err, Gpu, Source};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub const KERNEL_SOURCE: &str = include_str!("../../kernels/pairhmm.cu");
 
 /// Streams (each with a host thread) sharing a batch.
 const STREAMS: usize = 2;
+/// Pairs per launch: a few waves of the GPU's warps, several pieces per batch.
+const PIECE_PAIRS: usize = 1 << 16;
 const BLOCK_THREADS: u32 = 256;
 /// Resident blocks per SM the grid is sized for.
 const BLOCKS_PER_SM: u32 = 8;
@@ -34,7 +37,11 @@ struct Precision<T> {
 impl<T: Real + DeviceRepr> Precision<T> {
     fn new(gpu: &Gpu, probs: &Probabilities<T>, double: bool) -> Result<Self> {
         let src = Source { name: "pairhmm.cu", text: KERNEL_SOURCE, headers: &[] };
-        let opts = vec![format!("-DPAIRHMM_DOUBLE={}", double as i32)];
+        let mut opts = vec![format!("-DPAIRHMM_DOUBLE={}", double as i32)];
+        // Tuning: extra NVRTC flags, e.g. -DMIN_BLOCKS=8.
+        if let Ok(extra) = std::env::var("SWARROW_PAIRHMM_NVRTC_OPTS") {
+            opts.extend(extra.split_whitespace().map(String::from));
+        }
         let module = gpu.load(&src, &opts)?;
         let func = gpu.function(&module, "pairhmm_forward")?;
         let mm: Vec<T> = (0..128u8)
@@ -116,12 +123,9 @@ impl Engine for CudaEngine {
         if batch.pairs.is_empty() {
             return Ok(());
         }
-        let mut order: Vec<u32> = (0..batch.pairs.len() as u32).collect();
-        let dims = |i: &u32| {
-            let p = batch.pairs[*i as usize];
-            std::cmp::Reverse((batch.hap(p.hap as usize).len(), batch.read(p.read as usize).len()))
-        };
-        order.sort_unstable_by_key(dims);
+        let timing = std::env::var_os("SWARROW_PAIRHMM_TIMING").is_some();
+        let t0 = std::time::Instant::now();
+        let order = length_order(batch);
         let read_total = batch.read_buffers()[0].len();
         if read_total * 5 > u32::MAX as usize || batch.hap_buffer().len() > u32::MAX as usize {
             return Err(Error::Internal("CUDA batch larger than 4 GiB".into()));
@@ -145,21 +149,25 @@ impl Engine for CudaEngine {
             .map_err(dev_err("uploading haplotypes"))?;
         stream0.synchronize().map_err(dev_err("uploading reads"))?;
         let (reads, haps) = (&*reads, &*haps);
+        let t_upload = t0.elapsed();
         let results: Mutex<Vec<(u32, Likelihood)>> = Mutex::new(Vec::with_capacity(batch.pairs.len()));
+        // Pieces of the length order taken by the stream workers in turn: while one worker
+        // prepares or reads back a piece, the other's kernel keeps the GPU busy.
+        let pieces: Vec<&[u32]> = order.chunks(PIECE_PAIRS).collect();
+        let next = AtomicUsize::new(0);
         std::thread::scope(|s| -> Result<()> {
             let workers: Vec<_> = self
                 .streams
                 .iter()
-                .enumerate()
-                .map(|(si, (stream, buffers))| {
-                    let (order, results) = (&order, &results);
+                .map(|(stream, buffers)| {
+                    let (pieces, next, results) = (&pieces, &next, &results);
                     s.spawn(move || -> Result<()> {
-                        // Every STREAMS-th pair of the length order: equal shares of work.
-                        let mine: Vec<u32> = order.iter().skip(si).step_by(STREAMS).copied().collect();
                         let mut buffers =
                             buffers.lock().map_err(|_| Error::Internal("CUDA buffers poisoned".into()))?;
-                        let mut local = Vec::with_capacity(mine.len());
-                        self.run_pairs(stream, &mut buffers, batch, reads, read_total, haps, &mine, &mut local)?;
+                        let mut local = Vec::new();
+                        while let Some(piece) = pieces.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            self.run_pairs(stream, &mut buffers, batch, reads, read_total, haps, piece, &mut local)?;
+                        }
                         results.lock().map_err(|_| Error::Internal("results poisoned".into()))?.extend(local);
                         Ok(())
                     })
@@ -170,11 +178,41 @@ impl Engine for CudaEngine {
             }
             Ok(())
         })?;
+        if timing {
+            eprintln!(
+                "pairhmm cuda batch: {} pairs, {:.1} Gcells: order+upload {:.1} ms, total {:.1} ms",
+                batch.pairs.len(),
+                batch.cells() as f64 / 1e9,
+                t_upload.as_secs_f64() * 1e3,
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+        }
         for (i, l) in results.into_inner().map_err(|_| Error::Internal("results poisoned".into()))? {
             out[i as usize] = l;
         }
         Ok(())
     }
+}
+
+/// Pair indexes by haplotype length, longest first, then input order (a counting sort: the
+/// batch is large and the lengths few). Length binning: the warps of a launch get similar work.
+fn length_order(batch: &PairBatch) -> Vec<u32> {
+    let hap_len = |i: usize| batch.hap(batch.pairs[i].hap as usize).len();
+    let max = (0..batch.pairs.len()).map(hap_len).max().unwrap_or(0);
+    let mut starts = vec![0usize; max + 2];
+    for i in 0..batch.pairs.len() {
+        starts[max - hap_len(i) + 1] += 1;
+    }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    let mut order = vec![0u32; batch.pairs.len()];
+    for i in 0..batch.pairs.len() {
+        let slot = &mut starts[max - hap_len(i)];
+        order[*slot] = i as u32;
+        *slot += 1;
+    }
+    order
 }
 
 /// What a launch reads: descriptors, the batch's reads (5 arrays of `read_total` bytes) and
@@ -290,10 +328,14 @@ impl CudaEngine {
         lb.arg(inputs.descs).arg(&npairs_i).arg(inputs.reads).arg(&inputs.read_total).arg(inputs.haps);
         lb.arg(&precision.ph2pr).arg(&precision.mm);
         lb.arg(&mut *scratch).arg(&stride_i).arg(&mut *out);
+        let t0 = std::time::Instant::now();
         unsafe { lb.launch(cfg) }.map_err(dev_err("launching pairhmm_forward"))?;
         let mut host = vec![T::from_f64(0.0); slots];
         stream.memcpy_dtoh(&out.slice(..slots), &mut host).map_err(dev_err("reading likelihoods"))?;
         stream.synchronize().map_err(dev_err("pairhmm kernel"))?;
+        if std::env::var_os("SWARROW_PAIRHMM_TIMING").is_some_and(|v| v == "2") {
+            eprintln!("pairhmm cuda launch: {npairs} pairs, {:.2} ms", t0.elapsed().as_secs_f64() * 1e3);
+        }
         Ok(host)
     }
 }
