@@ -25,6 +25,7 @@ use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, RecordBatchReader};
 use arrow::datatypes::DataType;
 use arrow::error::ArrowError;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
+use std::fmt::Write as _;
 use std::path::Path;
 
 const READ_COLUMNS: [&str; 6] = ["read", "read_bases", "base_quals", "ins_quals", "del_quals", "gcp_quals"];
@@ -337,6 +338,8 @@ pub struct BatchReader {
     gcp: u8,
     row: Row,
     records: usize,
+    /// Scratch for generated ids (GATK text).
+    id: String,
 }
 
 enum Kind {
@@ -359,7 +362,7 @@ impl BatchReader {
                 Kind::Pairs { place, rows, read, hap, group }
             }
         };
-        Ok(BatchReader { kind, limits, gcp, row: Row::default(), records: 0 })
+        Ok(BatchReader { kind, limits, gcp, row: Row::default(), records: 0, id: String::new() })
     }
 
     /// `--reads FILE --haplotypes FILE`: every read against every haplotype of its group.
@@ -395,7 +398,14 @@ impl BatchReader {
             group_haps: PairBatch::new(),
             seen_groups: 0,
         };
-        Ok(BatchReader { kind: Kind::Grouped(Box::new(grouped)), limits, gcp, row: Row::default(), records: 0 })
+        Ok(BatchReader {
+            kind: Kind::Grouped(Box::new(grouped)),
+            limits,
+            gcp,
+            row: Row::default(),
+            records: 0,
+            id: String::new(),
+        })
     }
 
     /// The next batch (`batch` is cleared first); false when the input is exhausted.
@@ -412,11 +422,11 @@ impl BatchReader {
                     let rec = self.records;
                     self.records += 1;
                     check_width(place, rec, &self.row, width)?;
-                    let id = self.row.str(read.id).to_string();
-                    let bad = |e: Invalid| Error::record(place, rec, &id, e.0);
-                    let r = read.push(batch, &self.row, self.gcp).map_err(bad)?;
-                    let h = batch.push_hap(self.row.str(hap[0]), self.row.get(hap[1])).map_err(bad)?;
-                    let g = push_group(batch, group.map_or("", |g| self.row.str(g)));
+                    let row = &self.row;
+                    let bad = |e: Invalid| Error::record(place, rec, row.str(read.id), e.0);
+                    let r = read.push(batch, row, self.gcp).map_err(bad)?;
+                    let h = batch.push_hap(row.str(hap[0]), row.get(hap[1])).map_err(bad)?;
+                    let g = push_group(batch, group.map_or("", |g| row.str(g)));
                     batch.pairs.push(PairRef { read: r, hap: h, group: g });
                     cells += (batch.read(r as usize).len() * batch.hap(h as usize).len()) as u64;
                 }
@@ -437,19 +447,20 @@ impl BatchReader {
                             format!("{} fields: expected 'hap read qual ins del gcp [expected]'", row.ends.len()),
                         ));
                     }
+                    // Ids written into one reused buffer: no allocation per record.
+                    let id = &mut self.id;
+                    id.clear();
+                    let _ = write!(id, "r{n}");
                     let bad = |e: Invalid| Error::record(place, rec, &format!("r{n}"), e.0);
                     let r = batch
-                        .push_read(
-                            &format!("r{n}"),
-                            row.get(1),
-                            row.get(2),
-                            row.get(3),
-                            row.get(4),
-                            Quals::Text(row.get(5)),
-                        )
+                        .push_read(id, row.get(1), row.get(2), row.get(3), row.get(4), Quals::Text(row.get(5)))
                         .map_err(bad)?;
-                    let h = batch.push_hap(&format!("h{n}"), row.get(0)).map_err(bad)?;
-                    let g = batch.groups.push(&n.to_string());
+                    id.clear();
+                    let _ = write!(id, "h{n}");
+                    let h = batch.push_hap(id, row.get(0)).map_err(bad)?;
+                    id.clear();
+                    let _ = write!(id, "{n}");
+                    let g = batch.groups.push(id);
                     batch.pairs.push(PairRef { read: r, hap: h, group: g });
                     cells += (batch.read(r as usize).len() * batch.hap(h as usize).len()) as u64;
                 }
@@ -587,8 +598,10 @@ impl Grouped {
                     first
                 }
             };
-            let id = row.str(self.read_cols.id).to_string();
-            let r = self.read_cols.push(batch, row, gcp).map_err(|e| Error::record(&self.read_place, rec, &id, e.0))?;
+            let r = self
+                .read_cols
+                .push(batch, row, gcp)
+                .map_err(|e| Error::record(&self.read_place, rec, row.str(self.read_cols.id), e.0))?;
             self.read_pending = false;
             let g = push_group(batch, &self.group);
             let read_len = batch.read(r as usize).len() as u64;
