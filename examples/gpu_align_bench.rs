@@ -17,6 +17,7 @@ use std::time::Instant;
 use swarrow::engine::cuda::align::GpuAligner;
 use swarrow::engine::{select, Alignment, Device, Engine};
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
+use swarrow::seq::SeqPairs;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
@@ -131,7 +132,13 @@ fn stream_fasta(path: String, alpha: Alphabet, repeat: usize, tx: std::sync::mps
 }
 
 type Rec = (Arc<Chunk>, usize);
-type Batch = Vec<(Rec, Rec)>;
+
+fn slice(r: &Rec) -> &[u8] {
+    let (o, l) = r.0.recs[r.1];
+    &r.0.buf[o..o + l]
+}
+/// Pairs laid out as the engine takes them, built on the reader thread.
+type Batch = SeqPairs;
 
 fn bench(args: &[String]) {
     let dna = args.iter().any(|a| a == "--dna");
@@ -156,6 +163,8 @@ fn bench(args: &[String]) {
     std::thread::spawn(move || stream_fasta(qpath, alpha, repeat, qtx));
     std::thread::spawn(move || stream_fasta(tpath, alpha, repeat, ttx));
     let (btx, brx) = sync_channel::<Batch>(2);
+    // Emptied batches go back to the reader (no fresh pages per batch).
+    let (spare_tx, spare_rx) = sync_channel::<Batch>(4);
     let (rtx, rrx) = sync_channel::<Vec<Alignment>>(2);
     let reader = std::thread::spawn(move || {
         let mut cells: u128 = 0;
@@ -165,17 +174,22 @@ fn bench(args: &[String]) {
         let mut qs = recs(qrx);
         let mut ts = recs(trx);
         loop {
-            let mut b: Batch = Vec::with_capacity(batch);
-            while b.len() < batch {
+            let mut b = spare_rx.try_recv().unwrap_or_default();
+            b.clear();
+            let mut recs = Vec::with_capacity(batch);
+            while recs.len() < batch {
                 match (qs.next(), ts.next()) {
                     (Some(q), Some(t)) => {
                         cells += q.0.recs[q.1].1 as u128 * t.0.recs[t.1].1 as u128;
-                        b.push((q, t));
+                        recs.push((q, t));
                     }
                     (None, None) => break,
                     _ => panic!("query and target files hold different numbers of records"),
                 }
             }
+            // The layout the engine reads, copied in parallel (what its packing did before).
+            let refs: Vec<(&[u8], &[u8])> = recs.iter().map(|(q, t)| (slice(q), slice(t))).collect();
+            b.extend_par(&refs);
             if b.is_empty() {
                 break;
             }
@@ -217,16 +231,11 @@ fn bench(args: &[String]) {
         n
     });
     let mut gpu_secs = 0.0;
-    for b in brx {
-        fn slice(r: &Rec) -> &[u8] {
-            let (o, l) = r.0.recs[r.1];
-            &r.0.buf[o..o + l]
-        }
-        let pairs: Vec<(&[u8], &[u8])> = b.iter().map(|(q, t)| (slice(q), slice(t))).collect();
+    for pairs in brx {
         let g = Instant::now();
-        let res = aligner.align(&pairs).unwrap();
+        let res = aligner.align(pairs.view()).unwrap();
         gpu_secs += g.elapsed().as_secs_f64();
-        drop(pairs);
+        let _ = spare_tx.try_send(pairs);
         rtx.send(res).unwrap();
     }
     drop(rtx);
@@ -291,7 +300,7 @@ fn host_costs(args: &[String]) {
         items.iter().map(|it| (vec![1u8; it.qlen as usize], vec![2u8; it.tlen as usize])).collect();
     let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
     let t = Instant::now();
-    let p = pack(&refs);
+    let p = pack(SeqPairs::from_slices(&refs).view());
     println!("pack: {:.1} ms, {} bytes", t.elapsed().as_secs_f64() * 1e3, p.seqs.len());
 }
 
@@ -400,10 +409,11 @@ fn compare(name: &str, gpu: &GpuAligner, cpu: &dyn Engine, pairs: &[(Vec<u8>, Ve
     let cells: f64 = refs.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum();
     let longest = refs.iter().map(|(q, t)| q.len().max(t.len())).max().unwrap_or(0);
     let g = Instant::now();
-    let got = gpu.align(&refs).unwrap();
+    let owned = SeqPairs::from_slices(&refs);
+    let got = gpu.align(owned.view()).unwrap();
     let gs = g.elapsed().as_secs_f64();
     let c = Instant::now();
-    let want = cpu.align(&refs).unwrap();
+    let want = cpu.align(owned.view()).unwrap();
     let cs = c.elapsed().as_secs_f64();
     let mut bad = 0;
     let mut recomputed = 0;

@@ -13,6 +13,7 @@
 use std::io::Read;
 use std::time::Instant;
 use swarrow::database::Database;
+use swarrow::progress::Work;
 use swarrow::engine::cuda::{layout::Variant, CudaEngine};
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::SimdEngine;
@@ -148,14 +149,14 @@ fn check(args: &[String]) -> R<bool> {
     eprintln!("cpu oracle: {}", cpu.name());
     let all = db.len();
     let t = Instant::now();
-    let g = e.search(&qs, &db, all)?;
+    let g = e.search(&qs, &db, all, &Work::new())?;
     let tg = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let c = cpu.search(&qs, &db, all)?;
+    let c = cpu.search(&qs, &db, all, &Work::new())?;
     eprintln!("real DB: gpu {:.2} s, cpu {:.2} s", tg, t.elapsed().as_secs_f64());
     let mut ok = compare("real DB (all scores)", &g, &c);
     // The same with a small top-k, which exercises the GPU threshold selection.
-    let g10 = e.search(&qs, &db, 10)?;
+    let g10 = e.search(&qs, &db, 10, &Work::new())?;
     let c10: Vec<Vec<Hit>> = c.iter().map(|v| v.iter().take(10).copied().collect()).collect();
     ok &= compare("real DB (top 10)", &g10, &c10);
 
@@ -179,8 +180,8 @@ fn check(args: &[String]) -> R<bool> {
     let mut sq: Vec<Vec<u8>> = vec![wall, queries[0].seq.clone(), rng.seq(1), rng.seq(5478), rng.seq(33)];
     sq.push(queries[queries.len() - 1].seq.clone());
     let sqr: Vec<&[u8]> = sq.iter().map(|v| v.as_slice()).collect();
-    let g = e.search(&sqr, &special, special.len())?;
-    let c = cpu.search(&sqr, &special, special.len())?;
+    let g = e.search(&sqr, &special, special.len(), &Work::new())?;
+    let c = cpu.search(&sqr, &special, special.len(), &Work::new())?;
     ok &= compare("40,000-residue target / overflow / odd shapes", &g, &c);
     let ov = special.original.iter().position(|&o| o == 1).unwrap() as u32;
     match g[0].iter().find(|h| h.target == ov) {
@@ -224,7 +225,7 @@ fn bench_db(args: &[String], db: &Database, label: &str) -> R<()> {
         println!("config bins='{}' opts='{}'", bins, opts);
         for i in 0..repeat {
             let t = Instant::now();
-            let hits = e.search(&qs, db, top)?;
+            let hits = e.search(&qs, db, top, &Work::new())?;
             let s = t.elapsed().as_secs_f64();
             let best = hits.iter().map(|h| h.first().map_or(0, |h| h.score)).max().unwrap_or(0);
             println!(

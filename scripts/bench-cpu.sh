@@ -3,6 +3,7 @@
 #
 #   scripts/bench-cpu.sh search [QUERIES.fasta] [DB.fasta(.gz)] [THREADS...]
 #   scripts/bench-cpu.sh align  [PAIRS]         [THREADS...]
+#   scripts/bench-cpu.sh pipe   [PAIRS]         [THREADS]
 #
 # search: every query against the whole database, BLOSUM62 gap open 11 extend 1 (parasail's
 #   open 12 extend 1), wall time including reading. parasail: parasail_aligner with
@@ -82,8 +83,37 @@ align)
         /usr/bin/python3 scripts/parasail_pairs.py "$q" "$t" "$th" "$ours"
     done
     ;;
+pipe)
+    # The command line's TSV pipe on the CPU engine against the engine in-process (one
+    # engine call over pairs already in memory), same pairs, same threads: the pipe's
+    # share of the engine's rate.
+    n=${1:-20000}
+    th=${2:-$(nproc)}
+    q="$work/pairs$n.q.fa"
+    t="$work/pairs$n.t.fa"
+    [[ -s $q ]] || /usr/bin/python3 /work/shared/bench/make_pairs.py /work/shared/data/DB.fasta.gz \
+        --pairs "$n" --query "$q" --target "$t"
+    sw=${SWARROW_BIN:-target/release/swarrow}
+    [[ -n ${SWARROW_BIN:-} ]] || cargo build --release --quiet --bin swarrow
+    paste <(grep '^>' "$q" | cut -c2- | cut -d' ' -f1) <(grep -v '^>' "$q") <(grep '^>' "$t" | cut -c2- | cut -d' ' -f1) <(grep -v '^>' "$t") \
+        >"$work/pairs$n.tsv"
+    line=$($bench align "$q" "$t" "$th")
+    echo "$line"
+    engine=$(sed -n 's/.*engine_gcups=\([0-9.]*\).*/\1/p' <<<"$line")
+    cells=$(sed -n 's/.*cells=\([0-9.e+]*\).*/\1/p' <<<"$line")
+    s=$(now)
+    cat "$work/pairs$n.tsv" | "$sw" align --pairs - --device cpu --threads "$th" --quiet --format arrow | cat >/dev/null
+    e=$(now)
+    /usr/bin/python3 - "$cells" "$s" "$e" "$engine" "$th" <<'PY'
+import sys
+cells, s, e, engine, th = sys.argv[1:]
+g = float(cells) / (float(e) - float(s)) / 1e9
+print(f"cli: cat pairs.tsv | swarrow align --pairs - --device cpu --threads {th}: seconds={float(e) - float(s):.3f} gcups={g:.2f}")
+print(f"threads={th} ratio cli/engine = {g / float(engine):.3f}")
+PY
+    ;;
 *)
-    echo "usage: $0 search|align ..." >&2
+    echo "usage: $0 search|align|pipe ..." >&2
     exit 2
     ;;
 esac

@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
 # Kernels compile through NVRTC from NVIDIA's PyPI wheel (no GPU needed).
 source scripts/ci-nvrtc.sh env
+# The parser fuzz targets (tests/fuzz.rs) run for a bounded time each, inside `cargo test`.
+export SWARROW_FUZZ_SECONDS="${SWARROW_FUZZ_SECONDS:-8}"
 cargo test --no-fail-fast "$@"

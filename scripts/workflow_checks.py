@@ -165,7 +165,12 @@ def part_snakemake():
                 "--db-size", db_residues(db), "--db-seqs", len(fasta_records(db)), "--format", fmt,
                 "-o", dest] + common)
             mixed.append(dest)
-        sh([SW, "merge", "--top", top, "-o", tmp / "mixed.tsv"] + mixed)
+        # TSV carries no run settings: merge refuses it unless told to trust the shards.
+        r = subprocess.run([SW, "merge", "--top", str(top), "-o", str(tmp / "never.tsv")] + [str(m) for m in mixed],
+                           capture_output=True, text=True)
+        check(r.returncode == 2 and "--trust-shards" in r.stderr and not (tmp / "never.tsv").exists(),
+              f"merge refuses TSV shards without --trust-shards (exit {r.returncode}: {r.stderr.strip()})")
+        sh([SW, "merge", "--top", top, "--trust-shards", "-o", tmp / "mixed.tsv"] + mixed)
         sh([SW, "merge", "--top", top, "-o", tmp / "parquet.tsv"] + shards)
         check((tmp / "mixed.tsv").read_text() == (tmp / "parquet.tsv").read_text(),
               "merge of TSV + Arrow stream + Arrow file shards == merge of Parquet shards")
@@ -247,6 +252,37 @@ def part_lake():
               "Polars reads the stream; one row per pair in input order")
         self_pairs = pdf.filter(pl.col("target") == pl.col("query") + "_mut")
         check(self_pairs.height > 0 and (self_pairs["score"] > 0).all(), "mutated homolog pairs score above 0")
+
+        # Candidate pairs kept in the lake as Parquet, with their own column names and a key:
+        # swarrow carries the key (and every other column) through, and DuckDB joins the
+        # scores back to the candidate table; Polars reads the same from an Arrow stream.
+        cand = pa.table({
+            "pair_key": pa.array(range(100, 100 + len(pairs)), pa.int64()),
+            "seq_a": [p[1] for p in pairs], "id_a": [p[0] for p in pairs],
+            "id_b": [p[2] for p in pairs], "seq_b": [p[3] for p in pairs],
+            "sample": [f"s{i % 3}" for i in range(len(pairs))],
+        })
+        cand_path = tmp / "candidates.parquet"
+        pq.write_table(cand, cand_path, row_group_size=6)
+        names = ["--query-col", "seq_a", "--target-col", "seq_b", "--query-id-col", "id_a", "--target-id-col", "id_b"]
+        scored = tmp / "scored.parquet"
+        sh([SW, "align", "--pairs", cand_path, *names, "-o", scored, "--device", "cpu", "--quiet"])
+        check(pq.read_schema(scored).names == COLUMNS + ["pair_key", "sample"], "carried columns follow the results")
+        joined = con.execute(
+            f"SELECT c.pair_key, c.id_a = s.query AND c.id_b = s.target AND c.sample = s.sample AS same, s.score "
+            f"FROM '{cand_path}' c JOIN '{scored}' s USING (pair_key) ORDER BY c.pair_key").fetchall()
+        check(len(joined) == len(pairs) and all(r[1] for r in joined),
+              "DuckDB joins every score back to its candidate row by the carried key")
+        check([r[2] for r in joined] == pdf["score"].to_list(), "scores from the table equal scores from TSV pairs")
+        stream_in = io.BytesIO()
+        with ipc.new_stream(stream_in, cand.schema) as w:
+            w.write_table(cand, max_chunksize=5)
+        out = subprocess.run([SW, "align", "--pairs", "-", *map(str, names), "--device", "cpu", "--quiet"],
+                             input=stream_in.getvalue(), capture_output=True, check=True).stdout
+        sdf = pl.read_ipc_stream(io.BytesIO(out))
+        check(sdf["pair_key"].to_list() == cand["pair_key"].to_pylist() and sdf["sample"].dtype == pl.String
+              and sdf["score"].to_list() == pdf["score"].to_list(),
+              "Polars reads carried columns from an Arrow stream piped through swarrow")
 
 
 def part_recipes():

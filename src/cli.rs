@@ -3,13 +3,14 @@
 
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
-use crate::io::{self, PairInput};
-use crate::output::{self, Format, Mode, RunMetadata};
+use crate::io::{self, PairColumns, PairInput};
+use crate::output::{self, Format, Mode, RunMetadata, Stdout};
 use crate::pipeline;
+use crate::progress::{input_size, Progress};
 use crate::scoring::{stats::KarlinAltschul, Alphabet, Matrix, Scoring};
-use clap::{Args, Parser, Subcommand};
-use std::io::IsTerminal;
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
@@ -22,30 +23,81 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Search protein queries against a database; best hits per query.
-    #[command(after_help = "Examples:\n  swarrow search -q queries.fa -d db.fasta.gz -o hits.parquet\n  swarrow makedb db.fasta.gz -o db.swdb && swarrow search -q queries.fa -d db.swdb --top 5 --format tsv\n  cat q.fa | swarrow search -q - -d db.swdb | duckdb -c \"SELECT * FROM read_parquet('/dev/stdin')\"   # use --format parquet -o for DuckDB")]
+    #[command(after_help = SEARCH_EXAMPLES)]
     Search(SearchArgs),
     /// Align pairs one-to-one; one result per pair, in input order.
-    #[command(after_help = "Examples:\n  swarrow align --query a.fa --target b.fa -o pairs.parquet\n  swarrow align --pairs pairs.tsv --dna --format tsv\n  producer | swarrow align --pairs - | consumer      # Arrow IPC stream in, Arrow IPC stream out")]
+    #[command(after_help = ALIGN_EXAMPLES)]
     Align(AlignArgs),
     /// Build a binary database (sorted by length, memory-mappable) for fast repeated searches.
-    #[command(after_help = "Example:\n  swarrow makedb uniprot.fasta.gz -o uniprot.swdb")]
+    #[command(after_help = MAKEDB_EXAMPLES)]
     Makedb(MakedbArgs),
     /// Merge shard outputs into one: global top N per query (search) or concatenation (align).
-    #[command(after_help = "Shards of a database split in order, each searched with the whole database's --db-size and\n--db-seqs, merge into exactly the unsharded result (same rows, E-values and ranks):\n  swarrow merge --top 10 -o hits.parquet shard-0.parquet shard-1.parquet shard-2.parquet\nInputs: Parquet, Arrow IPC file or stream (`-` = stdin), TSV; detected by content.")]
+    #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
     /// Read likelihoods under GATK's PairHMM (as GKL computes them), one row per read-haplotype pair.
     #[command(after_help = "Examples:\n  swarrow pairhmm --reads reads.tsv --haplotypes haps.tsv -o likelihoods.parquet   # every read x every haplotype of its group\n  swarrow pairhmm --pairs pairs.parquet --format tsv\n  swarrow pairhmm --pairs pairhmm-testdata.txt      # GATK's test-data text: hap read qual ins del gcp [expected]")]
     Pairhmm(PairhmmArgs),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    #[command(hide = true, after_help = "Example (bash):\n  swarrow completions bash > ~/.local/share/bash-completion/completions/swarrow")]
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per subcommand into --dir.
+    #[command(hide = true, after_help = "Examples:\n  swarrow man | man -l -\n  swarrow man --dir ~/.local/share/man/man1")]
+    Man {
+        /// Directory for swarrow.1, swarrow-search.1, ...
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
+
+// Help examples: one command per line, each runnable as pasted from the repository root on
+// the bundled data (tests/cli.rs runs every line that starts with `swarrow`, `cat` or `workflows`).
+const SEARCH_EXAMPLES: &str = "\
+Examples (from the repository root, on the bundled data):
+  swarrow search -q examples/queries.fasta -d examples/db.fasta.gz -o hits.parquet
+  swarrow search -q examples/queries.fasta -d examples/db.fasta.gz -k 5 -e 1e-5 > hits.tsv
+  swarrow makedb examples/db.fasta.gz -o db.swdb
+  swarrow search -q examples/queries.fasta -d db.swdb --outfmt 6 > hits.m8
+  cat examples/queries.fasta | swarrow search -q - -d db.swdb --format tsv
+
+Default output format: -o's extension; else, for stdout, TSV on a terminal, the extension of
+the file stdout is redirected to (> hits.parquet), TSV for other files, Arrow IPC into a pipe.";
+
+const ALIGN_EXAMPLES: &str = "\
+Examples (from the repository root, on the bundled data):
+  swarrow align --pairs examples/pairs.tsv -o pairs.parquet
+  swarrow align -q examples/pair-queries.fasta -t examples/pair-targets.fasta > pairs.tsv
+  cat examples/pairs.tsv | swarrow align --pairs - | swarrow merge - -o from-pipe.parquet
+
+Pairs come as TSV (query_id, query_seq, target_id, target_seq) or an Arrow IPC stream, so
+swarrow reads another program's Arrow output; into a pipe it writes an Arrow IPC stream.";
+
+const MAKEDB_EXAMPLES: &str = "\
+Example (from the repository root):
+  swarrow makedb examples/db.fasta.gz -o db.swdb";
+
+const MERGE_EXAMPLES: &str = "\
+Examples (from the repository root): the queries in two shards, searched and merged:
+  workflows/bin/swarrow-shard fasta examples/queries.fasta 2 part
+  swarrow search -q part-000.fasta -d examples/db.fasta.gz -o part-000.parquet
+  swarrow search -q part-001.fasta -d examples/db.fasta.gz -o part-001.parquet
+  swarrow merge --top 10 -o merged.parquet part-000.parquet part-001.parquet
+
+Shards of a database split in order, each searched with the whole database's --db-size and
+--db-seqs, merge into exactly the unsharded result (same rows, E-values and ranks).
+Inputs: Parquet, Arrow IPC file or stream (`-` = stdin), TSV; detected by content.";
 
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// Output file; `-` or absent = stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast. Default: from the
-    /// extension of -o, else Arrow IPC stream when stdout is not a terminal, TSV when it is.
-    #[arg(long, value_name = "F")]
+    /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast (also `6`, `m8`).
+    /// Default: from the extension of -o; for stdout, TSV on a terminal, the extension of the
+    /// file stdout is redirected to (TSV if none), Arrow IPC stream into a pipe.
+    #[arg(long, visible_alias = "outfmt", value_name = "F")]
     pub format: Option<String>,
 }
 
@@ -55,11 +107,15 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub device: Device,
     /// CPU threads (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'p', long, value_name = "N")]
     pub threads: Option<usize>,
-    /// No progress bar and no informational messages (warnings and errors still print).
+    /// No progress line and no summary (warnings and errors still print). Without a terminal
+    /// on stderr there are none anyway.
     #[arg(long)]
     pub quiet: bool,
+    /// Say which engine runs, and why not the GPU when --device auto falls back to the CPU.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -82,11 +138,12 @@ pub struct SearchArgs {
     pub db: PathBuf,
     #[command(flatten)]
     pub out: OutputArgs,
-    /// Hits reported per query.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    /// Hits reported per query, as BLAST's and DIAMOND's --max-target-seqs (not DIAMOND's
+    /// --top, which is a score percentage).
+    #[arg(short = 'k', long, visible_alias = "max-target-seqs", value_name = "N", default_value_t = 10)]
     pub top: usize,
     /// Report only hits with an E-value at most E (where statistics exist).
-    #[arg(long, value_name = "E", default_value_t = 10.0)]
+    #[arg(short = 'e', long, visible_alias = "evalue", value_name = "E", default_value_t = 10.0, allow_negative_numbers = true)]
     pub max_evalue: f64,
     /// Substitution matrix: BLOSUM45/50/62/80/90, PAM30/70/250.
     #[arg(long, value_name = "NAME", default_value = "BLOSUM62")]
@@ -109,15 +166,33 @@ pub struct SearchArgs {
 #[command(group = clap::ArgGroup::new("input").required(true).args(["query", "pairs"]))]
 pub struct AlignArgs {
     /// FASTA of queries, paired record by record with --target.
-    #[arg(long, value_name = "A.fa", requires = "target")]
+    #[arg(short, long, value_name = "A.fa", requires = "target")]
     pub query: Option<PathBuf>,
     /// FASTA of targets, paired record by record with --query.
-    #[arg(long, value_name = "B.fa", requires = "query")]
+    #[arg(short, long, value_name = "B.fa", requires = "query")]
     pub target: Option<PathBuf>,
-    /// Pairs: TSV (query_id, query_seq, target_id, target_seq; header optional) or an Arrow
-    /// IPC stream with those columns, detected from content; `-` = stdin.
+    /// Pairs: TSV (query_id, query_seq, target_id, target_seq; header optional; gzip allowed),
+    /// or a table with those columns as an Arrow IPC stream or file or a Parquet file;
+    /// detected from content; `-` = stdin.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["query", "target"])]
     pub pairs: Option<PathBuf>,
+    /// Arrow/Parquet pairs: the column holding the query sequences.
+    #[arg(long, value_name = "NAME", default_value = "query_seq")]
+    pub query_col: String,
+    /// Arrow/Parquet pairs: the column holding the target sequences.
+    #[arg(long, value_name = "NAME", default_value = "target_seq")]
+    pub target_col: String,
+    /// Arrow/Parquet pairs: the column holding the query ids.
+    #[arg(long, value_name = "NAME", default_value = "query_id")]
+    pub query_id_col: String,
+    /// Arrow/Parquet pairs: the column holding the target ids.
+    #[arg(long, value_name = "NAME", default_value = "target_id")]
+    pub target_id_col: String,
+    /// Arrow/Parquet pairs: input columns copied to the output beside each result, comma
+    /// separated; `all` (default: every column but the four above) or `none`. A carried
+    /// column named like a result column (score, qstart, ...) is renamed input_<name>.
+    #[arg(long, value_name = "COLS", default_value = "all")]
+    pub carry: String,
     #[command(flatten)]
     pub out: OutputArgs,
     /// Substitution matrix for proteins: BLOSUM45/50/62/80/90, PAM30/70/250.
@@ -137,6 +212,9 @@ pub struct AlignArgs {
     /// Pairs per engine batch (default: sized for the device).
     #[arg(long, value_name = "N", hide = true)]
     pub batch: Option<usize>,
+    /// Batches in the engine at once (default 2; tuning).
+    #[arg(long, value_name = "N", hide = true)]
+    pub in_flight: Option<usize>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -173,9 +251,12 @@ pub struct MakedbArgs {
     /// Protein FASTA (plain or gzip; `-` = stdin).
     #[arg(value_name = "DB.fasta")]
     pub input: PathBuf,
-    /// Output database file.
+    /// Output database file (not `-`: a database is memory-mapped, never streamed).
     #[arg(short, long, value_name = "DB.swdb")]
     pub output: PathBuf,
+    /// No progress line.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -186,18 +267,62 @@ pub struct MergeArgs {
     /// Hits kept per query (search results; normally the --top of the shard runs).
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// Merge shards that carry no run settings (TSV, or metadata stripped by another tool)
+    /// without checking that their scoring, gap costs and search space agree.
+    #[arg(long)]
+    pub trust_shards: bool,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// Accepted for uniformity with the other subcommands (merge prints no progress).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Search(args) => search(args),
-        Command::Align(args) => align(args),
-        Command::Makedb(args) => makedb(args),
+        Command::Search(args) => {
+            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| search(args, p))
+        }
+        Command::Align(args) => {
+            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| align(args, p))
+        }
+        Command::Makedb(args) => with_progress(args.quiet, false, |p| makedb(args, p)),
         Command::Merge(args) => merge(args),
         Command::Pairhmm(args) => pairhmm(args),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "swarrow", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man { dir } => man(dir.as_deref()),
     }
+}
+
+/// Runs `f` with a progress line (on a terminal), erased before any error is printed.
+fn with_progress(quiet: bool, to_stdout: bool, f: impl FnOnce(&Progress) -> Result<()>) -> Result<()> {
+    let progress = Progress::new(quiet, to_stdout);
+    let result = f(&progress);
+    progress.stop();
+    result
+}
+
+fn man(dir: Option<&Path>) -> Result<()> {
+    let cmd = Cli::command();
+    match dir {
+        Some(dir) => clap_mangen::generate_to(cmd, dir)
+            .map_err(|e| Error::io(format!("writing man pages into {}", dir.display()), e)),
+        None => clap_mangen::Man::new(cmd)
+            .render(&mut std::io::stdout())
+            .map_err(|e| Error::io("writing the man page", e)),
+    }
+}
+
+/// Checks that the named input files exist before anything starts, so a mistyped path is the
+/// first and only message.
+fn require_inputs(paths: &[&Path]) -> Result<()> {
+    for p in paths.iter().filter(|p| p.as_os_str() != "-") {
+        io::input::open_file(p)?;
+    }
+    Ok(())
 }
 
 fn pairhmm(args: PairhmmArgs) -> Result<()> {
@@ -231,24 +356,36 @@ fn merge(args: MergeArgs) -> Result<()> {
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
-    pipeline::merge::merge(&args.inputs, args.top, format, out_path(&args.out))
+    pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out))
 }
 
-fn search(args: SearchArgs) -> Result<()> {
+fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let gap_open = args.gaps.gap_open.unwrap_or(11);
     let gap_extend = args.gaps.gap_extend.unwrap_or(1);
     let scoring = Scoring::new(Matrix::protein(&args.matrix)?, gap_open, gap_extend)?;
+    check_search_numbers(&args)?;
+    check_threads(&args.run)?;
     if args.query.as_os_str() == "-" && args.db.as_os_str() == "-" {
         return Err(Error::usage("only one of --query and --db can be read from stdin"));
     }
     check_output_not_input(args.out.output.as_deref(), &[&args.query, &args.db])?;
+    require_inputs(&[&args.query, &args.db])?;
     let format = resolve_format(&args.out)?;
     let stats = statistics(&scoring);
     // The database loads while the engine starts (CUDA start-up takes a while); an engine
     // problem is reported first, as it would be without the overlap.
+    progress.phase_reading("loading the database", input_size(&[&args.db]));
+    let engine_ready = AtomicBool::new(false);
     let (engine, db) = std::thread::scope(|s| {
-        let db = s.spawn(|| io::load_database(&args.db, Alphabet::Protein));
-        let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet);
+        let db = s.spawn(|| {
+            let db = io::load_database(&args.db, Alphabet::Protein);
+            if !engine_ready.load(Ordering::Relaxed) {
+                progress.phase(starting_phase(args.run.device));
+            }
+            db
+        });
+        let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.verbose);
+        engine_ready.store(true, Ordering::Relaxed);
         let db = db.join().unwrap_or_else(|_| Err(Error::Internal("database loading panicked".into())));
         (engine, db)
     });
@@ -273,12 +410,25 @@ fn search(args: SearchArgs) -> Result<()> {
         db_residues,
         db_seqs,
         stats,
-        quiet: args.run.quiet,
+        scoring: scoring.clone(),
+        progress: progress.clone(),
     };
-    pipeline::search::search(engine, db, Box::new(queries), opts, writer)
+    progress.phase_aligning("aligning", input_size(&[&args.query]));
+    let name = engine.name();
+    pipeline::search::search(engine, db, Box::new(queries), opts, writer)?;
+    progress.finish("queries", Some("hits"), &name);
+    Ok(())
 }
 
-fn align(args: AlignArgs) -> Result<()> {
+/// What the user waits for while the engine starts.
+fn starting_phase(device: Device) -> &'static str {
+    match device {
+        Device::Cpu => "starting the engine",
+        Device::Auto | Device::Cuda => "starting the engine (looking for a GPU, compiling kernels)",
+    }
+}
+
+fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let (matrix, open, extend) = if args.dna {
         (Matrix::dna(args.match_score, args.mismatch), 5, 2)
     } else {
@@ -286,6 +436,11 @@ fn align(args: AlignArgs) -> Result<()> {
     };
     if args.dna && args.match_score <= 0 {
         return Err(Error::usage(format!("--match must be positive (got {})", args.match_score)));
+    }
+    check_dna_scores(args.match_score, args.mismatch)?;
+    check_threads(&args.run)?;
+    if args.batch == Some(0) {
+        return Err(Error::usage("--batch must be at least 1"));
     }
     let scoring = Scoring::new(matrix, args.gaps.gap_open.unwrap_or(open), args.gaps.gap_extend.unwrap_or(extend))?;
     let input = match (&args.pairs, &args.query, &args.target) {
@@ -301,28 +456,98 @@ fn align(args: AlignArgs) -> Result<()> {
         return Err(Error::usage("only one of --query and --target can be read from stdin"));
     }
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
+    require_inputs(&inputs)?;
     let format = resolve_format(&args.out)?;
     let stats = statistics(&scoring);
-    let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.quiet)?;
-    let pairs = io::open_pairs(&input, scoring.alphabet())?;
+    let columns = PairColumns {
+        names: [args.query_id_col, args.query_col, args.target_id_col, args.target_col],
+        carry: match args.carry.as_str() {
+            "all" => None,
+            "none" => Some(Vec::new()),
+            list => Some(list.split(',').map(|c| c.trim().to_string()).collect()),
+        },
+    };
+    progress.phase(starting_phase(args.run.device));
+    let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.verbose)?;
+    let opts = pipeline::align::AlignOptions {
+        stats,
+        scoring: scoring.clone(),
+        progress: progress.clone(),
+        batch_pairs: args.batch,
+        in_flight: args.in_flight,
+    };
+    let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
+    let pairs = io::open_pairs(&input, scoring.alphabet(), &columns, limits)?;
     let meta = run_metadata("align", &scoring, &*engine);
-    let writer = output::create_writer(format, Mode::Align, &meta, out_path(&args.out))?;
-    let opts = pipeline::align::AlignOptions { stats, quiet: args.run.quiet, batch_pairs: args.batch };
-    pipeline::align::align(engine, pairs, opts, writer)
+    let writer =
+        output::create_writer_carrying(format, Mode::Align, &pairs.carried(), &meta, out_path(&args.out))?;
+    progress.phase_aligning("aligning", input_size(&inputs));
+    let name = engine.name();
+    pipeline::align::align(engine, pairs, opts, writer)?;
+    progress.finish("pairs", None, &name);
+    Ok(())
 }
 
-fn makedb(args: MakedbArgs) -> Result<()> {
+fn makedb(args: MakedbArgs, progress: &Progress) -> Result<()> {
+    if args.output.as_os_str() == "-" {
+        return Err(Error::usage(
+            "makedb -o: give a file name; a .swdb database is memory-mapped, so it cannot go to stdout ('-')",
+        ));
+    }
     check_output_not_input(Some(&args.output), &[&args.input])?;
+    require_inputs(&[&args.input])?;
+    progress.phase_reading("reading the database", input_size(&[&args.input]));
     let db = io::load_database(&args.input, Alphabet::Protein)?;
     if db.is_empty() {
         return Err(Error::file(&Where::from_arg(&args.input), "no sequences"));
     }
+    progress.phase("writing");
     io::write_swdb(&db, Alphabet::Protein, &args.output)
+}
+
+/// Numbers that would make a search meaningless are usage errors, not silently accepted:
+/// `--max-evalue NaN` would turn filtering off, `--db-size 0` would print E-values of nothing.
+fn check_search_numbers(args: &SearchArgs) -> Result<()> {
+    if args.top == 0 {
+        return Err(Error::usage("--top must be at least 1"));
+    }
+    if !(args.max_evalue.is_finite() && args.max_evalue >= 0.0) {
+        return Err(Error::usage(format!(
+            "--max-evalue must be a finite number >= 0 (got {})",
+            args.max_evalue
+        )));
+    }
+    if args.db_size == Some(0) {
+        return Err(Error::usage("--db-size must be at least 1 residue"));
+    }
+    if args.db_seqs == Some(0) {
+        return Err(Error::usage("--db-seqs must be at least 1 sequence"));
+    }
+    Ok(())
+}
+
+fn check_threads(run: &RunArgs) -> Result<()> {
+    if run.threads == Some(0) {
+        return Err(Error::usage("--threads must be at least 1"));
+    }
+    Ok(())
+}
+
+/// DNA scores are bounded so that the engines' 32-bit arithmetic (which subtracts scores from
+/// a far-negative sentinel) cannot wrap; scores per pair are bounded again by its lengths.
+fn check_dna_scores(matched: i32, mismatched: i32) -> Result<()> {
+    const LIMIT: i32 = crate::scoring::MAX_SCORE_MAGNITUDE;
+    if matched > LIMIT || mismatched < -LIMIT || mismatched > LIMIT {
+        return Err(Error::usage(format!(
+            "--match and --mismatch must lie within -{LIMIT}..={LIMIT} (got {matched} and {mismatched})"
+        )));
+    }
+    Ok(())
 }
 
 fn resolve_format(out: &OutputArgs) -> Result<Format> {
     let explicit = out.format.as_deref().map(Format::parse).transpose()?;
-    output::resolve_format(explicit, out_path(out), std::io::stdout().is_terminal())
+    output::resolve_format(explicit, out_path(out), &Stdout::detect())
 }
 
 fn out_path(out: &OutputArgs) -> Option<&Path> {

@@ -34,9 +34,10 @@ impl Error {
         }
     }
 
-    /// A problem with one input record: `FILE: record N (ID): PROBLEM`.
+    /// A problem with one input record: `FILE: record N (ID): PROBLEM`, the id shown by
+    /// [`shown_id`].
     pub fn record(file: &Where, index: usize, id: &str, problem: impl fmt::Display) -> Error {
-        Error::Input(format!("{}: record {} ({}): {}", file, index + 1, id_or_empty(id), problem))
+        Error::Input(format!("{}: record {} ({}): {}", file, index + 1, shown_id(id), problem))
     }
 
     /// A problem with an input file as a whole: `FILE: PROBLEM`.
@@ -58,12 +59,29 @@ impl Error {
     }
 }
 
-fn id_or_empty(id: &str) -> &str {
+/// Longest id shown in a message, in characters, before it is cut with an ellipsis.
+pub const SHOWN_ID_CHARS: usize = 80;
+
+/// An id (or any other input text) as messages show it: at most [`SHOWN_ID_CHARS`]
+/// characters then `...`, control characters escaped (`\u{1b}`), so that a huge id cannot
+/// flood stderr and terminal escape sequences in the input never reach the terminal raw.
+pub fn shown_id(id: &str) -> String {
     if id.is_empty() {
-        "no id"
-    } else {
-        id
+        return "no id".to_string();
     }
+    let mut out = String::new();
+    for (n, c) in id.chars().enumerate() {
+        if n == SHOWN_ID_CHARS {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Where an input comes from, for error messages: a path, or standard input.
@@ -89,5 +107,22 @@ impl fmt::Display for Where {
             Where::Stdin => write!(f, "<stdin>"),
             Where::Path(p) => write!(f, "{}", p.display()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_ids_are_capped_and_escaped() {
+        assert_eq!(shown_id(""), "no id");
+        assert_eq!(shown_id("sp|P1|x"), "sp|P1|x");
+        let long = "é".repeat(200);
+        assert_eq!(shown_id(&long), format!("{}...", "é".repeat(80)));
+        assert_eq!(shown_id(&"a".repeat(80)), "a".repeat(80));
+        assert_eq!(shown_id("a\u{1b}[31mred\t\n"), "a\\u{1b}[31mred\\t\\n");
+        let msg = Error::record(&Where::Stdin, 0, "x\u{7}", "bad").to_string();
+        assert_eq!(msg, "<stdin>: record 1 (x\\u{7}): bad");
     }
 }

@@ -8,7 +8,10 @@
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
 //! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all;
 //! - [`pairhmm`]: the `pairhmm` mode (read likelihoods), its own layers from input to engines.
+//! - [`progress`]: work counted in cells from inside the engines, drawn on a terminal;
+//! - [`atomic`]: output files that appear whole or not at all, cleaned up on signals.
 
+pub mod atomic;
 pub mod cli;
 pub mod database;
 pub mod engine;
@@ -17,6 +20,7 @@ pub mod io;
 pub mod output;
 pub mod pairhmm;
 pub mod pipeline;
+pub mod progress;
 pub mod scoring;
 pub mod seq;
 

@@ -3,6 +3,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = swarrow::cli::Cli::parse();
+    swarrow::atomic::install_signal_cleanup();
     match swarrow::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,

@@ -1,4 +1,18 @@
-//! Sequence records as every part of swarrow sees them: an id and encoded residues.
+//! Sequences as every part of swarrow sees them: records of the FASTA readers, and the
+//! columnar batch of pairs that the align pipeline moves from reader to engine to writer.
+//!
+//! A [`PairBatch`] holds a batch's residues in one buffer (query 0, target 0, query 1, ...)
+//! with offsets, and its ids as Arrow stores strings (one byte buffer plus offsets). Readers
+//! fill it in place, engines read it through the borrowed view [`PairSeqs`], and the writer
+//! takes its id buffers over as Arrow arrays without copying them. No allocation per pair.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow::array::{RecordBatch, StringArray};
+use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+
+use crate::error::{Error, Result};
 
 /// One input sequence. `id` is the header up to the first whitespace; `seq` holds residue
 /// codes of the run's alphabet (see `scoring::alphabet`).
@@ -8,9 +22,282 @@ pub struct Record {
     pub seq: Vec<u8>,
 }
 
-/// One pair for `align`: query and target records.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Pair {
-    pub query: Record,
-    pub target: Record,
+/// Encoded pairs back to back: pair i's query is `residues[bounds[2i]..bounds[2i+1]]`, its
+/// target `residues[bounds[2i+1]..bounds[2i+2]]`. Owned; engines read it as [`PairSeqs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeqPairs {
+    pub residues: Vec<u8>,
+    /// `2 * len + 1` offsets, starting at 0.
+    pub bounds: Vec<usize>,
+}
+
+impl Default for SeqPairs {
+    fn default() -> Self {
+        SeqPairs { residues: Vec::new(), bounds: vec![0] }
+    }
+}
+
+impl SeqPairs {
+    /// Copies borrowed pairs into one buffer (tests, search's few reported hits).
+    pub fn from_slices(pairs: &[(&[u8], &[u8])]) -> SeqPairs {
+        let mut out = SeqPairs::default();
+        out.residues.reserve(pairs.iter().map(|(q, t)| q.len() + t.len()).sum());
+        out.bounds.reserve(2 * pairs.len());
+        for (q, t) in pairs {
+            out.push(q, t);
+        }
+        out
+    }
+
+    /// Appends borrowed pairs, their residues copied in parallel (batches of whole
+    /// sequences from a reader that parsed them elsewhere).
+    pub fn extend_par(&mut self, pairs: &[(&[u8], &[u8])]) {
+        use rayon::prelude::*;
+        let base = self.residues.len();
+        let mut end = base;
+        for (q, t) in pairs {
+            end += q.len();
+            self.bounds.push(end);
+            end += t.len();
+            self.bounds.push(end);
+        }
+        self.residues.resize(end, 0);
+        let mut dests: Vec<(&mut [u8], &[u8], &[u8])> = Vec::with_capacity(pairs.len());
+        let mut rest = &mut self.residues[base..];
+        for (q, t) in pairs {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(q.len() + t.len());
+            dests.push((head, q, t));
+            rest = tail;
+        }
+        dests.par_iter_mut().with_min_len(256).for_each(|(d, q, t)| {
+            d[..q.len()].copy_from_slice(q);
+            d[q.len()..].copy_from_slice(t);
+        });
+    }
+
+    pub fn push(&mut self, query: &[u8], target: &[u8]) {
+        self.residues.extend_from_slice(query);
+        self.bounds.push(self.residues.len());
+        self.residues.extend_from_slice(target);
+        self.bounds.push(self.residues.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.bounds.len() / 2
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Empties the pairs, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.residues.clear();
+        self.bounds.clear();
+        self.bounds.push(0);
+    }
+
+    pub fn view(&self) -> PairSeqs<'_> {
+        PairSeqs { residues: &self.residues, bounds: &self.bounds }
+    }
+}
+
+/// Borrowed pairs in the [`SeqPairs`] layout; what `Engine::align` reads.
+#[derive(Debug, Clone, Copy)]
+pub struct PairSeqs<'a> {
+    residues: &'a [u8],
+    bounds: &'a [usize],
+}
+
+impl<'a> PairSeqs<'a> {
+    pub fn len(&self) -> usize {
+        self.bounds.len() / 2
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// (query, target) of pair `i`.
+    pub fn pair(&self, i: usize) -> (&'a [u8], &'a [u8]) {
+        let b = &self.bounds[2 * i..2 * i + 3];
+        (&self.residues[b[0]..b[1]], &self.residues[b[1]..b[2]])
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])> + '_ {
+        (0..self.len()).map(move |i| self.pair(i))
+    }
+
+    /// The pairs as slices, for engines that work pair by pair (no residue is copied).
+    pub fn to_slices(&self) -> Vec<(&'a [u8], &'a [u8])> {
+        self.iter().collect()
+    }
+
+    /// Pairs `range`: their residues are one contiguous run of this batch's buffer.
+    pub fn slice(&self, range: Range<usize>) -> PairSeqs<'a> {
+        PairSeqs { residues: self.residues, bounds: &self.bounds[2 * range.start..2 * range.end + 1] }
+    }
+
+    /// The residues of every pair, back to back in pair order (one copy uploads them all).
+    pub fn residues(&self) -> &'a [u8] {
+        &self.residues[self.bounds[0]..self.bounds[self.bounds.len() - 1]]
+    }
+
+    /// Where each sequence starts and ends in [`Self::residues`]: `2 * len + 1` offsets.
+    pub fn offsets(&self) -> impl Iterator<Item = usize> + '_ {
+        let base = self.bounds[0];
+        self.bounds.iter().map(move |b| b - base)
+    }
+
+    /// Query length times target length, summed: the cells an aligner fills.
+    pub fn cells(&self) -> u64 {
+        self.iter().map(|(q, t)| q.len() as u64 * t.len() as u64).sum()
+    }
+}
+
+/// Strings as Arrow stores them: one UTF-8 byte buffer plus offsets. Turned into an Arrow
+/// array by moving the buffers, not copying them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ids {
+    data: Vec<u8>,
+    offsets: Vec<i32>,
+}
+
+impl Default for Ids {
+    fn default() -> Self {
+        Ids { data: Vec::new(), offsets: vec![0] }
+    }
+}
+
+impl Ids {
+    /// Appends `id`, replacing invalid UTF-8 as `String::from_utf8_lossy` does.
+    pub fn push_bytes(&mut self, id: &[u8]) -> Result<()> {
+        match std::str::from_utf8(id) {
+            Ok(s) => self.push(s),
+            Err(_) => self.push(&String::from_utf8_lossy(id)),
+        }
+    }
+
+    pub fn push(&mut self, id: &str) -> Result<()> {
+        self.data.extend_from_slice(id.as_bytes());
+        let end = i32::try_from(self.data.len())
+            .map_err(|_| Error::Internal("more than 2 GiB of ids in one batch".into()))?;
+        self.offsets.push(end);
+        Ok(())
+    }
+
+    /// Appends every string of `other`, in order.
+    pub fn extend(&mut self, other: &Ids) -> Result<()> {
+        for i in 0..other.len() {
+            self.push(other.get(i))?;
+        }
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> &str {
+        let bytes = &self.data[self.offsets[i] as usize..self.offsets[i + 1] as usize];
+        // Only whole strs are ever pushed, so every range holds valid UTF-8.
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+    }
+
+    /// Takes the strings out as an Arrow array (the buffers move), leaving this empty.
+    pub fn take_array(&mut self) -> Result<StringArray> {
+        let data = std::mem::take(&mut self.data);
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        StringArray::try_new(offsets, Buffer::from_vec(data), None)
+            .map_err(|e| Error::Internal(format!("id column: {e}")))
+    }
+}
+
+/// A batch of pairs for `align`: residues, ids, and the input's other columns that the
+/// output carries through (Arrow and Parquet inputs), in input order.
+#[derive(Debug, Clone, Default)]
+pub struct PairBatch {
+    pub seqs: SeqPairs,
+    pub query_ids: Ids,
+    pub target_ids: Ids,
+    /// Slices of the input's record batches holding the carried columns, row for row.
+    pub carried: Vec<RecordBatch>,
+    /// Pairs of the input before this batch (for messages).
+    pub first: u64,
+}
+
+impl PairBatch {
+    pub fn len(&self) -> usize {
+        self.seqs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seqs.is_empty()
+    }
+
+    /// Appends one pair of encoded sequences.
+    pub fn push(&mut self, query_id: &str, query: &[u8], target_id: &str, target: &[u8]) -> Result<()> {
+        self.query_ids.push(query_id)?;
+        self.target_ids.push(target_id)?;
+        self.seqs.push(query, target);
+        Ok(())
+    }
+
+    /// Empties the batch for reuse, keeping the residue allocations.
+    pub fn clear(&mut self) {
+        self.seqs.clear();
+        self.query_ids.clear();
+        self.target_ids.clear();
+        self.carried.clear();
+        self.first = 0;
+    }
+}
+
+/// The schema of the columns a pair input carries through to the output (may be empty).
+pub type Carried = Arc<arrow::datatypes::Schema>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_read_back_and_slice_contiguously() {
+        let pairs: [(&[u8], &[u8]); 3] = [(b"\x01\x02", b"\x03"), (b"", b"\x04\x05"), (b"\x06", b"")];
+        let owned = SeqPairs::from_slices(&pairs);
+        let mut par = SeqPairs::default();
+        par.extend_par(&pairs[..1]);
+        par.extend_par(&pairs[1..]);
+        assert_eq!(par, owned);
+        let view = owned.view();
+        assert_eq!(view.len(), 3);
+        assert_eq!(view.to_slices(), pairs.to_vec());
+        let tail = view.slice(1..3);
+        assert_eq!(tail.to_slices(), pairs[1..].to_vec());
+        assert_eq!(tail.residues(), &[4, 5, 6]);
+        assert_eq!(tail.offsets().collect::<Vec<_>>(), vec![0, 0, 2, 3, 3]);
+        assert_eq!(view.cells(), 2);
+    }
+
+    #[test]
+    fn ids_move_into_arrow_without_loss() {
+        let mut ids = Ids::default();
+        ids.push("a").unwrap();
+        ids.push_bytes(b"b\xffc").unwrap();
+        ids.push("").unwrap();
+        assert_eq!(ids.get(1), "b\u{fffd}c");
+        let array = ids.take_array().unwrap();
+        assert_eq!(array.iter().collect::<Vec<_>>(), vec![Some("a"), Some("b\u{fffd}c"), Some("")]);
+        assert!(ids.is_empty());
+    }
 }

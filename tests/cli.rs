@@ -326,3 +326,111 @@ fn align_writes_results_before_its_input_ends() {
     assert_eq!(rest.len(), 3);
     assert!(child.wait().unwrap().success());
 }
+
+/// Pair tables with their own column names and extra columns, through every output format:
+/// each row matches the scalar reference on its pair, and the carried columns come back
+/// row for row (a result-named column renamed `input_score`).
+#[test]
+fn pair_tables_carry_their_other_columns_through() {
+    use arrow::array::{Array, AsArray, Int64Array, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Int64Type, Schema};
+    use std::sync::Arc;
+    use swarrow::engine::scalar::align_pair;
+    use swarrow::scoring::{Alphabet, Scoring};
+
+    let text = fs::read_to_string(examples().join("pairs.tsv")).unwrap();
+    let input: Vec<Vec<String>> =
+        text.lines().skip(1).filter(|l| !l.trim().is_empty()).map(|l| l.split('\t').map(String::from).collect()).collect();
+    let n = input.len();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("pair_key", DataType::Int64, false),
+        Field::new("a_seq", DataType::Utf8, false),
+        Field::new("a_id", DataType::Utf8, false),
+        Field::new("b_id", DataType::Utf8, false),
+        Field::new("b_seq", DataType::Utf8, false),
+        Field::new("score", DataType::Utf8, true),
+    ]));
+    let col = |k: usize| Arc::new(StringArray::from_iter_values(input.iter().map(|r| r[k].clone())));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| 7000 + i))),
+            col(1),
+            col(0),
+            col(2),
+            col(3),
+            Arc::new(StringArray::from((0..n).map(|i| (i % 2 == 0).then(|| format!("s{i}"))).collect::<Vec<_>>())),
+        ],
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("pairs.parquet");
+    let mut w = parquet::arrow::ArrowWriter::try_new(fs::File::create(&table).unwrap(), schema.clone(), None).unwrap();
+    w.write(&batch.slice(0, 7)).unwrap();
+    w.write(&batch.slice(7, n - 7)).unwrap();
+    w.close().unwrap();
+    let mut stream = Vec::new();
+    let mut sw = arrow::ipc::writer::StreamWriter::try_new(&mut stream, &schema).unwrap();
+    sw.write(&batch).unwrap();
+    sw.finish().unwrap();
+    drop(sw);
+    let names = ["--query-col", "a_seq", "--target-col", "b_seq", "--query-id-col", "a_id", "--target-id-col", "b_id"];
+
+    let check = |b: &RecordBatch, what: &str| {
+        let sc = Scoring::blosum62();
+        let s = b.schema();
+        let fields: Vec<&str> = s.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(&fields[fields.len() - 2..], ["pair_key", "input_score"], "{what}");
+        assert_eq!(b.num_rows(), n, "{what}");
+        let key = b.column_by_name("pair_key").unwrap().as_primitive::<Int64Type>();
+        let old = b.column_by_name("input_score").unwrap().as_string::<i32>();
+        let score = b.column_by_name("score").unwrap().as_primitive::<arrow::datatypes::Int32Type>();
+        let query = b.column_by_name("query").unwrap().as_string::<i32>();
+        for (i, row) in input.iter().enumerate() {
+            assert_eq!(key.value(i), 7000 + i as i64, "{what}");
+            assert_eq!(old.is_null(i), i % 2 == 1, "{what}");
+            assert_eq!(query.value(i), row[0], "{what}");
+            let q = Alphabet::Protein.encode(row[1].as_bytes()).unwrap();
+            let t = Alphabet::Protein.encode(row[3].as_bytes()).unwrap();
+            assert_eq!(score.value(i), align_pair(&q, &t, &sc).unwrap().score, "{what}");
+        }
+    };
+    // Parquet file in (small batches: the carried slices cross record batches), Parquet out.
+    let out = dir.path().join("out.parquet");
+    let mut args = vec!["align", "--pairs", table.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu", "--quiet", "--batch", "4"];
+    args.extend(names);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(fs::File::open(&out).unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    check(&arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap(), "parquet -> parquet");
+    // Arrow stream on stdin and Parquet on stdin, Arrow stream out.
+    for (what, data) in [("arrow stream", stream.clone()), ("parquet on stdin", fs::read(&table).unwrap())] {
+        let mut args = vec!["align", "--pairs", "-", "--format", "arrow", "--device", "cpu", "--quiet"];
+        args.extend(names);
+        let o = run_stdin(&args, &data);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(o.stdout), None).unwrap();
+        let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+        check(&arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap(), what);
+    }
+    // TSV: carried columns as text after the results; --carry picks them.
+    let mut args = vec!["align", "--pairs", table.to_str().unwrap(), "--format", "tsv", "--device", "cpu", "--quiet", "--carry", "pair_key"];
+    args.extend(names);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = tsv_rows(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(rows[0].last().unwrap(), "pair_key");
+    assert_eq!(rows.len(), n + 1);
+    for (i, row) in rows[1..].iter().enumerate() {
+        assert_eq!(row.last().unwrap(), &(7000 + i).to_string());
+    }
+    // A missing column is named, with the columns the table has.
+    let o = run(&["align", "--pairs", table.to_str().unwrap(), "--device", "cpu", "--quiet", "--format", "tsv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing columns query_id, query_seq, target_id, target_seq"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("it has pair_key, a_seq, a_id, b_id, b_seq, score"), "{}", stderr(&o));
+}

@@ -10,7 +10,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 
 use swarrow::output::{
-    create_writer, resolve_format, Format, Mode, ResultBatch, ResultRow, RunMetadata,
+    create_writer, resolve_format, Format, Mode, ResultBatch, ResultRow, RunMetadata, Stdout,
 };
 use swarrow::Error;
 
@@ -351,13 +351,19 @@ fn tsv_round_trip() {
                 },
                 rank: (mode == Mode::Search).then(|| int(12)),
             };
-            // bits carry one decimal; everything else, e-values included, is exact.
+            // bits carry one decimal; e-values are rounded as BLAST rounds them (3 significant
+            // digits or 1-3 decimals, 0 below 1e-180); everything else is exact.
             match (got.bits, want.bits) {
                 (Some(g), Some(w)) => assert!((g - w).abs() <= 0.05 + 1e-12, "bits {g} vs {w}"),
                 (g, w) => assert_eq!(g, w),
             }
+            match (got.evalue, want.evalue) {
+                (Some(g), Some(w)) if w < 1e-180 => assert_eq!(g, 0.0),
+                (Some(g), Some(w)) => assert!((g - w).abs() <= blast_evalue_rounding(w), "evalue {g} vs {w}"),
+                (g, w) => assert_eq!(g, w),
+            }
             assert_eq!(f[3].split('.').nth(1).map(str::len).unwrap_or(1), 1, "bits {}", f[3]);
-            assert_eq!(Row { bits: want.bits, ..got }, *want);
+            assert_eq!(Row { bits: want.bits, evalue: want.evalue, ..got }, *want);
         }
     }
 }
@@ -468,11 +474,12 @@ fn file_output_appears_only_when_finished() {
         (Format::Blast, "a.m8"),
     ] {
         let target = dir.path().join(name);
-        let temp = format!(".{name}.swarrow-tmp-{}", std::process::id());
+        let temp = format!(".{name}.swarrow-tmp-{}-", std::process::id());
         let mut writer =
             create_writer(format, Mode::Search, &metadata(Mode::Search), Some(&target)).unwrap();
         writer.write(&to_batch(&sample(Mode::Search)[0])).unwrap();
-        assert_eq!(dir_entries(dir.path()), vec![temp], "{format}: only the temporary file");
+        let entries = dir_entries(dir.path());
+        assert!(entries.len() == 1 && entries[0].starts_with(&temp), "{format}: only the temporary file: {entries:?}");
         writer.finish().unwrap();
         assert_eq!(dir_entries(dir.path()), vec![name.to_string()], "{format}: renamed");
         std::fs::remove_file(&target).unwrap();
@@ -613,14 +620,15 @@ fn format_resolution_table() {
         (Some(ArrowFile), None, false, ArrowFile),
     ];
     for (explicit, output, terminal, want) in cases {
+        let stdout = if terminal { Stdout::Terminal } else { Stdout::Pipe };
         assert_eq!(
-            resolve_format(explicit, output, terminal).unwrap(),
+            resolve_format(explicit, output, &stdout).unwrap(),
             want,
             "{explicit:?} {output:?} terminal={terminal}"
         );
     }
     for bad in ["out.csv", "results", "out.parquet.gz"] {
-        let err = resolve_format(None, Some(Path::new(bad)), false).unwrap_err();
+        let err = resolve_format(None, Some(Path::new(bad)), &Stdout::Pipe).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         let msg = err.to_string();
         assert!(msg.contains(bad) && msg.contains("--format"), "{msg}");

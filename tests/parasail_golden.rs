@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use swarrow::database::Database;
+use swarrow::progress::Work;
 use swarrow::engine::{self, Device, Engine};
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
 use swarrow::seq::Record;
@@ -83,7 +84,7 @@ fn read(path: &PathBuf) -> Vec<Record> {
 }
 
 fn cpu_engine(sc: &Scoring) -> std::sync::Arc<dyn Engine> {
-    engine::select(Device::Cpu, sc, None, true).unwrap()
+    engine::select(Device::Cpu, sc, None, false).unwrap()
 }
 
 #[test]
@@ -114,7 +115,7 @@ fn pair_scores_and_coordinates_match_parasail() {
         ("blosum62", Scoring::new(Matrix::protein("BLOSUM62").unwrap(), 10, 1).unwrap()),
         ("pam30", Scoring::new(Matrix::protein("PAM30").unwrap(), 9, 1).unwrap()),
     ] {
-        let ours = cpu_engine(&sc).align(&pairs).unwrap();
+        let ours = cpu_engine(&sc).align_slices(&pairs).unwrap();
         let jobs: Vec<_> = pairs.iter().map(|(q, t)| ("sw".to_string(), letters(q), letters(t))).collect();
         let theirs = parasail_scores(name, &sc, &jobs);
         for (k, (a, p)) in ours.iter().zip(&theirs).enumerate() {
@@ -146,7 +147,7 @@ fn search_top_hits_match_parasail_over_whole_db() {
     let db = Database::from_records("DB.fasta.gz", records.clone());
     let picked: Vec<&Record> = queries.iter().step_by(97).take(4).collect();
     let seqs: Vec<&[u8]> = picked.iter().map(|q| q.seq.as_slice()).collect();
-    let hits = cpu_engine(&sc).search(&seqs, &db, 5).unwrap();
+    let hits = cpu_engine(&sc).search(&seqs, &db, 5, &Work::new()).unwrap();
     for (q, hits) in picked.iter().zip(&hits) {
         let jobs: Vec<_> = records.iter().map(|r| ("sw".to_string(), letters(&q.seq), letters(&r.seq))).collect();
         let mut all: Vec<(i64, usize)> =

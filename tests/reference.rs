@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 use swarrow::engine::scalar::{align_pair, ScalarEngine};
+use swarrow::progress::Work;
 use swarrow::engine::Engine;
 use swarrow::scoring::{Matrix, Scoring};
 
@@ -161,7 +162,7 @@ fn engine_search_ranks_like_pairwise_scores() {
     let query: Vec<u8> = (0..90).map(|_| (next() % 20) as u8).collect();
     let db = Database::from_records("rand", recs.clone());
     let engine = ScalarEngine::new(sc.clone(), 2).unwrap();
-    let hits = engine.search(&[&query], &db, 15).unwrap();
+    let hits = engine.search(&[&query], &db, 15, &Work::new()).unwrap();
     // Oracle: naive scores of every target, ranked by (score desc, input position asc).
     let mut expect: Vec<(i64, usize)> =
         recs.iter().enumerate().map(|(i, r)| (naive_end(&query, &r.seq, &sc).0, i)).filter(|x| x.0 > 0).collect();

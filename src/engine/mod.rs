@@ -13,7 +13,9 @@ pub mod topk;
 
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
+use crate::seq::{PairSeqs, SeqPairs};
 use std::sync::Arc;
 
 /// One database hit of a search: scores only; coordinates come from `align` later.
@@ -22,7 +24,7 @@ pub struct Hit {
     /// Index of the target in the database's length order.
     pub target: u32,
     pub score: i32,
-    /// The narrow arithmetic overflowed and the score was recomputed at 32 bits.
+    /// [`recomputed`]`(score)`, whatever path the engine took.
     pub recomputed: bool,
 }
 
@@ -34,7 +36,16 @@ pub struct Alignment {
     pub qend: u32,
     pub tstart: u32,
     pub tend: u32,
+    /// [`recomputed`]`(score)`, whatever path the engine took.
     pub recomputed: bool,
+}
+
+/// The `recomputed` output column, one rule for every engine: the score exceeds the 16-bit
+/// range (32,767), so no 16-bit pass can have produced it and it was computed at 32 bits.
+/// Decided from the final score, never from an engine's internal path (an engine may widen
+/// earlier, near the limit, and another not at all), so all engines agree bit for bit.
+pub fn recomputed(score: i32) -> bool {
+    score > i16::MAX as i32
 }
 
 /// The contract every engine (scalar reference, CPU SIMD, CUDA) fulfils. Engines are built
@@ -44,11 +55,19 @@ pub trait Engine: Send + Sync {
     fn name(&self) -> String;
 
     /// The best `top` hits of each query against the whole database, ranked by score, then
-    /// by the target's position in the input (`Database::original`). Scores only.
-    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>>;
+    /// by the target's position in the input (`Database::original`). Scores only. Cells
+    /// (query residues x target residues) are added to `work` as they are computed, so a
+    /// progress line moves during one long call.
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>>;
 
-    /// Score, end and start of each (query, target) pair, in input order.
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>>;
+    /// Score, end and start of each (query, target) pair, in input order. Several calls
+    /// may run at once (the align pipeline keeps batches in flight): engines are `Sync`.
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>>;
+
+    /// [`Engine::align`] over borrowed pairs (copies them into one buffer first).
+    fn align_slices(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+        self.align(SeqPairs::from_slices(pairs).view())
+    }
 
     /// Pairs per `align` call that keep this engine busy; the align pipeline batches by it.
     fn align_batch_pairs(&self) -> usize {
@@ -65,16 +84,17 @@ pub enum Device {
     Cuda,
 }
 
-/// Builds the engine for `device`, saying which one on stderr unless `quiet`.
+/// Builds the engine for `device`; `verbose` says on stderr which one, and why not the GPU
+/// when `auto` falls back to the CPU (otherwise a silent, expected event on most machines).
 /// `SWARROW_ENGINE=scalar` forces the scalar reference on the CPU (tests, debugging).
-pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, quiet: bool) -> Result<Arc<dyn Engine>> {
+pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, verbose: bool) -> Result<Arc<dyn Engine>> {
     let engine = match device {
         Device::Cpu => cpu_engine(scoring, threads)?,
         Device::Cuda => gpu_engine(scoring)?,
         Device::Auto => match gpu_engine(scoring) {
             Ok(e) => e,
             Err(Error::Device(why)) if !why.is_empty() => {
-                if !quiet {
+                if verbose {
                     eprintln!("swarrow: no usable GPU ({}); using the CPU", why);
                 }
                 cpu_engine(scoring, threads)?
@@ -82,7 +102,7 @@ pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, quiet: 
             Err(e) => return Err(e),
         },
     };
-    if !quiet {
+    if verbose {
         eprintln!("swarrow: aligning on {}", engine.name());
     }
     Ok(engine)

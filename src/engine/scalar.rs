@@ -11,7 +11,9 @@
 use super::{topk::TopK, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
 use rayon::prelude::*;
 
 /// Far below any reachable score, yet safe to subtract gap costs from.
@@ -134,12 +136,12 @@ pub fn align_pair(query: &[u8], target: &[u8], sc: &Scoring) -> Result<Alignment
     let profile = Profile::new(query, sc);
     let end = score_end(&profile, target, sc, &mut Scratch::default());
     let (qstart, tstart) = start_from_end(query, target, sc, end)?;
-    Ok(Alignment { score: end.score, qstart, qend: end.qend, tstart, tend: end.tend, recomputed: false })
+    Ok(Alignment { score: end.score, qstart, qend: end.qend, tstart, tend: end.tend, recomputed: super::recomputed(end.score) })
 }
 
 /// Every query against every target, threads from the current rayon pool: the reference
 /// search, and the fallback of faster engines for scoring schemes they cannot hold.
-pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) -> Vec<Vec<Hit>> {
+pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Vec<Vec<Hit>> {
     queries
         .iter()
         .map(|q| {
@@ -150,7 +152,8 @@ pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) ->
                     || (TopK::new(top, db), Scratch::default()),
                     |(mut tk, mut scratch), t| {
                         let s = score_end(&profile, db.seq(t), sc, &mut scratch).score;
-                        tk.push(Hit { target: t as u32, score: s, recomputed: false });
+                        work.add((q.len() * db.seq_len(t)) as u64);
+                        tk.push(Hit { target: t as u32, score: s, recomputed: crate::engine::recomputed(s) });
                         (tk, scratch)
                     },
                 )
@@ -184,13 +187,16 @@ impl Engine for ScalarEngine {
         format!("cpu-scalar ({} threads)", self.pool.current_num_threads())
     }
 
-    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
-        Ok(self.pool.install(|| search_all(&self.scoring, queries, db, top)))
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {
+        Ok(self.pool.install(|| search_all(&self.scoring, queries, db, top, work)))
     }
 
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
-        self.pool.install(|| pairs.par_iter().map(|(q, t)| align_pair(q, t, sc)).collect())
+        self.pool.install(|| (0..pairs.len()).into_par_iter().map(|i| {
+            let (q, t) = pairs.pair(i);
+            align_pair(q, t, sc)
+        }).collect())
     }
 }
 

@@ -33,8 +33,10 @@ pub struct TopK<'a> {
 }
 
 impl<'a> TopK<'a> {
+    /// Keeps `k` hits at most; memory is sized by the database, never by `k` alone.
     pub fn new(k: usize, db: &'a Database) -> Self {
-        TopK { k, db, heap: BinaryHeap::with_capacity(k + 1) }
+        let k = k.min(db.len());
+        TopK { k, db, heap: BinaryHeap::with_capacity(k) }
     }
 
     pub fn push(&mut self, hit: Hit) {

@@ -2,12 +2,13 @@
 //! by its magic bytes, never by its name), behind one large buffered reader.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek};
 use std::path::Path;
 
 use flate2::bufread::MultiGzDecoder;
 
 use crate::error::{Error, Result, Where};
+use crate::progress::CountingRead;
 
 /// Buffer size for every input: large reads keep decompression and parsing streaming.
 pub const BUFFER_SIZE: usize = 1 << 20;
@@ -24,13 +25,88 @@ pub type Input = Box<dyn BufRead + Send>;
 
 /// Opens `path` (`-` = standard input), decompressing gzip (multi-member and bgzip too).
 pub fn open_input(path: &Path) -> Result<(Where, Input)> {
-    let place = Where::from_arg(path);
-    let raw: Input = match &place {
-        Where::Stdin => Box::new(BufReader::with_capacity(BUFFER_SIZE, io::stdin())),
-        Where::Path(p) => Box::new(BufReader::with_capacity(BUFFER_SIZE, open_file(p)?)),
-    };
-    let input = decompress_if_gzip(&place, raw)?;
-    Ok((place, input))
+    let head = Head::open(path, GZIP_MAGIC.len())?;
+    let place = head.place.clone();
+    Ok((place, head.into_input()?))
+}
+
+/// An input opened once, with its first bytes read for format sniffing. A path is never
+/// opened twice: a pipe (`<(zcat db.fa.gz)`, a FIFO) cannot be read again, so every reader
+/// continues from this one, the head chained in front of the rest.
+pub struct Head {
+    pub place: Where,
+    /// The first bytes, raw (before any decompression); fewer only at end of input.
+    pub bytes: Vec<u8>,
+    source: Source,
+}
+
+enum Source {
+    Stdin(BufReader<io::Stdin>),
+    /// `regular`: a regular file, which can be rewound and memory-mapped. Counted below
+    /// decompression: progress compares the bytes read with the file's size.
+    File { reader: BufReader<CountingRead<File>>, regular: bool },
+}
+
+impl Head {
+    /// Opens `path` (`-` = stdin) and reads up to `n` bytes.
+    pub fn open(path: &Path, n: usize) -> Result<Head> {
+        let place = Where::from_arg(path);
+        let mut source = match &place {
+            Where::Stdin => Source::Stdin(BufReader::with_capacity(BUFFER_SIZE, io::stdin())),
+            Where::Path(p) => {
+                let file = open_file(p)?;
+                let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+                Source::File { reader: BufReader::with_capacity(BUFFER_SIZE, CountingRead(file)), regular }
+            }
+        };
+        let mut bytes = Vec::with_capacity(n);
+        let read = match &mut source {
+            Source::Stdin(r) => r.take(n as u64).read_to_end(&mut bytes),
+            Source::File { reader, .. } => reader.take(n as u64).read_to_end(&mut bytes),
+        };
+        read.map_err(|e| read_error(&place, e))?;
+        Ok(Head { place, bytes, source })
+    }
+
+    /// The input is a regular file (it can be rewound, memory-mapped, read from its end).
+    pub fn is_regular_file(&self) -> bool {
+        matches!(self.source, Source::File { regular: true, .. })
+    }
+
+    /// The whole raw stream, head included, without decompression.
+    pub fn into_raw(self) -> Input {
+        let head = io::Cursor::new(self.bytes);
+        match self.source {
+            Source::Stdin(r) => Box::new(head.chain(r)),
+            Source::File { reader, .. } => Box::new(head.chain(reader)),
+        }
+    }
+
+    /// The whole stream, gzip decompressed when it starts with the gzip magic bytes.
+    pub fn into_input(self) -> Result<Input> {
+        let gzip = self.bytes.starts_with(&GZIP_MAGIC);
+        let place = self.place.clone();
+        let raw = self.into_raw();
+        if gzip {
+            let decoder = GzipInput { inner: MultiGzDecoder::new(raw), place: place.to_string() };
+            Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, decoder)))
+        } else {
+            Ok(raw)
+        }
+    }
+
+    /// The file itself, rewound to its start, when the input is a regular file (formats
+    /// that seek or memory-map need one); `None` for stdin, pipes and devices.
+    pub fn into_regular_file(self) -> Result<Option<File>> {
+        match self.source {
+            Source::File { reader, regular: true } => {
+                let mut file = reader.into_inner().0;
+                file.rewind().map_err(|e| read_error(&self.place, e))?;
+                Ok(Some(file))
+            }
+            _ => Ok(None),
+        }
+    }
 }
 
 /// Opens a regular file for reading, with messages that say what is wrong.
@@ -50,17 +126,6 @@ pub fn open_file(path: &Path) -> Result<File> {
         io::ErrorKind::NotFound => Error::file(&place, "no such file"),
         _ => Error::file(&place, format!("cannot open: {}", e)),
     })
-}
-
-/// Wraps `input` in a gzip decoder when it starts with the gzip magic bytes.
-pub fn decompress_if_gzip(place: &Where, input: Input) -> Result<Input> {
-    let (head, input) = peek(place, input, GZIP_MAGIC.len())?;
-    if head == GZIP_MAGIC {
-        let decoder = GzipInput { inner: MultiGzDecoder::new(input), place: place.to_string() };
-        Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, decoder)))
-    } else {
-        Ok(input)
-    }
 }
 
 /// Reads up to `n` bytes from the start of `input` (fewer only at end of input) and returns
@@ -236,6 +301,25 @@ mod tests {
         assert_eq!(read_line_bounded(&mut input, &mut buf, 5).unwrap(), Line::Read);
         assert_eq!(buf, b"xy");
         assert_eq!(read_line_bounded(&mut input, &mut buf, 5).unwrap(), Line::End);
+    }
+
+    // A pipe can be read once: the sniffed head must reach the reader, nothing reopened.
+    #[test]
+    fn a_fifo_is_read_once_and_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(&fifo, gzip(b">a\nM\n>b\nK\n")).unwrap())
+        };
+        let head = Head::open(&fifo, 8).unwrap();
+        assert_eq!(&head.bytes[..2], GZIP_MAGIC);
+        let mut out = Vec::new();
+        head.into_input().unwrap().read_to_end(&mut out).unwrap();
+        writer.join().unwrap();
+        assert_eq!(out, b">a\nM\n>b\nK\n");
     }
 
     #[test]

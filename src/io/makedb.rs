@@ -1,7 +1,7 @@
 //! The `makedb` database file (`.swdb`): a length-sorted [`Database`] laid out so that it
 //! is memory-mapped instead of parsed.
 //!
-//! Format version 1. All integers little-endian. A 64-byte header:
+//! Format version 2. All integers little-endian. A 64-byte header:
 //!
 //! | bytes  | field                                              |
 //! |--------|----------------------------------------------------|
@@ -12,7 +12,8 @@
 //! | 24..32 | total residues (u64)                               |
 //! | 32..40 | total id bytes (u64)                               |
 //! | 40..48 | file size in bytes (u64)                           |
-//! | 48..64 | reserved, zero                                     |
+//! | 48..52 | CRC-32 of bytes 0..48 and of everything after the header (u32) |
+//! | 52..64 | reserved, zero                                     |
 //!
 //! then five sections, each starting at a multiple of 8 bytes (zero padding between):
 //! 1. sequence offsets: n + 1 u64 (`Database::offsets`);
@@ -22,23 +23,26 @@
 //! 5. residue codes of the alphabet, concatenated, to the end of the file.
 //!
 //! Sequences are in the order of `Database::from_records` (stable sort by length). Opening
-//! checks every offset, the order, the permutation and every residue code, so engines can
-//! trust a mapped database as they trust one built from FASTA.
+//! checks the checksum, every offset, the order, the permutation and every residue code, and
+//! refuses what the FASTA reader refuses (empty sequences, empty ids), so engines can trust a
+//! mapped database as they trust one built from FASTA. Version 1 files (no checksum) are
+//! refused with a request to rebuild them.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::atomic::AtomicFile;
 use crate::database::{Bytes, Database};
 use crate::error::{Error, Result, Where};
 use crate::io::fasta::FastaReader;
-use crate::io::input::{open_file, open_input, peek, Input};
+use crate::io::input::{open_file, peek, Head, Input};
 use crate::scoring::Alphabet;
 use crate::seq::Record;
 
 pub const SWDB_MAGIC: [u8; 8] = *b"\x89SWDB\r\n\x1a";
-pub const SWDB_VERSION: u32 = 1;
+pub const SWDB_VERSION: u32 = 2;
 const HEADER_LEN: u64 = 64;
 
 fn alphabet_code(alphabet: Alphabet) -> u32 {
@@ -83,59 +87,73 @@ impl Layout {
     }
 }
 
-/// Writes `db` (built for `alphabet`) as a `.swdb` file. Written beside `out` first and
-/// renamed, so a failed write never leaves a file that looks complete.
+/// Writes `db` (built for `alphabet`) as a `.swdb` file, under a temporary name renamed on
+/// success ([`AtomicFile`]), so a failed write never leaves a file that looks complete.
 pub fn write_swdb(db: &Database, alphabet: Alphabet, out: &Path) -> Result<()> {
     let n = db.len() as u64;
     let residues = db.residues.as_slice();
     let ids = db.ids.as_slice();
     let layout = Layout::new(n, residues.len() as u64, ids.len() as u64)
         .ok_or_else(|| Error::Internal("database too large for the swdb format".into()))?;
-    let mut tmp_name = out.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp_name);
-    let context = || format!("writing {}", out.display());
-    let write = || -> std::io::Result<()> {
-        let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        let mut header = [0u8; HEADER_LEN as usize];
-        header[0..8].copy_from_slice(&SWDB_MAGIC);
-        header[8..12].copy_from_slice(&SWDB_VERSION.to_le_bytes());
-        header[12..16].copy_from_slice(&alphabet_code(alphabet).to_le_bytes());
-        header[16..24].copy_from_slice(&n.to_le_bytes());
-        header[24..32].copy_from_slice(&(residues.len() as u64).to_le_bytes());
-        header[32..40].copy_from_slice(&(ids.len() as u64).to_le_bytes());
-        header[40..48].copy_from_slice(&layout.file_size().to_le_bytes());
-        w.write_all(&header)?;
+    let u64s = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let u32s = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let (offsets, original, id_offsets) = (u64s(&db.offsets), u32s(&db.original), u64s(&db.id_offsets));
+    // The body after the header, as (start, bytes) pieces with zero padding before each.
+    let sections: [(u64, &[u8]); 5] = [
+        (layout.offsets.0, &offsets),
+        (layout.original.0, &original),
+        (layout.id_offsets.0, &id_offsets),
+        (layout.ids.0, ids),
+        (layout.residues.0, residues),
+    ];
+    let body = |put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| -> std::io::Result<()> {
         let mut at = HEADER_LEN;
-        let mut put = |w: &mut BufWriter<File>, start: u64, bytes: &[u8]| -> std::io::Result<()> {
-            w.write_all(&vec![0u8; (start - at) as usize])?;
-            w.write_all(bytes)?;
+        for (start, bytes) in sections {
+            put(&vec![0u8; (start - at) as usize])?;
+            put(bytes)?;
             at = start + bytes.len() as u64;
-            Ok(())
-        };
-        let u64s = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        let u32s = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        put(&mut w, layout.offsets.0, &u64s(&db.offsets))?;
-        put(&mut w, layout.original.0, &u32s(&db.original))?;
-        put(&mut w, layout.id_offsets.0, &u64s(&db.id_offsets))?;
-        put(&mut w, layout.ids.0, ids)?;
-        put(&mut w, layout.residues.0, residues)?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        }
         Ok(())
     };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(context(), e));
-    }
-    std::fs::rename(&tmp, out).map_err(|e| Error::io(context(), e))
+    let mut header = [0u8; HEADER_LEN as usize];
+    header[0..8].copy_from_slice(&SWDB_MAGIC);
+    header[8..12].copy_from_slice(&SWDB_VERSION.to_le_bytes());
+    header[12..16].copy_from_slice(&alphabet_code(alphabet).to_le_bytes());
+    header[16..24].copy_from_slice(&n.to_le_bytes());
+    header[24..32].copy_from_slice(&(residues.len() as u64).to_le_bytes());
+    header[32..40].copy_from_slice(&(ids.len() as u64).to_le_bytes());
+    header[40..48].copy_from_slice(&layout.file_size().to_le_bytes());
+    let mut crc = flate2::Crc::new();
+    crc.update(&header[..48]);
+    body(&mut |b: &[u8]| {
+        crc.update(b);
+        Ok(())
+    })
+    .map_err(|e| Error::Internal(format!("checksum: {e}")))?;
+    header[48..52].copy_from_slice(&crc.sum().to_le_bytes());
+
+    let mut file = AtomicFile::create(out)?;
+    let context = || format!("writing {}", out.display());
+    let write = |file: &mut File| -> std::io::Result<()> {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        w.write_all(&header)?;
+        body(&mut |b: &[u8]| w.write_all(b))?;
+        w.flush()
+    };
+    write(file.file().map_err(|e| Error::io(context(), e))?).map_err(|e| Error::io(context(), e))?;
+    file.commit()
 }
 
 /// Maps a `.swdb` file. Fails with an input error on a file that is not one, has another
 /// format version or alphabet, or is truncated or corrupt.
 pub fn open_swdb(path: &Path, alphabet: Alphabet) -> Result<Database> {
+    map_swdb(path, open_file(path)?, alphabet)
+}
+
+/// [`open_swdb`] on a file already open (the one whose magic bytes were sniffed).
+fn map_swdb(path: &Path, file: File, alphabet: Alphabet) -> Result<Database> {
     let place = Where::Path(path.to_path_buf());
     let corrupt = |what: String| Error::file(&place, format!("corrupt swdb database: {}", what));
-    let file = open_file(path)?;
     // SAFETY: the map is read-only; like every mmap reader we rely on nobody truncating
     // the file while it is open (makedb writes a new file and renames it).
     let map = unsafe { memmap2::Mmap::map(&file) }
@@ -187,6 +205,16 @@ pub fn open_swdb(path: &Path, alphabet: Alphabet) -> Result<Database> {
         )));
     }
     // Every section lies inside the file now, so these conversions and slices are safe.
+    let mut crc = flate2::Crc::new();
+    crc.update(&data[..48]);
+    crc.update(&data[HEADER_LEN as usize..]);
+    if crc.sum() != u32_at(48) {
+        return Err(corrupt(format!(
+            "checksum mismatch (stored {:08x}, computed {:08x}): the file was changed or damaged; rebuild it with makedb",
+            u32_at(48),
+            crc.sum()
+        )));
+    }
     let n = n as usize;
     let section = |(a, b): (u64, u64)| &data[a as usize..b as usize];
     let read_u64s = |s: &[u8]| {
@@ -206,6 +234,13 @@ pub fn open_swdb(path: &Path, alphabet: Alphabet) -> Result<Database> {
     if let Some(i) = (1..n).find(|&i| offsets[i + 1] - offsets[i] < offsets[i] - offsets[i - 1]) {
         return Err(corrupt(format!("sequence {} is shorter than the one before it", i + 1)));
     }
+    // What the FASTA reader refuses, a database must not hold either.
+    if let Some(i) = offsets.windows(2).position(|w| w[1] == w[0]) {
+        return Err(corrupt(format!("sequence {} is empty", i + 1)));
+    }
+    if let Some(i) = id_offsets.windows(2).position(|w| w[1] == w[0]) {
+        return Err(corrupt(format!("sequence {} has an empty id", i + 1)));
+    }
     let mut seen = vec![false; n];
     for &o in &original {
         if o as usize >= n || std::mem::replace(&mut seen[o as usize], true) {
@@ -214,8 +249,13 @@ pub fn open_swdb(path: &Path, alphabet: Alphabet) -> Result<Database> {
     }
     let ids = section(layout.ids);
     for i in 0..n {
-        if std::str::from_utf8(&ids[id_offsets[i] as usize..id_offsets[i + 1] as usize]).is_err() {
+        let id = &ids[id_offsets[i] as usize..id_offsets[i + 1] as usize];
+        if std::str::from_utf8(id).is_err() {
             return Err(corrupt(format!("id of sequence {} is not UTF-8", i + 1)));
+        }
+        // A FASTA id ends at the first whitespace; a tab or newline would break TSV output.
+        if id.iter().any(u8::is_ascii_whitespace) {
+            return Err(corrupt(format!("id of sequence {} contains whitespace", i + 1)));
         }
     }
     // `max` vectorises; the position is only looked for on a corrupt file.
@@ -259,30 +299,30 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Loads a search database: a `.swdb` file (recognised by its magic bytes) is mapped,
-/// anything else is read as FASTA (plain, gzip, or `-` for stdin) and sorted.
+/// anything else is read as FASTA (plain, gzip, or `-` for stdin) and sorted. The input is
+/// opened once and sniffed from its first bytes, so pipes (`-d <(zcat db.fa.gz)`) work.
 pub fn load_database(path: &Path, alphabet: Alphabet) -> Result<Database> {
-    let name = match Where::from_arg(path) {
-        Where::Path(p) => {
-            let mut magic = Vec::with_capacity(8);
-            open_file(&p)?
-                .take(8)
-                .read_to_end(&mut magic)
-                .map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
-            if magic == SWDB_MAGIC {
-                return open_swdb(&p, alphabet);
-            }
-            file_name(&p)
-        }
+    let head = Head::open(path, SWDB_MAGIC.len())?;
+    let place = head.place.clone();
+    let name = match &place {
+        Where::Path(p) => file_name(p),
         Where::Stdin => "stdin".to_string(),
     };
-    let (place, input) = open_input(path)?;
-    let (head, input) = peek(&place, input, 8)?;
+    let not_mappable = || {
+        Error::file(&place, "a .swdb database must be given as an uncompressed file, not gzip, a pipe or stdin")
+    };
+    if head.bytes == SWDB_MAGIC {
+        let Where::Path(p) = &place else { return Err(not_mappable()) };
+        let p = p.clone();
+        return match head.into_regular_file()? {
+            Some(file) => map_swdb(&p, file, alphabet),
+            None => Err(not_mappable()),
+        };
+    }
+    let input = head.into_input()?;
+    let (head, input) = peek(&place, input, SWDB_MAGIC.len())?;
     if head == SWDB_MAGIC {
-        // Compressed or piped: a database is mapped, so it must be a plain file.
-        return Err(Error::file(
-            &place,
-            "a .swdb database must be given as an uncompressed file, not gzip or stdin",
-        ));
+        return Err(not_mappable()); // gzip-compressed
     }
     database_from_fasta(&name, place, input, alphabet)
 }
@@ -356,7 +396,8 @@ mod tests {
         assert_eq!(ids, ["bb", "e", "dé", "a", "c"]);
         assert_eq!(db.original, [1, 4, 3, 0, 2]);
         assert_eq!(db.seq(4), &[23, 22, 7]);
-        assert!(!dir.path().join("db.swdb.tmp").exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, ["db.swdb"]);
     }
 
     #[test]
@@ -383,12 +424,80 @@ mod tests {
         same(&loaded, &from_fasta);
     }
 
+    /// The test database with `bytes` written at `at` and the checksum made to match, as a
+    /// deliberately crafted file would: the structural checks must catch it on their own.
     fn patched(dir: &Path, at: usize, bytes: &[u8]) -> std::path::PathBuf {
         let mut data = std::fs::read(written(dir)).unwrap();
         data[at..at + bytes.len()].copy_from_slice(bytes);
+        let mut crc = flate2::Crc::new();
+        crc.update(&data[..48]);
+        crc.update(&data[64..]);
+        data[48..52].copy_from_slice(&crc.sum().to_le_bytes());
         let path = dir.join("bad.swdb");
         std::fs::write(&path, data).unwrap();
         path
+    }
+
+    #[test]
+    fn a_changed_byte_fails_the_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = std::fs::read(written(dir.path())).unwrap();
+        let path = dir.path().join("flip.swdb");
+        // A residue code changed into another valid one: only the checksum can tell.
+        let mut data = good.clone();
+        let last = data.len() - 1;
+        data[last] = (data[last] + 1) % 24;
+        std::fs::write(&path, &data).unwrap();
+        let msg = open_err(&path, P);
+        assert!(msg.contains("corrupt swdb database: checksum mismatch"), "{}", msg);
+        // So can a changed id byte.
+        let mut data = good;
+        let at = data.iter().position(|&b| b == b'b').unwrap();
+        data[at] = b'c';
+        std::fs::write(&path, &data).unwrap();
+        assert!(open_err(&path, P).contains("checksum mismatch"));
+    }
+
+    #[test]
+    fn empty_sequences_and_ids_are_refused_like_fasta() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.swdb");
+        let recs = |a: &str, b: Vec<u8>| vec![Record { id: a.into(), seq: b }, Record { id: "z".into(), seq: vec![1] }];
+        write_swdb(&Database::from_records("x", recs("a", vec![])), P, &path).unwrap();
+        assert!(open_err(&path, P).contains("corrupt swdb database: sequence 1 is empty"));
+        write_swdb(&Database::from_records("x", recs("", vec![2])), P, &path).unwrap();
+        let msg = open_err(&path, P);
+        assert!(msg.contains("corrupt swdb database: sequence 1 has an empty id"), "{}", msg);
+        write_swdb(&Database::from_records("x", recs("a\tb", vec![2])), P, &path).unwrap();
+        let msg = open_err(&path, P);
+        assert!(msg.contains("corrupt swdb database: id of sequence 1 contains whitespace"), "{}", msg);
+    }
+
+    #[test]
+    fn version_1_files_ask_for_a_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = open_err(&patched(dir.path(), 8, &1u32.to_le_bytes()), P);
+        assert!(msg.contains("swdb format version 1, this swarrow reads version 2: rebuild it with makedb"), "{}", msg);
+    }
+
+    #[test]
+    fn a_database_through_a_pipe_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("db.fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // First record shorter than the 8 sniffed bytes: it must survive.
+        let text = b">a\nMK\n>bb\nQ\n";
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(&fifo, text).unwrap())
+        };
+        let db = load_database(&fifo, P).unwrap();
+        writer.join().unwrap();
+        let mut ids: Vec<&str> = (0..db.len()).map(|i| db.id(i)).collect();
+        ids.sort();
+        assert_eq!(ids, ["a", "bb"]);
+        assert_eq!(db.total_residues(), 3);
     }
 
     fn open_err(path: &Path, alphabet: Alphabet) -> String {
@@ -413,8 +522,8 @@ mod tests {
         assert!(open_err(&cut, P).contains("truncated header"));
 
         let d = dir.path();
-        let msg = open_err(&patched(d, 8, &2u32.to_le_bytes()), P);
-        assert!(msg.contains("swdb format version 2, this swarrow reads version 1"), "{}", msg);
+        let msg = open_err(&patched(d, 8, &3u32.to_le_bytes()), P);
+        assert!(msg.contains("swdb format version 3, this swarrow reads version 2"), "{}", msg);
         let msg = open_err(&patched(d, 0, b"XSWDB"), P);
         assert!(msg.ends_with("bad.swdb: not a swarrow database (.swdb)"), "{}", msg);
         let msg = open_err(&written(d), Alphabet::Dna);

@@ -1,14 +1,17 @@
 //! Input readers: FASTA (plain, gzip, stdin), pair files for `align` (two FASTA, TSV,
-//! Arrow IPC) and `makedb` databases (`.swdb`).
+//! Arrow IPC, Parquet), `makedb` databases (`.swdb`) and swarrow's own outputs read back for
+//! `merge` (`results`); `ipc` is the guarded Arrow IPC reader they share.
 
 pub mod fasta;
 pub mod fasta_blocks;
 pub mod input;
+pub mod ipc;
 pub mod makedb;
 pub mod pairs;
+pub mod results;
 
 pub use fasta::{read_all, FastaReader};
 pub use fasta_blocks::BlockFastaReader;
 pub use input::open_input;
 pub use makedb::{load_database, open_swdb, write_swdb};
-pub use pairs::{open_pairs, PairInput, PairIter};
+pub use pairs::{open_pairs, BatchLimits, PairColumns, PairInput, PairReader};

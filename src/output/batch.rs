@@ -2,22 +2,25 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int32Array, RecordBatch, StringArray};
-use arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int32Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Metadata, Schema, SchemaRef};
 
 use super::{Mode, RunMetadata};
 use crate::error::{Error, Result};
+use crate::seq::Ids;
 
 /// The schema of `mode`'s results, without run metadata.
 pub fn schema(mode: Mode) -> SchemaRef {
     Arc::new(Schema::new(fields(mode)))
 }
 
-/// The schema of `mode`'s results carrying `metadata` as Arrow schema metadata.
-pub fn schema_with_metadata(mode: Mode, metadata: &RunMetadata) -> SchemaRef {
+/// The schema of `mode`'s results, then the input columns `carried` through (align from a
+/// pair table), carrying `metadata` as Arrow schema metadata.
+pub fn schema_with_metadata(mode: Mode, carried: &Schema, metadata: &RunMetadata) -> SchemaRef {
     let map: Metadata = metadata.iter().collect();
-    Arc::new(Schema::new_with_metadata(fields(mode), map))
+    let mut fields = fields(mode);
+    fields.extend(carried.fields().iter().map(|f| f.as_ref().clone()));
+    Arc::new(Schema::new_with_metadata(fields, map))
 }
 
 fn fields(mode: Mode) -> Vec<Field> {
@@ -61,55 +64,50 @@ pub struct ResultRow<'a> {
     pub rank: i32,
 }
 
-/// Strings stored as Arrow stores them: one byte buffer plus offsets.
+/// An id column: built row by row (search, merge), or taken over whole from a pair batch
+/// (align), whose id buffers become the Arrow array without a copy.
 #[derive(Debug, Clone)]
-struct StrColumn {
-    data: String,
-    ends: Vec<usize>,
+enum IdColumn {
+    Rows(Ids),
+    Array(StringArray),
 }
 
-impl StrColumn {
-    fn new() -> Self {
-        StrColumn { data: String::new(), ends: Vec::new() }
-    }
-
-    fn push(&mut self, s: &str) {
-        self.data.push_str(s);
-        self.ends.push(self.data.len());
+impl IdColumn {
+    fn push(&mut self, id: &str) {
+        if let IdColumn::Array(a) = self {
+            // Rows after a taken-over column: continue as rows (tests only; never on a hot path).
+            let mut ids = Ids::default();
+            for s in a.iter() {
+                let _ = ids.push(s.unwrap_or_default());
+            }
+            *self = IdColumn::Rows(ids);
+        }
+        if let IdColumn::Rows(ids) = self {
+            // Over 2 GiB of ids in one batch cannot happen: batches hold at most ~1M rows.
+            let _ = ids.push(id);
+        }
     }
 
     fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.data[start..self.ends[i]]
-    }
-
-    fn clear(&mut self) {
-        self.data.clear();
-        self.ends.clear();
-    }
-
-    fn to_array(&self, name: &str) -> Result<ArrayRef> {
-        let too_big = || {
-            Error::Internal(format!("output batch: column {name} holds more than 2 GiB of text"))
-        };
-        let mut offsets = Vec::with_capacity(self.ends.len() + 1);
-        offsets.push(0i32);
-        for &end in &self.ends {
-            offsets.push(i32::try_from(end).map_err(|_| too_big())?);
+        match self {
+            IdColumn::Rows(ids) => ids.get(i),
+            IdColumn::Array(a) => a.value(i),
         }
-        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-        let values = Buffer::from(self.data.as_bytes());
-        let array = StringArray::try_new(offsets, values, None)
-            .map_err(|e| Error::Internal(format!("output batch: column {name}: {e}")))?;
-        Ok(Arc::new(array))
+    }
+
+    fn to_array(&self) -> Result<ArrayRef> {
+        Ok(match self {
+            IdColumn::Rows(ids) => Arc::new(ids.clone().take_array()?),
+            IdColumn::Array(a) => Arc::new(a.clone()),
+        })
     }
 }
 
 /// A batch of result rows held column by column, as the writers consume them.
 #[derive(Debug, Clone)]
 pub struct ResultBatch {
-    query: StrColumn,
-    target: StrColumn,
+    query: IdColumn,
+    target: IdColumn,
     score: Vec<i32>,
     bits: Vec<Option<f64>>,
     evalue: Vec<Option<f64>>,
@@ -121,6 +119,8 @@ pub struct ResultBatch {
     tlen: Vec<i32>,
     recomputed: Vec<bool>,
     rank: Vec<i32>,
+    /// Input columns carried through (align from a pair table), row for row.
+    carried: Vec<RecordBatch>,
 }
 
 impl Default for ResultBatch {
@@ -132,8 +132,8 @@ impl Default for ResultBatch {
 impl ResultBatch {
     pub fn new() -> Self {
         ResultBatch {
-            query: StrColumn::new(),
-            target: StrColumn::new(),
+            query: IdColumn::Rows(Ids::default()),
+            target: IdColumn::Rows(Ids::default()),
             score: Vec::new(),
             bits: Vec::new(),
             evalue: Vec::new(),
@@ -145,12 +145,26 @@ impl ResultBatch {
             tlen: Vec::new(),
             recomputed: Vec::new(),
             rank: Vec::new(),
+            carried: Vec::new(),
         }
     }
 
-    pub fn push(&mut self, row: ResultRow<'_>) {
-        self.query.push(row.query);
-        self.target.push(row.target);
+    /// Align's rows: the pair batch's ids taken over as they are (no copy), its carried
+    /// columns alongside; push the other columns with [`ResultBatch::push_numbers`].
+    pub fn with_ids(query: StringArray, target: StringArray, carried: Vec<RecordBatch>) -> Self {
+        let mut batch = ResultBatch::new();
+        let rows = query.len();
+        batch.query = IdColumn::Array(query);
+        batch.target = IdColumn::Array(target);
+        batch.carried = carried;
+        for v in [&mut batch.score, &mut batch.qstart, &mut batch.qend, &mut batch.tstart, &mut batch.tend] {
+            v.reserve(rows);
+        }
+        batch
+    }
+
+    /// Every column of a row but the ids, for batches made [`ResultBatch::with_ids`].
+    pub fn push_numbers(&mut self, row: ResultRow<'_>) {
         self.score.push(row.score);
         self.bits.push(row.bits);
         self.evalue.push(row.evalue);
@@ -162,6 +176,17 @@ impl ResultBatch {
         self.tlen.push(row.tlen);
         self.recomputed.push(row.recomputed);
         self.rank.push(row.rank);
+    }
+
+    /// The carried input columns of this batch's rows (empty when none).
+    pub fn carried(&self) -> &[RecordBatch] {
+        &self.carried
+    }
+
+    pub fn push(&mut self, row: ResultRow<'_>) {
+        self.query.push(row.query);
+        self.target.push(row.target);
+        self.push_numbers(row);
     }
 
     pub fn len(&self) -> usize {
@@ -197,8 +222,9 @@ impl ResultBatch {
 
     /// Empties the batch, keeping its allocations for reuse.
     pub fn clear(&mut self) {
-        self.query.clear();
-        self.target.clear();
+        self.query = IdColumn::Rows(Ids::default());
+        self.target = IdColumn::Rows(Ids::default());
+        self.carried.clear();
         self.score.clear();
         self.bits.clear();
         self.evalue.clear();
@@ -213,13 +239,14 @@ impl ResultBatch {
     }
 
     /// The batch as an Arrow record batch of `schema` (from [`schema`] or
-    /// [`schema_with_metadata`] for the same `mode`); align mode drops `rank`.
+    /// [`schema_with_metadata`] for the same `mode` and carried columns); align mode drops
+    /// `rank`.
     pub fn to_record_batch(&self, mode: Mode, schema: &SchemaRef) -> Result<RecordBatch> {
         let int = |v: &Vec<i32>| -> ArrayRef { Arc::new(Int32Array::from(v.clone())) };
         let float = |v: &Vec<Option<f64>>| -> ArrayRef { Arc::new(Float64Array::from(v.clone())) };
         let mut columns: Vec<ArrayRef> = vec![
-            self.query.to_array("query")?,
-            self.target.to_array("target")?,
+            self.query.to_array()?,
+            self.target.to_array()?,
             int(&self.score),
             float(&self.bits),
             float(&self.evalue),
@@ -233,6 +260,11 @@ impl ResultBatch {
         ];
         if mode == Mode::Search {
             columns.push(int(&self.rank));
+        }
+        if !self.carried.is_empty() {
+            let carried = arrow::compute::concat_batches(&self.carried[0].schema(), &self.carried)
+                .map_err(|e| Error::Internal(format!("carried columns: {e}")))?;
+            columns.extend(carried.columns().iter().cloned());
         }
         RecordBatch::try_new(schema.clone(), columns)
             .map_err(|e| Error::Internal(format!("building the {mode} output batch: {e}")))

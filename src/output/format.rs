@@ -1,7 +1,9 @@
 //! Output formats and how one is chosen: `--format`, else the output file's extension, else
-//! (standard output) Arrow IPC stream into a pipe and TSV onto a terminal.
+//! (standard output) TSV onto a terminal, by the extension of the file standard output is
+//! redirected to (`> hits.parquet`), TSV for any other file (`> hits.out`), and an Arrow IPC
+//! stream into a pipe.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -35,12 +37,23 @@ impl Format {
         Format::ALL.iter().find(|(f, _)| *f == self).map(|(_, n)| *n).unwrap_or("?")
     }
 
-    /// Parses a `--format` value (case-insensitive).
+    /// Parses a `--format` (or `--outfmt`) value, case-insensitive: a name, or the names
+    /// BLAST, DIAMOND and MMseqs2 users know for the tabular format: `6`, `m8`, `tabular`.
     pub fn parse(s: &str) -> Result<Format> {
         let wanted = s.trim().to_ascii_lowercase();
+        if let Some(columns) = wanted.strip_prefix("6 ") {
+            return Err(Error::usage(format!(
+                "--outfmt '6 {}': custom BLAST columns are not supported; `6` alone writes \
+                 qseqid sseqid score bitscore evalue qstart qend sstart send qlen slen",
+                columns.trim()
+            )));
+        }
+        if matches!(wanted.as_str(), "6" | "m8" | "tabular") {
+            return Ok(Format::Blast);
+        }
         Format::ALL.iter().find(|(_, n)| *n == wanted).map(|(f, _)| *f).ok_or_else(|| {
             Error::usage(format!(
-                "unknown output format '{s}': expected one of {}",
+                "unknown output format '{s}': expected one of {} (or 6, m8: blast)",
                 Format::ALL.map(|(_, n)| n).join(", ")
             ))
         })
@@ -73,15 +86,45 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// What standard output is, as far as the default format cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stdout {
+    Terminal,
+    /// A regular file (`> hits.tsv`), with its path where the system tells it (Linux).
+    File(Option<PathBuf>),
+    /// A pipe, or anything else (`/dev/null`, a socket).
+    Pipe,
+}
+
+impl Stdout {
+    pub fn detect() -> Stdout {
+        use std::io::IsTerminal;
+        let out = std::io::stdout();
+        if out.is_terminal() {
+            return Stdout::Terminal;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            let is_file = out
+                .as_fd()
+                .try_clone_to_owned()
+                .and_then(|fd| std::fs::File::from(fd).metadata())
+                .is_ok_and(|m| m.is_file());
+            if is_file {
+                return Stdout::File(std::fs::read_link("/proc/self/fd/1").ok());
+            }
+        }
+        Stdout::Pipe
+    }
+}
+
 /// The format to write: `explicit` (`--format`) wins; else the extension of `output`; else
-/// (standard output: `None` or `-`) an Arrow IPC stream when standard output is not a
-/// terminal, TSV when it is. An output file without a known extension is an error asking for
-/// `--format`.
-pub fn resolve_format(
-    explicit: Option<Format>,
-    output: Option<&Path>,
-    stdout_is_terminal: bool,
-) -> Result<Format> {
+/// (standard output: `None` or `-`) TSV onto a terminal, the extension of the file standard
+/// output is redirected to, TSV for a file without a known extension, and an Arrow IPC
+/// stream into a pipe. An output file (`-o`) without a known extension is an error asking
+/// for `--format`.
+pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &Stdout) -> Result<Format> {
     if let Some(format) = explicit {
         return Ok(format);
     }
@@ -98,7 +141,46 @@ pub fn resolve_format(
                 Format::ALL.map(|(_, n)| n).join(", ")
             ))
         }),
-        _ if stdout_is_terminal => Ok(Format::Tsv),
-        _ => Ok(Format::ArrowStream),
+        _ => Ok(match stdout {
+            Stdout::Terminal => Format::Tsv,
+            Stdout::File(path) => path.as_deref().and_then(Format::from_extension).unwrap_or(Format::Tsv),
+            Stdout::Pipe => Format::ArrowStream,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdout_default_follows_what_it_is() {
+        let file = |p: &str| Stdout::File(Some(PathBuf::from(p)));
+        let cases = [
+            (Stdout::Terminal, Format::Tsv),
+            (file("/tmp/hits.tsv"), Format::Tsv),
+            (file("/tmp/hits.parquet"), Format::Parquet),
+            (file("/tmp/hits.m8"), Format::Blast),
+            (file("/tmp/hits.arrows"), Format::ArrowStream),
+            (file("/tmp/hits.out"), Format::Tsv),
+            (Stdout::File(None), Format::Tsv),
+            (Stdout::Pipe, Format::ArrowStream),
+        ];
+        for (stdout, want) in cases {
+            assert_eq!(resolve_format(None, None, &stdout).unwrap(), want, "{stdout:?}");
+            assert_eq!(resolve_format(None, Some(Path::new("-")), &stdout).unwrap(), want);
+        }
+        // --format and -o win over standard output.
+        assert_eq!(resolve_format(Some(Format::Tsv), None, &Stdout::Pipe).unwrap(), Format::Tsv);
+        assert_eq!(resolve_format(None, Some(Path::new("x.parquet")), &Stdout::Terminal).unwrap(), Format::Parquet);
+    }
+
+    #[test]
+    fn blast_habits_name_the_tabular_format() {
+        for name in ["6", "m8", "M8", "tabular", "blast", " 6 "] {
+            assert_eq!(Format::parse(name).unwrap(), Format::Blast, "{name}");
+        }
+        assert!(Format::parse("6 qseqid sseqid pident").is_err());
+        assert!(Format::parse("5").is_err());
     }
 }

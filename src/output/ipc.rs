@@ -8,7 +8,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::ipc::writer::{FileWriter, StreamWriter};
 
 use super::sink::{Sink, Status};
-use super::{schema_with_metadata, Mode, ResultBatch, ResultWriter, RunMetadata};
+use super::{Mode, ResultBatch, ResultWriter};
 use crate::error::Result;
 
 pub(super) struct ArrowStreamWriter {
@@ -19,9 +19,8 @@ pub(super) struct ArrowStreamWriter {
 }
 
 impl ArrowStreamWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, metadata: &RunMetadata) -> Result<Self> {
+    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef) -> Result<Self> {
         let status = sink.status();
-        let schema = schema_with_metadata(mode, metadata);
         let writer = StreamWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?;
         Ok(ArrowStreamWriter { writer, schema, mode, status })
     }
@@ -52,9 +51,8 @@ pub(super) struct ArrowFileWriter {
 }
 
 impl ArrowFileWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, metadata: &RunMetadata) -> Result<Self> {
+    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef) -> Result<Self> {
         let status = sink.status();
-        let schema = schema_with_metadata(mode, metadata);
         let writer = FileWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?;
         Ok(ArrowFileWriter { writer, schema, mode, status })
     }

@@ -6,9 +6,10 @@
 //! `qend`, `tstart`, `tend`, `qlen`, `tlen` (int32, coordinates 1-based inclusive), `recomputed`
 //! (bool), and in search mode only `rank` (int32, 1 = best hit of that query).
 //!
-//! File outputs are atomic: bytes go to `.NAME.swarrow-tmp-PID` beside the target and are
-//! renamed onto it by [`ResultWriter::finish`]; a writer dropped without `finish` (an error
-//! happened) deletes its temporary file, so no partial file is ever left under the output name.
+//! File outputs are atomic ([`crate::atomic`]): bytes go to a unique temporary name beside
+//! the target and are renamed onto it by [`ResultWriter::finish`]; a writer dropped without
+//! `finish` (an error happened) deletes its temporary file, so no partial file is ever left
+//! under the output name. Devices and FIFOs given as `-o` are written directly.
 //!
 //! A closed pipe on standard output (`swarrow ... | head`) surfaces as an [`Error::Io`] whose
 //! source has kind `BrokenPipe`; [`is_broken_pipe`] recognises it so the caller can stop quietly
@@ -23,11 +24,13 @@ mod table;
 mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow};
-pub use format::{resolve_format, Format};
+pub use format::{resolve_format, Format, Stdout};
+pub use text::{blast_bitscore, blast_evalue};
 pub use table::{create_table_writer, TableWriter};
-pub use text::{blast_bitscore, blast_evalue, tsv_evalue};
 
 use std::path::Path;
+
+use arrow::datatypes::Schema;
 
 use crate::error::{Error, Result};
 
@@ -89,21 +92,36 @@ pub fn create_writer(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
-    writer_on(sink::Sink::open(output)?, format, mode, metadata)
+    create_writer_carrying(format, mode, &Schema::empty(), metadata, output)
+}
+
+/// [`create_writer`] for results followed by input columns carried through (`carried`:
+/// their fields, as [`crate::io::PairReader::carried`] names them). BLAST tabular has
+/// fixed columns and leaves them out.
+pub fn create_writer_carrying(
+    format: Format,
+    mode: Mode,
+    carried: &Schema,
+    metadata: &RunMetadata,
+    output: Option<&Path>,
+) -> Result<Box<dyn ResultWriter>> {
+    writer_on(sink::Sink::open(output)?, format, mode, carried, metadata)
 }
 
 fn writer_on(
     sink: sink::Sink,
     format: Format,
     mode: Mode,
+    carried: &Schema,
     metadata: &RunMetadata,
 ) -> Result<Box<dyn ResultWriter>> {
+    let schema = schema_with_metadata(mode, carried, metadata);
     Ok(match format {
-        Format::ArrowStream => Box::new(ipc::ArrowStreamWriter::new(sink, mode, metadata)?),
-        Format::ArrowFile => Box::new(ipc::ArrowFileWriter::new(sink, mode, metadata)?),
-        Format::Parquet => Box::new(pq::ParquetWriter::new(sink, mode, metadata)?),
-        Format::Tsv => Box::new(text::TextWriter::new(sink, mode, text::Style::Tsv)?),
-        Format::Blast => Box::new(text::TextWriter::new(sink, mode, text::Style::Blast)?),
+        Format::ArrowStream => Box::new(ipc::ArrowStreamWriter::new(sink, mode, schema)?),
+        Format::ArrowFile => Box::new(ipc::ArrowFileWriter::new(sink, mode, schema)?),
+        Format::Parquet => Box::new(pq::ParquetWriter::new(sink, mode, schema, metadata)?),
+        Format::Tsv => Box::new(text::TextWriter::new(sink, mode, schema, text::Style::Tsv)?),
+        Format::Blast => Box::new(text::TextWriter::new(sink, mode, schema, text::Style::Blast)?),
     })
 }
 
@@ -156,7 +174,7 @@ mod tests {
     fn closed_pipe_is_reported_as_broken_pipe_in_every_format() {
         for (format, _) in Format::ALL {
             let sink = sink::Sink::test(Box::new(ClosedPipe));
-            let error = match writer_on(sink, format, Mode::Search, &RunMetadata::new()) {
+            let error = match writer_on(sink, format, Mode::Search, &Schema::empty(), &RunMetadata::new()) {
                 Err(e) => e,
                 Ok(mut writer) => match writer.write(&one_row()) {
                     Err(e) => e,

@@ -10,7 +10,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::sink::{Sink, Status};
-use super::{schema_with_metadata, Mode, ResultBatch, ResultWriter, RunMetadata};
+use super::{Mode, ResultBatch, ResultWriter, RunMetadata};
 use crate::error::Result;
 
 /// Rows per row group: large enough for good compression and few footers entries, small enough
@@ -42,9 +42,8 @@ pub(super) struct ParquetWriter {
 }
 
 impl ParquetWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, metadata: &RunMetadata) -> Result<Self> {
+    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef, metadata: &RunMetadata) -> Result<Self> {
         let status = sink.status();
-        let schema = schema_with_metadata(mode, metadata);
         let props = properties(metadata).map_err(|e| status.fail(e))?;
         // The parquet writer buffers internally: no BufWriter of our own.
         let writer =

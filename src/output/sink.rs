@@ -3,11 +3,11 @@
 //! report it (disk full, broken pipe) even after arrow or parquet wrapped it in their own error.
 
 use std::fmt;
-use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 
 /// Buffer between the encoders and the sink; large so a pipe sees few, big writes.
@@ -132,85 +132,5 @@ impl Write for Sink {
             Target::Test(w) => w.flush(),
         };
         result.inspect_err(|e| self.status.record(e))
-    }
-}
-
-/// A file written under a temporary name and renamed onto `target` by `commit`; dropping it
-/// uncommitted deletes the temporary file.
-struct AtomicFile {
-    file: Option<File>,
-    temp: PathBuf,
-    target: PathBuf,
-}
-
-impl AtomicFile {
-    fn create(target: &Path) -> Result<AtomicFile> {
-        let cannot = |problem: String| {
-            Error::Input(format!("cannot write output {}: {problem}", target.display()))
-        };
-        let name = match target.file_name() {
-            Some(name) => name.to_string_lossy().into_owned(),
-            None => return Err(cannot("not a file name".into())),
-        };
-        if target.is_dir() {
-            return Err(cannot("it is a directory".into()));
-        }
-        let dir = match target.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        match std::fs::metadata(&dir) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(cannot(format!("directory {} does not exist", dir.display())))
-            }
-            Err(e) => return Err(cannot(format!("directory {}: {e}", dir.display()))),
-            Ok(meta) if !meta.is_dir() => {
-                return Err(cannot(format!("{} is not a directory", dir.display())))
-            }
-            Ok(_) => {}
-        }
-        let temp = dir.join(format!(".{name}.swarrow-tmp-{}", std::process::id()));
-        let file = OpenOptions::new().write(true).create(true).truncate(true).open(&temp).map_err(
-            |e| {
-                // EROFS has no stable ErrorKind under our minimum Rust (1.80): go by the code.
-                const READ_ONLY_FILESYSTEM: i32 = 30;
-                if e.kind() == io::ErrorKind::PermissionDenied
-                    || (cfg!(unix) && e.raw_os_error() == Some(READ_ONLY_FILESYSTEM))
-                {
-                    cannot(format!("directory {} is not writable ({e})", dir.display()))
-                } else {
-                    cannot(format!("cannot create {}: {e}", temp.display()))
-                }
-            },
-        )?;
-        Ok(AtomicFile { file: Some(file), temp, target: target.to_path_buf() })
-    }
-
-    fn file(&mut self) -> io::Result<&mut File> {
-        self.file.as_mut().ok_or_else(|| io::Error::other("output file already closed"))
-    }
-
-    fn commit(mut self) -> Result<()> {
-        let Some(file) = self.file.take() else {
-            return Err(Error::Internal(format!("{} committed twice", self.target.display())));
-        };
-        let context = || format!("writing {}", self.target.display());
-        // Data on disk before the rename, so a crash never leaves a short file under the name.
-        file.sync_all().map_err(|e| Error::io(context(), e))?;
-        drop(file);
-        std::fs::rename(&self.temp, &self.target).map_err(|e| {
-            Error::io(format!("renaming {} to {}", self.temp.display(), self.target.display()), e)
-        })?;
-        self.temp = PathBuf::new(); // committed: nothing left to clean up
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if !self.temp.as_os_str().is_empty() {
-            self.file.take();
-            let _ = std::fs::remove_file(&self.temp);
-        }
     }
 }

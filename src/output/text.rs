@@ -1,10 +1,11 @@
 //! Text writers: TSV (our columns, one header line) and BLAST tabular (BLAST's columns and
 //! number formatting, no header).
 //!
-//! TSV: columns as in the schema; `bits` with one decimal (`%.1f`); `evalue` in the shortest
-//! text that reads back to the same f64 (plain decimal between 1e-4 and 1e16, else scientific,
-//! e.g. `0.0123`, `3.2e-45`), so TSV and the binary formats agree exactly; null `bits`/`evalue`
-//! are empty fields; `recomputed` is `true`/`false`.
+//! TSV: columns as in the schema; `bits` with one decimal (`%.1f`); `evalue` as BLAST+
+//! prints it in tabular output ([`blast_evalue`]: `8.30e-140`, `0.0` below 1e-180, `0.012`,
+//! `0.57`, `3.1`, `42`), for people and for scripts written against BLAST's text; the binary
+//! formats (Arrow, Parquet) carry the exact f64; null `bits`/`evalue` are empty fields;
+//! `recomputed` is `true`/`false`.
 //!
 //! BLAST: `qseqid sseqid score bitscore evalue qstart qend sstart send qlen slen`, formatted as
 //! BLAST+ does in `-outfmt 6` (see [`blast_evalue`], [`blast_bitscore`]); null `bitscore`/
@@ -18,8 +19,10 @@ use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
 
 use super::sink::{Sink, Status};
-use super::{schema, Mode, ResultBatch, ResultRow, ResultWriter};
-use crate::error::Result;
+use arrow::datatypes::SchemaRef;
+
+use super::{Mode, ResultBatch, ResultRow, ResultWriter};
+use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Style {
@@ -36,12 +39,12 @@ pub(super) struct TextWriter {
 }
 
 impl TextWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, style: Style) -> Result<Self> {
+    /// `schema`: the results' columns and the carried ones (TSV writes both; BLAST its own).
+    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef, style: Style) -> Result<Self> {
         let status = sink.status();
         let mut out = sink.buffered();
         if style == Style::Tsv {
-            let names: Vec<String> =
-                schema(mode).fields().iter().map(|f| f.name().to_string()).collect();
+            let names: Vec<String> = schema.fields().iter().map(|f| f.name().to_string()).collect();
             writeln!(out, "{}", names.join("\t")).map_err(|e| status.io_fail(e))?;
         }
         Ok(TextWriter { out, status, mode, style, line: String::with_capacity(256) })
@@ -50,10 +53,21 @@ impl TextWriter {
 
 impl ResultWriter for TextWriter {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
-        for row in batch.rows() {
+        let carried = carried_text(batch)?;
+        for (i, row) in batch.rows().enumerate() {
             self.line.clear();
             match self.style {
-                Style::Tsv => tsv_line(&mut self.line, &row, self.mode),
+                Style::Tsv => {
+                    tsv_line(&mut self.line, &row, self.mode);
+                    if let Some(columns) = &carried {
+                        self.line.pop();
+                        for column in columns {
+                            self.line.push('\t');
+                            push_id(&mut self.line, &column[i]);
+                        }
+                        self.line.push('\n');
+                    }
+                }
                 Style::Blast => blast_line(&mut self.line, &row),
             }
             self.out.write_all(self.line.as_bytes()).map_err(|e| self.status.io_fail(e))?;
@@ -70,6 +84,22 @@ impl ResultWriter for TextWriter {
     }
 }
 
+/// The carried columns of `batch` as text, column by column (nulls empty), if it has any.
+fn carried_text(batch: &ResultBatch) -> Result<Option<Vec<Vec<String>>>> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let parts = batch.carried();
+    let Some(first) = parts.first() else { return Ok(None) };
+    let failed = |e: arrow::error::ArrowError| Error::Internal(format!("carried columns as text: {e}"));
+    let mut columns = vec![Vec::with_capacity(batch.len()); first.num_columns()];
+    for part in parts {
+        for (k, column) in part.columns().iter().enumerate() {
+            let text = ArrayFormatter::try_new(column.as_ref(), &FormatOptions::default()).map_err(failed)?;
+            columns[k].extend((0..column.len()).map(|r| text.value(r).to_string()));
+        }
+    }
+    Ok(Some(columns))
+}
+
 /// Writing into a `String` cannot fail; the `fmt::Result`s below are discarded for that reason.
 fn tsv_line(line: &mut String, row: &ResultRow<'_>, mode: Mode) {
     push_id(line, row.query);
@@ -81,7 +111,7 @@ fn tsv_line(line: &mut String, row: &ResultRow<'_>, mode: Mode) {
     }
     line.push('\t');
     if let Some(evalue) = row.evalue {
-        line.push_str(&tsv_evalue(evalue));
+        line.push_str(&blast_evalue(evalue));
     }
     let _ = write!(
         line,
@@ -112,17 +142,6 @@ fn push_id(line: &mut String, id: &str) {
         line.extend(id.chars().map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }));
     } else {
         line.push_str(id);
-    }
-}
-
-/// The TSV e-value: the shortest text that parses back to the same f64, in plain decimal
-/// for 1e-4 <= |e| < 1e16 and in scientific notation otherwise (as Python's `repr`).
-pub fn tsv_evalue(evalue: f64) -> String {
-    let magnitude = evalue.abs();
-    if evalue == 0.0 || (1e-4..1e16).contains(&magnitude) || !evalue.is_finite() {
-        format!("{evalue}")
-    } else {
-        format!("{evalue:e}")
     }
 }
 
@@ -228,22 +247,38 @@ mod tests {
     }
 
     #[test]
-    fn tsv_evalue_round_trips_and_reads_naturally() {
+    fn tsv_lines_print_evalues_as_blast_does() {
+        // Hand-checked against BLAST+'s rules (align_format_util.cpp GetScoreString, with
+        // tabular.cpp's `%.2e` between 1e-180 and 0.0009): the 16-digit
+        // 8.303488615907861e-140 is BLAST's 8.30e-140.
+        let row = |evalue: f64| ResultRow {
+            query: "q1",
+            target: "sp|P1|A",
+            score: 512,
+            bits: Some(201.66),
+            evalue: Some(evalue),
+            qstart: 1,
+            qend: 200,
+            tstart: 3,
+            tend: 202,
+            qlen: 210,
+            tlen: 220,
+            recomputed: false,
+            rank: 1,
+        };
         let cases = [
-            (0.0, "0"),
-            (0.5, "0.5"),
-            (1.0, "1"),
-            (0.0001, "0.0001"),
-            (0.00009, "9e-5"),
-            (3.2e-45, "3.2e-45"),
-            (1234.5, "1234.5"),
-            (1e16, "1e16"),
+            (8.303488615907861e-140, "8.30e-140"),
+            (3.0e-200, "0.0"),
+            (0.0004567, "4.57e-04"),
+            (0.0344, "0.034"),
+            (0.567, "0.57"),
+            (3.14159, "3.1"),
+            (42.4, "42"),
         ];
-        for (value, expected) in cases {
-            assert_eq!(tsv_evalue(value), expected);
-        }
-        for value in [1.0 / 3.0, 2.718281828459045e-100, 6.02214076e23, 7.0e-310, f64::MAX] {
-            assert_eq!(tsv_evalue(value).parse::<f64>().unwrap(), value);
+        for (evalue, text) in cases {
+            let mut line = String::new();
+            tsv_line(&mut line, &row(evalue), Mode::Search);
+            assert_eq!(line, format!("q1\tsp|P1|A\t512\t201.7\t{text}\t1\t200\t3\t202\t210\t220\tfalse\t1\n"));
         }
     }
 

@@ -1,56 +1,110 @@
-//! One-to-one alignment: pairs stream in, one result per pair streams out in input order.
+//! One-to-one alignment: batches of pairs stream in, one result per pair streams out in
+//! input order, with several batches in the engine at once.
 
-use super::{run_batched, BatchLimits, Progress};
-use crate::engine::Engine;
+use super::run_ordered;
+use crate::engine::{Alignment, Engine};
 use crate::error::{Error, Result};
+use crate::io::pairs::{BatchLimits, PairReader};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
-use crate::seq::Pair;
+use crate::scoring::Scoring;
+use crate::seq::PairBatch;
 use std::sync::Arc;
 
 /// Residues per batch, per pair of the engine's batch size: caps memory when sequences are
 /// long (64 MiB for the CPU's 65,536-pair batches).
 const RESIDUES_PER_BATCH_PAIR: usize = 1024;
 
+/// Batches computing at once: while one batch's last pairs finish (or its results are
+/// read back from a GPU), the next one already keeps the engine busy.
+pub const IN_FLIGHT: usize = 2;
+
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
     pub stats: Option<KarlinAltschul>,
-    pub quiet: bool,
+    /// The engine's scoring: pairs it cannot score exactly in 32 bits are refused.
+    pub scoring: Scoring,
+    /// Pairs and cells aligned (counted per batch: `Engine::align` has no counter).
+    pub progress: Progress,
     /// Override of the batch size (tests use tiny batches to exercise streaming).
     pub batch_pairs: Option<usize>,
+    /// Batches computing at once (default [`IN_FLIGHT`]).
+    pub in_flight: Option<usize>,
+}
+
+/// How large the readers make batches for `engine`.
+pub fn batch_limits(engine: &dyn Engine, opts: &AlignOptions) -> BatchLimits {
+    let pairs = opts.batch_pairs.unwrap_or_else(|| engine.align_batch_pairs()).max(1);
+    BatchLimits { pairs, residues: engine.align_batch_pairs().max(1) * RESIDUES_PER_BATCH_PAIR }
 }
 
 /// Runs the alignment of every pair and finishes the writer on success.
 pub fn align(
     engine: Arc<dyn Engine>,
-    pairs: Box<dyn Iterator<Item = Result<Pair>> + Send>,
+    mut pairs: Box<dyn PairReader>,
     opts: AlignOptions,
-    writer: Box<dyn ResultWriter>,
+    mut writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
-    let items = opts.batch_pairs.unwrap_or_else(|| engine.align_batch_pairs()).max(1);
-    let residues = engine.align_batch_pairs().max(1) * RESIDUES_PER_BATCH_PAIR;
-    let limits = BatchLimits { items, residues };
-    let progress = Progress::new("pairs", opts.quiet);
-    let stats = opts.stats;
-    let compute = move |batch: &[Pair]| align_batch(engine.as_ref(), batch, stats);
-    let size = |p: &Pair| p.query.seq.len() + p.target.seq.len();
-    run_batched(pairs, limits, size, progress, compute, writer)
+    let progress = &opts.progress;
+    let read = |batch: &mut PairBatch| {
+        batch.clear();
+        let more = pairs.fill(batch)?;
+        match more {
+            true => progress.read(batch.seqs.view().cells()),
+            false => progress.input_done(),
+        }
+        Ok(more)
+    };
+    let compute = |batch: &mut PairBatch| {
+        check_representable(batch, &opts.scoring)?;
+        let alignments = engine.align(batch.seqs.view())?;
+        progress.work().add(batch.seqs.view().cells());
+        progress.items(batch.len() as u64);
+        results(batch, &alignments, opts.stats)
+    };
+    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
+    run_ordered(opts.in_flight.unwrap_or(IN_FLIGHT), read, compute, write)?;
+    progress.phase("writing");
+    writer.finish()
 }
 
-/// Aligns one batch; statistics use the pair's own search space (query x target).
-pub fn align_batch(engine: &dyn Engine, batch: &[Pair], stats: Option<KarlinAltschul>) -> Result<ResultBatch> {
-    let seqs: Vec<(&[u8], &[u8])> = batch.iter().map(|p| (p.query.seq.as_slice(), p.target.seq.as_slice())).collect();
-    let alignments = engine.align(&seqs)?;
-    if alignments.len() != batch.len() {
-        return Err(Error::Internal(format!("engine returned {} alignments for {} pairs", alignments.len(), batch.len())));
+/// Refuses a batch holding a pair whose score could leave the 32-bit range.
+fn check_representable(batch: &PairBatch, scoring: &Scoring) -> Result<()> {
+    for (i, (q, t)) in batch.seqs.view().iter().enumerate() {
+        if let Err(why) = scoring.check_lengths(q.len(), t.len()) {
+            return Err(Error::Input(format!(
+                "pair {} / {}: {}",
+                crate::error::shown_id(batch.query_ids.get(i)),
+                crate::error::shown_id(batch.target_ids.get(i)),
+                why
+            )));
+        }
     }
-    let mut rows = ResultBatch::new();
-    for (p, a) in batch.iter().zip(&alignments) {
-        let (qlen, tlen) = (p.query.seq.len(), p.target.seq.len());
+    Ok(())
+}
+
+/// The rows of one aligned batch; its ids move into them. Statistics use the pair's own
+/// search space (query x target).
+fn results(batch: &mut PairBatch, alignments: &[Alignment], stats: Option<KarlinAltschul>) -> Result<ResultBatch> {
+    if alignments.len() != batch.len() {
+        return Err(Error::Internal(format!(
+            "engine returned {} alignments for {} pairs",
+            alignments.len(),
+            batch.len()
+        )));
+    }
+    let query = batch.query_ids.take_array()?;
+    let target = batch.target_ids.take_array()?;
+    let mut rows = ResultBatch::with_ids(query, target, std::mem::take(&mut batch.carried));
+    let seqs = batch.seqs.view();
+    for (i, a) in alignments.iter().enumerate() {
+        let (q, t) = seqs.pair(i);
+        let (qlen, tlen) = (q.len(), t.len());
         let stat = stats.map(|ka| (ka.bits(a.score), ka.evalue(a.score, qlen as u64, tlen as u64, 1)));
-        rows.push(ResultRow {
-            query: &p.query.id,
-            target: &p.target.id,
+        rows.push_numbers(ResultRow {
+            query: "",
+            target: "",
             score: a.score,
             bits: stat.map(|s| s.0),
             evalue: stat.map(|s| s.1),

@@ -8,19 +8,18 @@
 //!   of the inputs), then the shard's own rank. Ranks are renumbered 1..N.
 //! - Align results (no `rank`): the shards concatenated in input order, streamed.
 //!
-//! Inputs are any output of `swarrow search`/`align` except BLAST tabular: Parquet, Arrow IPC
-//! file, Arrow IPC stream (also on stdin) or TSV, detected by content. Shards must agree on
-//! the run facts that make their scores and E-values comparable (mode, scoring, gap costs,
-//! search space); the merged output carries their run metadata.
+//! Inputs are any output of `swarrow search`/`align` except BLAST tabular, read by
+//! [`crate::io::results`]. Shards must agree on the run facts that make their scores and
+//! E-values comparable (mode, scoring, gap costs, search space). A shard that carries no such
+//! facts (TSV, or metadata stripped by another tool) cannot be checked: merge refuses it unless
+//! `--trust-shards` is given, and then the merged output keeps only the metadata every shard
+//! has, with a note that the settings were not checked, so it never claims what it cannot know.
 
 use crate::error::{Error, Result, Where};
+use crate::io::results::{ResultInput as Shard, Row};
 use crate::output::{self, Format, Mode, ResultBatch, ResultRow, RunMetadata};
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::datatypes::{DataType, Float64Type, Int32Type};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// Run facts every shard must share: without them scores or E-values are not comparable.
@@ -31,7 +30,15 @@ const WRITE_BATCH_ROWS: usize = 65_536;
 
 /// Merges `inputs` (in shard order) into `output` (`None` = stdout) in `format`. `top` is
 /// required for search results and refused for align results.
-pub fn merge(inputs: &[PathBuf], top: Option<usize>, format: Format, output: Option<&Path>) -> Result<()> {
+///
+/// `trust_shards`: accept shards without run settings (see the module documentation).
+pub fn merge(
+    inputs: &[PathBuf],
+    top: Option<usize>,
+    trust_shards: bool,
+    format: Format,
+    output: Option<&Path>,
+) -> Result<()> {
     if inputs.is_empty() {
         return Err(Error::usage("merge: give at least one input"));
     }
@@ -40,7 +47,7 @@ pub fn merge(inputs: &[PathBuf], top: Option<usize>, format: Format, output: Opt
     }
     let mut shards = inputs.iter().map(|p| Shard::open(p)).collect::<Result<Vec<_>>>()?;
     let mode = common_mode(&shards)?;
-    let mut meta = merged_metadata(&shards)?;
+    let mut meta = merged_metadata(&shards, trust_shards)?;
     match (mode, top) {
         (Mode::Search, None) => {
             return Err(Error::usage("merge: search results need --top N (normally the --top of the shard runs)"))
@@ -86,25 +93,6 @@ pub fn merge(inputs: &[PathBuf], top: Option<usize>, format: Format, output: Opt
         }
     }
     writer.finish()
-}
-
-/// One result row as read from a shard; `order` is the shard's rank (search) or the row's
-/// position in the shard (align), for the tie-break.
-#[derive(Debug, Clone, PartialEq)]
-struct Row {
-    query: String,
-    target: String,
-    score: i32,
-    bits: Option<f64>,
-    evalue: Option<f64>,
-    qstart: i32,
-    qend: i32,
-    tstart: i32,
-    tend: i32,
-    qlen: i32,
-    tlen: i32,
-    recomputed: bool,
-    order: i64,
 }
 
 /// Rows with their rank (ignored by align writers) as a writer batch.
@@ -272,8 +260,26 @@ fn common_mode(shards: &[Shard]) -> Result<Mode> {
 
 /// The run metadata of the merged output: each key in first-seen order with the shards'
 /// common value, or their distinct values joined by ", " where they differ (database name,
-/// size, engine). Keys in [`MUST_AGREE`] that differ are an error.
-fn merged_metadata(shards: &[Shard]) -> Result<RunMetadata> {
+/// size, engine). Keys in [`MUST_AGREE`] that differ are an error. A shard without one of
+/// them is an error too, unless `trust_shards`: then only keys every shard has are kept, and
+/// a `settings_unchecked` key says which shard had none.
+fn merged_metadata(shards: &[Shard], trust_shards: bool) -> Result<RunMetadata> {
+    // Align runs have no search space; everything else in MUST_AGREE every run records.
+    let lacks = |s: &Shard, key: &str| !s.metadata.iter().any(|(m, _)| m == key);
+    let unchecked: Vec<&Shard> = shards
+        .iter()
+        .filter(|s| MUST_AGREE.iter().any(|k| lacks(s, k) && !(*k == "search_space" && s.mode == Mode::Align)))
+        .collect();
+    if let Some(first) = unchecked.first() {
+        if !trust_shards {
+            let what = if first.is_tsv() { "is TSV, which carries" } else { "carries" };
+            return Err(Error::usage(format!(
+                "merge: {} {} no run settings (scoring, gap costs, search space), so merge cannot check that \
+                 the shards agree; write shards as Parquet or Arrow IPC, or pass --trust-shards to merge them unchecked",
+                first.source, what
+            )));
+        }
+    }
     let mut keys: Vec<&str> = Vec::new();
     for s in shards {
         for (k, _) in &s.metadata {
@@ -282,7 +288,20 @@ fn merged_metadata(shards: &[Shard]) -> Result<RunMetadata> {
             }
         }
     }
+    if !unchecked.is_empty() {
+        keys.retain(|k| shards.iter().all(|s| s.metadata.iter().any(|(m, _)| m == k)));
+    }
     let mut meta = RunMetadata::new();
+    if let Some(first) = unchecked.first() {
+        meta.push(
+            "settings_unchecked",
+            format!(
+                "merged with --trust-shards: {} carries no run settings, so scoring, gap costs and search space \
+                 were not checked; only metadata every shard carries is kept",
+                first.source
+            ),
+        );
+    }
     for key in keys {
         let mut values: Vec<(&str, &Where)> = Vec::new();
         for s in shards {
@@ -307,275 +326,6 @@ fn merged_metadata(shards: &[Shard]) -> Result<RunMetadata> {
         meta.push(key, joined.join(", "));
     }
     Ok(meta)
-}
-
-/// One input: its detected format, mode, run metadata, and a reader of its rows.
-struct Shard {
-    source: Where,
-    mode: Mode,
-    metadata: Vec<(String, String)>,
-    reader: ShardReader,
-    /// Rows read so far (the tie-break order of align rows, and line numbers for TSV).
-    rows_read: i64,
-}
-
-enum ShardReader {
-    Parquet(parquet::arrow::arrow_reader::ParquetRecordBatchReader),
-    ArrowFile(arrow::ipc::reader::FileReader<File>),
-    ArrowStream(arrow::ipc::reader::StreamReader<BufReader<Box<dyn Read + Send>>>),
-    Tsv(TsvReader),
-}
-
-const PARQUET_MAGIC: &[u8] = b"PAR1";
-const ARROW_FILE_MAGIC: &[u8] = b"ARROW1";
-const IPC_CONTINUATION: &[u8] = &[0xff, 0xff, 0xff, 0xff];
-
-impl Shard {
-    fn open(path: &Path) -> Result<Shard> {
-        let source = Where::from_arg(path);
-        let input: Box<dyn Read + Send> = if path.as_os_str() == "-" {
-            Box::new(std::io::stdin())
-        } else {
-            Box::new(File::open(path).map_err(|e| Error::file(&source, format!("cannot open: {}", e)))?)
-        };
-        let mut buffered = BufReader::with_capacity(1 << 16, input);
-        let head = buffered.fill_buf().map_err(|e| Error::file(&source, format!("cannot read: {}", e)))?.to_vec();
-        let seekable = || -> Result<File> {
-            if path.as_os_str() == "-" {
-                return Err(Error::file(&source, "Parquet and Arrow IPC files need seeking: give a file, not stdin (an Arrow IPC stream or TSV can come from stdin)"));
-            }
-            File::open(path).map_err(|e| Error::file(&source, format!("cannot open: {}", e)))
-        };
-        let bad = |e: &dyn std::fmt::Display| Error::file(&source, format!("not a readable swarrow output: {}", e));
-        let (reader, schema_meta, kv): (ShardReader, Option<arrow::datatypes::SchemaRef>, Vec<(String, String)>) =
-            if head.starts_with(PARQUET_MAGIC) {
-                let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(seekable()?)
-                    .map_err(|e| bad(&e))?;
-                let kv = builder
-                    .metadata()
-                    .file_metadata()
-                    .key_value_metadata()
-                    .map(|kvs| kvs.iter().map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default())).collect())
-                    .unwrap_or_default();
-                let schema = builder.schema().clone();
-                (ShardReader::Parquet(builder.build().map_err(|e| bad(&e))?), Some(schema), kv)
-            } else if head.starts_with(ARROW_FILE_MAGIC) {
-                let r = arrow::ipc::reader::FileReader::try_new(seekable()?, None).map_err(|e| bad(&e))?;
-                let schema = r.schema();
-                (ShardReader::ArrowFile(r), Some(schema), Vec::new())
-            } else if head.starts_with(IPC_CONTINUATION) {
-                let r = arrow::ipc::reader::StreamReader::try_new(buffered, None).map_err(|e| bad(&e))?;
-                let schema = r.schema();
-                (ShardReader::ArrowStream(r), Some(schema), Vec::new())
-            } else {
-                let r = TsvReader::open(buffered, &source)?;
-                (ShardReader::Tsv(r), None, Vec::new())
-            };
-        let mode = match (&reader, &schema_meta) {
-            (ShardReader::Tsv(t), _) => t.mode(),
-            (_, Some(schema)) if schema.column_with_name("rank").is_some() => Mode::Search,
-            _ => Mode::Align,
-        };
-        // Parquet key-value metadata keeps the writer's order; Arrow schema metadata is a map,
-        // so its keys are sorted for a stable output. Arrow's own keys are not run facts.
-        let mut metadata = kv;
-        if metadata.is_empty() {
-            if let Some(schema) = &schema_meta {
-                let mut m: Vec<(String, String)> =
-                    schema.metadata().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                m.sort();
-                metadata = m;
-            }
-        }
-        metadata.retain(|(k, _)| !k.starts_with("ARROW:"));
-        if let Some((_, m)) = metadata.iter().find(|(k, _)| k == "mode") {
-            if m != mode.as_str() {
-                return Err(Error::file(&source, format!("metadata says mode {} but the columns are those of {} results", m, mode)));
-            }
-        }
-        Ok(Shard { source, mode, metadata, reader, rows_read: 0 })
-    }
-
-    /// The next rows of this shard, `None` at its end.
-    fn next_rows(&mut self) -> Result<Option<Vec<Row>>> {
-        let batch = match &mut self.reader {
-            ShardReader::Parquet(r) => r.next().map(|b| b.map_err(|e| e.to_string())),
-            ShardReader::ArrowFile(r) => r.next().map(|b| b.map_err(|e| e.to_string())),
-            ShardReader::ArrowStream(r) => r.next().map(|b| b.map_err(|e| e.to_string())),
-            ShardReader::Tsv(r) => {
-                let rows = r.next_rows(self.mode, &self.source, &mut self.rows_read)?;
-                return Ok(rows);
-            }
-        };
-        match batch {
-            None => Ok(None),
-            Some(Err(e)) => Err(Error::file(&self.source, format!("cannot read: {}", e))),
-            Some(Ok(b)) => rows_of_batch(&b, self.mode, &self.source, &mut self.rows_read).map(Some),
-        }
-    }
-}
-
-/// A column of `batch` cast to `to` (other writers may use LargeUtf8, Utf8View or Int64).
-fn column(batch: &RecordBatch, name: &str, to: &DataType, source: &Where, nullable: bool) -> Result<ArrayRef> {
-    let idx = batch.schema().index_of(name).map_err(|_| {
-        Error::file(source, format!("no column '{}': not an output of swarrow search or align", name))
-    })?;
-    let array = arrow::compute::cast(batch.column(idx), to)
-        .map_err(|e| Error::file(source, format!("column '{}' cannot be read as {}: {}", name, to, e)))?;
-    if !nullable && array.null_count() > 0 {
-        return Err(Error::file(source, format!("column '{}' has nulls", name)));
-    }
-    Ok(array)
-}
-
-fn rows_of_batch(batch: &RecordBatch, mode: Mode, source: &Where, rows_read: &mut i64) -> Result<Vec<Row>> {
-    let s = |name| column(batch, name, &DataType::Utf8, source, false);
-    let i = |name| column(batch, name, &DataType::Int32, source, false);
-    let f = |name| column(batch, name, &DataType::Float64, source, true);
-    let (query, target) = (s("query")?, s("target")?);
-    let (query, target) = (query.as_string::<i32>(), target.as_string::<i32>());
-    let ints: Vec<ArrayRef> = ["score", "qstart", "qend", "tstart", "tend", "qlen", "tlen"]
-        .iter()
-        .map(|n| i(n))
-        .collect::<Result<_>>()?;
-    let ints: Vec<&arrow::array::Int32Array> = ints.iter().map(|a| a.as_primitive::<Int32Type>()).collect();
-    let (bits, evalue) = (f("bits")?, f("evalue")?);
-    let (bits, evalue) = (bits.as_primitive::<Float64Type>(), evalue.as_primitive::<Float64Type>());
-    let recomputed = column(batch, "recomputed", &DataType::Boolean, source, false)?;
-    let recomputed = recomputed.as_boolean();
-    let rank = match mode {
-        Mode::Search => Some(i("rank")?),
-        Mode::Align => None,
-    };
-    let opt = |a: &arrow::array::Float64Array, r: usize| if a.is_null(r) { None } else { Some(a.value(r)) };
-    let mut rows = Vec::with_capacity(batch.num_rows());
-    for r in 0..batch.num_rows() {
-        let order = match &rank {
-            Some(rank) => rank.as_primitive::<Int32Type>().value(r) as i64,
-            None => *rows_read,
-        };
-        *rows_read += 1;
-        rows.push(Row {
-            query: query.value(r).to_string(),
-            target: target.value(r).to_string(),
-            score: ints[0].value(r),
-            bits: opt(bits, r),
-            evalue: opt(evalue, r),
-            qstart: ints[1].value(r),
-            qend: ints[2].value(r),
-            tstart: ints[3].value(r),
-            tend: ints[4].value(r),
-            qlen: ints[5].value(r),
-            tlen: ints[6].value(r),
-            recomputed: recomputed.value(r),
-            order,
-        });
-    }
-    Ok(rows)
-}
-
-/// TSV as `swarrow --format tsv` writes it: one header line naming the columns, empty
-/// fields for null bits/evalue. (TSV bits carry one decimal; the binary formats keep them
-/// exact.)
-struct TsvReader {
-    lines: std::io::Lines<BufReader<Box<dyn Read + Send>>>,
-    /// Position of each schema column in the file's header.
-    columns: HashMap<String, usize>,
-    has_rank: bool,
-}
-
-const TSV_COLUMNS: [&str; 12] =
-    ["query", "target", "score", "bits", "evalue", "qstart", "qend", "tstart", "tend", "qlen", "tlen", "recomputed"];
-const TSV_LINES_PER_BATCH: usize = 65_536;
-
-impl TsvReader {
-    fn open(input: BufReader<Box<dyn Read + Send>>, source: &Where) -> Result<TsvReader> {
-        let mut lines = input.lines();
-        let header = match lines.next() {
-            Some(Ok(h)) => h,
-            Some(Err(e)) => return Err(Error::file(source, format!("cannot read: {}", e))),
-            None => return Err(Error::file(source, "empty input: expected a swarrow output with its header")),
-        };
-        let columns: HashMap<String, usize> =
-            header.trim_end_matches('\r').split('\t').enumerate().map(|(i, n)| (n.to_string(), i)).collect();
-        if let Some(missing) = TSV_COLUMNS.iter().find(|c| !columns.contains_key(**c)) {
-            return Err(Error::file(
-                source,
-                format!(
-                    "not Parquet, Arrow IPC or a swarrow TSV (header line without column '{}'); BLAST tabular output cannot be merged",
-                    missing
-                ),
-            ));
-        }
-        let has_rank = columns.contains_key("rank");
-        Ok(TsvReader { lines, columns, has_rank })
-    }
-
-    fn mode(&self) -> Mode {
-        if self.has_rank {
-            Mode::Search
-        } else {
-            Mode::Align
-        }
-    }
-
-    fn next_rows(&mut self, mode: Mode, source: &Where, rows_read: &mut i64) -> Result<Option<Vec<Row>>> {
-        let mut rows = Vec::new();
-        while rows.len() < TSV_LINES_PER_BATCH {
-            let line = match self.lines.next() {
-                None => break,
-                Some(l) => l.map_err(|e| Error::file(source, format!("cannot read: {}", e)))?,
-            };
-            *rows_read += 1;
-            let line_no = *rows_read + 1; // the header is line 1
-            let line = line.trim_end_matches('\r');
-            if line.is_empty() {
-                continue;
-            }
-            let fields: Vec<&str> = line.split('\t').collect();
-            let err = |problem: String| Error::file(source, format!("line {}: {}", line_no, problem));
-            let field = |name: &str| -> Result<&str> {
-                let i = self.columns[name];
-                fields.get(i).copied().ok_or_else(|| err(format!("no field for column '{}'", name)))
-            };
-            let int = |name: &str| -> Result<i32> {
-                let v = field(name)?;
-                v.parse().map_err(|_| err(format!("column '{}': '{}' is not an integer", name, v)))
-            };
-            let float = |name: &str| -> Result<Option<f64>> {
-                let v = field(name)?;
-                if v.is_empty() {
-                    return Ok(None);
-                }
-                v.parse().map(Some).map_err(|_| err(format!("column '{}': '{}' is not a number", name, v)))
-            };
-            let recomputed = match field("recomputed")? {
-                "true" => true,
-                "false" => false,
-                v => return Err(err(format!("column 'recomputed': '{}' is not true or false", v))),
-            };
-            let order = match mode {
-                Mode::Search => int("rank")? as i64,
-                Mode::Align => *rows_read,
-            };
-            rows.push(Row {
-                query: field("query")?.to_string(),
-                target: field("target")?.to_string(),
-                score: int("score")?,
-                bits: float("bits")?,
-                evalue: float("evalue")?,
-                qstart: int("qstart")?,
-                qend: int("qend")?,
-                tstart: int("tstart")?,
-                tend: int("tend")?,
-                qlen: int("qlen")?,
-                tlen: int("tlen")?,
-                recomputed,
-                order,
-            });
-        }
-        Ok(if rows.is_empty() { None } else { Some(rows) })
-    }
 }
 
 #[cfg(test)]

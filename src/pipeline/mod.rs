@@ -1,156 +1,100 @@
-//! Pipelines: reader -> batcher -> engine -> writer, each stage on its own blocking thread,
-//! joined by bounded channels. Memory stays bounded by the channel depth times the batch
-//! size however long the input is; output begins before input ends and keeps input order
-//! (one engine stage consumes batches in order).
+//! Pipelines: read -> compute -> write. The reader fills batches on its own thread, up to
+//! `in_flight` batches compute at once (so an engine's host work on one batch overlaps its
+//! device work on another, and no batch's tail leaves the cores idle), and the writer takes
+//! results in input order on the calling thread. Memory stays bounded by the number of
+//! batches in flight times the batch size however long the input is; output begins before
+//! input ends; batches are recycled, not reallocated.
 
 pub mod align;
 pub mod merge;
 pub mod search;
 
+use std::collections::BTreeMap;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+
 use crate::error::{Error, Result};
-use crate::output::{ResultBatch, ResultWriter};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
-use tokio::sync::mpsc;
 
-/// Batches in flight between two stages: enough to overlap the stages, few enough to keep
-/// memory flat.
-pub const CHANNEL_DEPTH: usize = 2;
-
-/// Runs the three stages of a pipeline on a small tokio runtime and returns the first
-/// error in pipeline order. The write stage hands its writer back unfinished: the caller
-/// finishes it (renaming the output into place) only when every stage succeeded, so a
-/// failed run never leaves a truncated file under the output name.
-fn run_stages<B, R, W>(
-    read: impl FnOnce(mpsc::Sender<B>) -> Result<()> + Send + 'static,
-    compute: impl FnOnce(mpsc::Receiver<B>, mpsc::Sender<R>) -> Result<()> + Send + 'static,
-    write: impl FnOnce(mpsc::Receiver<R>) -> Result<W> + Send + 'static,
-) -> Result<W>
+/// Runs `read` (fills an empty batch; false at the end of the input), `compute` on up to
+/// `in_flight` batches at once, and `write` on the results in input order. Returns the
+/// first error in pipeline order (reader, then compute, then writer); a stage whose
+/// neighbour has stopped stops quietly.
+pub(crate) fn run_ordered<B, R>(
+    in_flight: usize,
+    mut read: impl FnMut(&mut B) -> Result<bool> + Send,
+    compute: impl Fn(&mut B) -> Result<R> + Sync,
+    mut write: impl FnMut(R) -> Result<()>,
+) -> Result<()>
 where
-    B: Send + 'static,
-    R: Send + 'static,
-    W: Send + 'static,
+    B: Default + Send,
+    R: Send,
 {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .max_blocking_threads(3)
-        .build()
-        .map_err(|e| Error::io("cannot start the pipeline runtime", e))?;
-    runtime.block_on(async move {
-        let (batch_tx, batch_rx) = mpsc::channel::<B>(CHANNEL_DEPTH);
-        let (result_tx, result_rx) = mpsc::channel::<R>(CHANNEL_DEPTH);
-        let reader = tokio::task::spawn_blocking(move || read(batch_tx));
-        let engine = tokio::task::spawn_blocking(move || compute(batch_rx, result_tx));
-        let writer = tokio::task::spawn_blocking(move || write(result_rx));
-        let (r, e, w) = tokio::join!(reader, engine, writer);
-        let panicked = |e: tokio::task::JoinError| Error::Internal(format!("pipeline stage panicked: {}", e));
-        r.map_err(panicked)??;
-        e.map_err(panicked)??;
-        w.map_err(panicked)?
+    let in_flight = in_flight.max(1);
+    let (work_tx, work_rx) = sync_channel::<(u64, B)>(1);
+    let (spare_tx, spare_rx) = sync_channel::<B>(in_flight + 2);
+    let (done_tx, done_rx) = sync_channel::<(u64, Result<R>)>(in_flight);
+    let work_rx = Arc::new(Mutex::new(work_rx));
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || -> Result<()> {
+            for seq in 0.. {
+                let mut batch = spare_rx.try_recv().unwrap_or_default();
+                if !read(&mut batch)? || work_tx.send((seq, batch)).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let compute = &compute;
+        let workers: Vec<_> = (0..in_flight)
+            .map(|_| {
+                let (work_rx, spare_tx, done_tx) = (work_rx.clone(), spare_tx.clone(), done_tx.clone());
+                scope.spawn(move || worker(&work_rx, &spare_tx, &done_tx, compute))
+            })
+            .collect();
+        drop((work_rx, spare_tx, done_tx));
+        let written = write_in_order(done_rx, &mut write);
+        let read = reader.join().unwrap_or_else(|_| Err(Error::Internal("pipeline reader panicked".into())));
+        for w in workers {
+            w.join().map_err(|_| Error::Internal("pipeline worker panicked".into()))?;
+        }
+        read?;
+        written
     })
 }
 
-/// How large a batch may grow before it goes to the engine.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct BatchLimits {
-    pub items: usize,
-    pub residues: usize,
-}
-
-/// The pipeline both modes share: `items` are grouped into batches within `limits`
-/// (`residues` counts an item's size), each batch becomes rows through `compute`, and the
-/// rows go to `writer`, which is finished only when every stage succeeded.
-pub(crate) fn run_batched<T: Send + 'static>(
-    items: Box<dyn Iterator<Item = Result<T>> + Send>,
-    limits: BatchLimits,
-    residues: fn(&T) -> usize,
-    progress: Progress,
-    mut compute: impl FnMut(&[T]) -> Result<ResultBatch> + Send + 'static,
-    writer: Box<dyn ResultWriter>,
-) -> Result<()> {
-    let bar = progress.clone();
-    let read = move |tx: mpsc::Sender<Vec<T>>| {
-        let mut batch = Vec::new();
-        let mut size = 0;
-        for item in items {
-            let item = item?;
-            size += residues(&item);
-            batch.push(item);
-            if batch.len() >= limits.items || size >= limits.residues {
-                if send(&tx, std::mem::take(&mut batch)).is_err() {
-                    return Ok(());
-                }
-                size = 0;
-            }
+/// One compute worker: batches in, results out, emptied batches back to the reader.
+fn worker<B, R>(
+    work: &Mutex<Receiver<(u64, B)>>,
+    spare: &SyncSender<B>,
+    done: &SyncSender<(u64, Result<R>)>,
+    compute: &(impl Fn(&mut B) -> Result<R> + Sync),
+) {
+    loop {
+        let job = match work.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok((seq, mut batch)) = job else { return };
+        let result = compute(&mut batch);
+        let failed = result.is_err();
+        let _ = spare.try_send(batch);
+        if done.send((seq, result)).is_err() || failed {
+            return;
         }
-        if !batch.is_empty() {
-            let _ = send(&tx, batch);
-        }
-        Ok(())
-    };
-    let engine = move |mut rx: mpsc::Receiver<Vec<T>>, tx: mpsc::Sender<ResultBatch>| {
-        while let Some(batch) = rx.blocking_recv() {
-            let rows = compute(&batch)?;
-            bar.add(batch.len() as u64);
-            if send(&tx, rows).is_err() {
-                break;
-            }
-        }
-        Ok(())
-    };
-    let write = move |mut rx: mpsc::Receiver<ResultBatch>| {
-        let mut writer = writer;
-        while let Some(rows) = rx.blocking_recv() {
-            writer.write(&rows)?;
-        }
-        Ok(writer)
-    };
-    let writer = run_stages(read, engine, write);
-    progress.finish();
-    writer?.finish()
-}
-
-/// Sends into a bounded channel from a blocking stage; Err means the receiver has gone
-/// (a later stage failed), and the stage should stop quietly so that error is reported.
-fn send<T>(tx: &mpsc::Sender<T>, item: T) -> std::result::Result<(), Stopped> {
-    tx.blocking_send(item).map_err(|_| Stopped)
-}
-
-/// A later stage has stopped; this stage's own result is irrelevant.
-struct Stopped;
-
-/// Progress on stderr, only when stderr is a terminal and the user did not ask for quiet.
-pub struct Progress(ProgressBar);
-
-impl Progress {
-    pub fn new(what: &'static str, quiet: bool) -> Progress {
-        if quiet || !std::io::stderr().is_terminal() {
-            return Progress(ProgressBar::hidden());
-        }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let style = format!("{{spinner}} {{human_pos}} {} ({{per_sec}}, {{elapsed}}) {{msg}}", what);
-        if let Ok(style) = ProgressStyle::with_template(&style) {
-            bar.set_style(style);
-        }
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Progress(bar)
-    }
-
-    pub fn add(&self, n: u64) {
-        self.0.inc(n);
-    }
-
-    pub fn message(&self, msg: String) {
-        self.0.set_message(msg);
-    }
-
-    pub fn finish(&self) {
-        self.0.finish_and_clear();
     }
 }
 
-impl Clone for Progress {
-    fn clone(&self) -> Self {
-        Progress(self.0.clone())
+/// Writes results in sequence order as they come; stops at the first failure (the
+/// compute error of the next batch in order, or the writer's own).
+fn write_in_order<R>(done: Receiver<(u64, Result<R>)>, write: &mut impl FnMut(R) -> Result<()>) -> Result<()> {
+    let mut waiting = BTreeMap::new();
+    let mut next = 0u64;
+    for (seq, result) in done {
+        waiting.insert(seq, result);
+        while let Some(result) = waiting.remove(&next) {
+            write(result?)?;
+            next += 1;
+        }
     }
+    Ok(())
 }

@@ -1,12 +1,14 @@
 //! Database search: stream query batches against a resident database, keep each query's
 //! best hits, attach statistics, then align only the reported hits for coordinates.
 
-use super::{run_batched, BatchLimits, Progress};
+use super::run_ordered;
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
 use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
+use crate::scoring::Scoring;
 use crate::seq::Record;
 use std::sync::Arc;
 
@@ -26,7 +28,10 @@ pub struct SearchOptions {
     pub db_residues: u64,
     pub db_seqs: u64,
     pub stats: Option<KarlinAltschul>,
-    pub quiet: bool,
+    /// The engine's scoring: queries it cannot score exactly in 32 bits are refused.
+    pub scoring: Scoring,
+    /// Cells computed, counted by the engine; queries and hits.
+    pub progress: Progress,
 }
 
 /// Runs the search and finishes the writer on success.
@@ -35,18 +40,50 @@ pub fn search(
     db: Arc<Database>,
     queries: Box<dyn Iterator<Item = Result<Record>> + Send>,
     opts: SearchOptions,
-    writer: Box<dyn ResultWriter>,
+    mut writer: Box<dyn ResultWriter>,
 ) -> Result<()> {
-    let limits = BatchLimits { items: BATCH_QUERIES, residues: BATCH_RESIDUES };
-    let progress = Progress::new("queries", opts.quiet);
-    let compute = move |batch: &[Record]| search_batch(engine.as_ref(), &db, batch, &opts);
-    run_batched(queries, limits, |q: &Record| q.seq.len(), progress, compute, writer)
+    let progress = &opts.progress;
+    let db_residues = db.total_residues();
+    let mut queries = queries;
+    let read = |batch: &mut Vec<Record>| -> Result<bool> {
+        batch.clear();
+        let mut residues = 0;
+        while batch.len() < BATCH_QUERIES && residues < BATCH_RESIDUES {
+            let Some(query) = queries.next().transpose()? else { break };
+            residues += query.seq.len();
+            progress.read(query.seq.len() as u64 * db_residues);
+            batch.push(query);
+        }
+        if batch.is_empty() {
+            progress.input_done();
+        }
+        Ok(!batch.is_empty())
+    };
+    let compute = |batch: &mut Vec<Record>| {
+        let rows = search_batch(engine.as_ref(), &db, batch, &opts);
+        progress.items(batch.len() as u64);
+        rows
+    };
+    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
+    // One batch at a time: a search call already keeps every core (or GPU) busy.
+    run_ordered(1, read, compute, write)?;
+    progress.phase("writing");
+    writer.finish()
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
 pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts: &SearchOptions) -> Result<ResultBatch> {
+    // The database is sorted by length: its last sequence is the longest.
+    let longest = db.len().checked_sub(1).map_or(0, |i| db.seq_len(i));
+    for q in queries {
+        if let Err(why) = opts.scoring.check_lengths(q.seq.len(), longest) {
+            return Err(Error::Input(format!("query {}: {}", crate::error::shown_id(&q.id), why)));
+        }
+    }
     let seqs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
-    let ranked = engine.search(&seqs, db, opts.top)?;
+    // Per-query structures are sized by the hits that can exist, never by a user's number.
+    let top = opts.top.min(db.len());
+    let ranked = engine.search(&seqs, db, top, opts.progress.work())?;
     if ranked.len() != queries.len() {
         return Err(Error::Internal(format!("engine returned {} hit lists for {} queries", ranked.len(), queries.len())));
     }
@@ -54,7 +91,7 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
     let mut kept: Vec<(usize, Hit, Option<(f64, f64)>)> = Vec::new();
     for (qi, hits) in ranked.iter().enumerate() {
         let qlen = queries[qi].seq.len() as u64;
-        for hit in hits.iter().take(opts.top) {
+        for hit in hits.iter().take(top) {
             let stat = opts.stats.map(|ka| (ka.bits(hit.score), ka.evalue(hit.score, qlen, opts.db_residues, opts.db_seqs)));
             if let (Some(max), Some((_, evalue))) = (opts.max_evalue, stat) {
                 if evalue > max {
@@ -65,15 +102,15 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
         }
     }
     let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
-    let alignments = engine.align(&pairs)?;
+    let alignments = engine.align_slices(&pairs)?;
     let mut rows = ResultBatch::new();
     let mut rank = 0;
     for (k, ((qi, hit, stat), aln)) in kept.iter().zip(&alignments).enumerate() {
         if aln.score != hit.score {
             return Err(Error::Internal(format!(
                 "query {} target {}: search score {} but alignment score {}",
-                queries[*qi].id,
-                db.id(hit.target as usize),
+                crate::error::shown_id(&queries[*qi].id),
+                crate::error::shown_id(db.id(hit.target as usize)),
                 hit.score,
                 aln.score
             )));

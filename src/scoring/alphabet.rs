@@ -64,6 +64,21 @@ impl Alphabet {
         Ok(())
     }
 
+    /// [`Self::encode_into`] writing into `out` (exactly `raw.len()` long) instead of
+    /// appending: parallel encoders fill disjoint parts of one buffer.
+    pub fn encode_to_slice(self, raw: &[u8], out: &mut [u8]) -> Result<(), usize> {
+        let table = self.table();
+        for (k, (chunk, dst)) in raw.chunks(64).zip(out.chunks_mut(64)).enumerate() {
+            for (d, &b) in dst.iter_mut().zip(chunk) {
+                *d = table[b as usize];
+            }
+            if dst.iter().fold(false, |bad, &c| bad | (c == INVALID)) {
+                return Err(64 * k + dst.iter().position(|&c| c == INVALID).unwrap_or(0));
+            }
+        }
+        Ok(())
+    }
+
     pub fn encode(self, raw: &[u8]) -> Result<Vec<u8>, usize> {
         let mut out = Vec::with_capacity(raw.len());
         self.encode_into(raw, &mut out)?;

@@ -10,6 +10,10 @@ pub use matrix::Matrix;
 
 use crate::error::{Error, Result};
 
+/// Largest magnitude of a substitution score (DNA `--match`/`--mismatch`): the engines
+/// subtract scores from a far-negative 32-bit sentinel, which must not wrap.
+pub const MAX_SCORE_MAGNITUDE: i32 = 1_000_000;
+
 /// Everything an engine needs to score an alignment. A gap of length k costs
 /// `gap_open + k * gap_extend` (the BLAST convention).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +63,36 @@ impl Scoring {
 
     /// An upper bound on any local alignment score of sequences of these lengths.
     pub fn max_possible(&self, qlen: usize, tlen: usize) -> i64 {
-        self.matrix.max_score().max(0) as i64 * qlen.min(tlen) as i64
+        (self.matrix.max_score().max(0) as i64).saturating_mul(qlen.min(tlen) as i64)
+    }
+
+    /// Why a pair of these lengths cannot be scored exactly in the engines' 32-bit
+    /// arithmetic (and the int32 score column), or `Ok` when it can: the best possible score
+    /// must fit, and so must the most negative value a gap run across both sequences reaches.
+    pub fn check_lengths(&self, qlen: usize, tlen: usize) -> std::result::Result<(), String> {
+        let best = self.max_possible(qlen, tlen);
+        if best > i32::MAX as i64 {
+            return Err(format!(
+                "lengths {} and {} could score up to {} with {}, beyond the 32-bit score range; \
+                 use smaller scores or shorter sequences",
+                qlen,
+                tlen,
+                best,
+                self.describe()
+            ));
+        }
+        let drift = 2 * self.gap_open as i64
+            + self.gap_extend as i64 * (qlen as i64 + tlen as i64)
+            + self.matrix.scores.iter().map(|s| s.unsigned_abs() as i64).max().unwrap_or(0);
+        if drift > (i32::MAX / 2) as i64 {
+            return Err(format!(
+                "lengths {} and {} are too long for exact 32-bit scoring with {}",
+                qlen,
+                tlen,
+                self.describe()
+            ));
+        }
+        Ok(())
     }
 
     /// A one-line description for metadata and messages.

@@ -24,6 +24,7 @@ use super::runtime::{dev_err, Gpu, Source};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
 use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -292,15 +293,15 @@ pub struct Packed {
     pub descs: Vec<u32>,
 }
 
-pub fn pack(pairs: &[(&[u8], &[u8])]) -> Packed {
+pub fn pack(pairs: PairSeqs<'_>) -> Packed {
     let mut p = Packed::default();
     pack_into(pairs, &mut p);
     p
 }
 
-/// `pack` into reused buffers (a worker keeps them between pieces: no page faults), the
-/// copies spread over the rayon pool. `seqs` may be longer than the bytes written.
-pub fn pack_into(pairs: &[(&[u8], &[u8])], out: &mut Packed) {
+/// `pack` into reused buffers (a worker keeps them between pieces: no page faults).
+/// `seqs` may be longer than the bytes written.
+pub fn pack_into(pairs: PairSeqs<'_>, out: &mut Packed) {
     let total = pack_descs(pairs, &mut out.descs);
     if out.seqs.len() < total {
         out.seqs.resize(total, 0);
@@ -309,36 +310,27 @@ pub fn pack_into(pairs: &[(&[u8], &[u8])], out: &mut Packed) {
 }
 
 /// The pair table; returns the sequence bytes needed (at least 1).
-pub fn pack_descs(pairs: &[(&[u8], &[u8])], descs: &mut Vec<u32>) -> usize {
+pub fn pack_descs(pairs: PairSeqs<'_>, descs: &mut Vec<u32>) -> usize {
     descs.clear();
-    let mut off = 0usize;
-    for (q, t) in pairs {
-        descs.extend_from_slice(&[off as u32, (off + q.len()) as u32, q.len() as u32, t.len() as u32]);
-        off += q.len() + t.len();
+    let offsets: Vec<usize> = pairs.offsets().collect();
+    for b in offsets.windows(3).step_by(2) {
+        descs.extend_from_slice(&[b[0] as u32, b[1] as u32, (b[1] - b[0]) as u32, (b[2] - b[1]) as u32]);
     }
-    off.max(1)
+    offsets.last().copied().unwrap_or(0).max(1)
 }
 
-/// Copies the sequences back to back into `dst` (long enough), in parallel.
-pub fn pack_seqs(pairs: &[(&[u8], &[u8])], dst: &mut [u8]) {
+/// Copies the pairs' residues into `dst` (long enough): they already lie back to back in
+/// the batch, so this is one copy, cut in parallel chunks.
+pub fn pack_seqs(pairs: PairSeqs<'_>, dst: &mut [u8]) {
     use rayon::prelude::*;
-    // Disjoint destination slices, one per pair, filled in parallel.
-    let mut dests: Vec<(&mut [u8], &[u8], &[u8])> = Vec::with_capacity(pairs.len());
-    let mut rest: &mut [u8] = dst;
-    for (q, t) in pairs {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(q.len() + t.len());
-        dests.push((head, q, t));
-        rest = tail;
-    }
-    dests.par_iter_mut().with_min_len(256).for_each(|(d, q, t)| {
-        d[..q.len()].copy_from_slice(q);
-        d[q.len()..].copy_from_slice(t);
-    });
+    const CHUNK: usize = 1 << 20;
+    let src = pairs.residues();
+    dst[..src.len()].par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 /// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
 /// `max_bytes` (the kernel's offsets are 32-bit).
-pub fn piece_ranges(pairs: &[(&[u8], &[u8])], max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
+pub fn piece_ranges(pairs: PairSeqs<'_>, max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
     super::layout::consecutive_ranges(pairs.iter().map(|(q, t)| q.len() + t.len()), 0, max_bytes, max_pairs)
 }
 
@@ -356,9 +348,11 @@ fn cells(raw: &[i32]) -> Vec<Cell> {
 }
 
 /// Combines the forward end and the reverse start (in reversed coordinates) of one pair.
-pub fn finish(end: Cell, start: Option<Cell>, recomputed: bool) -> Result<Alignment> {
+/// `recomputed` follows the one rule of [`crate::engine::recomputed`], not the GPU's path.
+pub fn finish(end: Cell, start: Option<Cell>) -> Result<Alignment> {
+    let recomputed = crate::engine::recomputed(end.score);
     if end.score <= 0 {
-        return Ok(Alignment { recomputed, ..Alignment::default() });
+        return Ok(Alignment::default());
     }
     let (qend, tend) = (end.row as u32 + 1, end.col as u32 + 1);
     let s = start.ok_or_else(|| Error::Internal("reverse pass result missing".into()))?;
@@ -512,7 +506,7 @@ impl GpuAligner {
 
     /// Score, end and start of each pair, in input order. The pairs are cut into pieces
     /// that every (GPU, stream) worker takes from a shared queue.
-    pub fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    pub fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let workers: Vec<(&Device, usize)> =
             self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
         // At least two pieces per worker where the call is big enough, so the workers drift
@@ -523,7 +517,7 @@ impl GpuAligner {
         if pieces.len() <= 1 {
             for r in pieces {
                 let (d, s) = workers[0];
-                let res = self.align_chunk(d, s, &pairs[r.clone()])?;
+                let res = self.align_chunk(d, s, pairs.slice(r.clone()))?;
                 out[r].copy_from_slice(&res);
             }
             return Ok(out);
@@ -541,7 +535,7 @@ impl GpuAligner {
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             let Some(r) = pieces.get(k) else { return Ok(()) };
-                            let res = self.align_chunk(d, stream, &pairs[r.clone()])?;
+                            let res = self.align_chunk(d, stream, pairs.slice(r.clone()))?;
                             done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
                         }
                     })
@@ -562,7 +556,7 @@ impl GpuAligner {
         Ok(out)
     }
 
-    fn align_chunk(&self, d: &Device, si: usize, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align_chunk(&self, d: &Device, si: usize, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let stream = &d.streams[si];
         let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
         let staging = &mut *staging;
@@ -612,8 +606,8 @@ impl GpuAligner {
                 let (h, g) = (b.shape.halves(), b.shape.group as usize);
                 let (mut real, mut lanes) = (0f64, 0f64);
                 for grp in b.groups.chunks(h) {
-                    let ps: Vec<&(&[u8], &[u8])> =
-                        grp.iter().filter(|&&i| i >= 0).map(|&i| &pairs[i as usize]).collect();
+                    let ps: Vec<(&[u8], &[u8])> =
+                        grp.iter().filter(|&&i| i >= 0).map(|&i| pairs.pair(i as usize)).collect();
                     real += ps.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum::<f64>();
                     let steps = ps.iter().map(|(_, t)| t.len()).max().unwrap_or(0) + g - 1;
                     let passes = ps.iter().map(|(q, _)| b.shape.passes(q.len())).max().unwrap_or(1);
@@ -636,7 +630,6 @@ impl GpuAligner {
         // Where 16 bits may have wrapped: both passes again at 32 bits.
         let t2 = std::time::Instant::now();
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
-        let mut recomputed = vec![false; pairs.len()];
         let mut starts = starts;
         if !wide.is_empty() {
             let (e, st) = self.run_both(d, stream, seqs, &descs, &make_bins(&wide, false), pairs.len())?;
@@ -644,11 +637,10 @@ impl GpuAligner {
                 let i = it.index as usize;
                 ends[i] = e[i];
                 starts[i] = st[i];
-                recomputed[i] = true;
             }
         }
         if timing {
-            let cells: f64 = pairs.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum();
+            let cells = pairs.cells() as f64;
             eprintln!(
                 "align piece: {} pairs, {} bins, pack {:.1} ms, bins {:.1} ms, gpu {:.1} ms ({:.3} TCUPS), wide {} pairs {:.1} ms, all {:.1} ms",
                 pairs.len(),
@@ -662,7 +654,7 @@ impl GpuAligner {
                 t0.elapsed().as_secs_f64() * 1e3
             );
         }
-        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]), recomputed[i])).collect()
+        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]))).collect()
     }
 
     /// Forward pass over every bin, then the reverse pass over the same bins reading the
@@ -901,7 +893,7 @@ mod tests {
             let rq: Vec<u8> = q[..qe].iter().rev().copied().collect();
             let rt: Vec<u8> = t[..te].iter().rev().copied().collect();
             let start = if end.0 > 0 { Some(cell(model(&rq, &rt, 0, sc, shape))) } else { None };
-            let got = finish(cell(end), start, false).unwrap();
+            let got = finish(cell(end), start).unwrap();
             assert_eq!(got, want, "pair {} shape {:?}: q {:?} t {:?}", k, shape, q, t);
         }
     }
@@ -1075,26 +1067,30 @@ mod tests {
     fn packing_and_pieces_keep_input_order() {
         let a = vec![1u8; 10];
         let b = vec![2u8; 7];
-        let pairs: Vec<(&[u8], &[u8])> = vec![(&a, &b), (&b[..0], &a), (&a[..3], &b[..1])];
-        let p = pack(&pairs);
+        let owned = crate::seq::SeqPairs::from_slices(&[(&a, &b), (&b[..0], &a), (&a[..3], &b[..1])]);
+        let pairs = owned.view();
+        let p = pack(pairs);
         assert_eq!(p.descs, vec![0, 10, 10, 7, 17, 17, 0, 10, 27, 30, 3, 1]);
         assert_eq!(&p.seqs[27..31], &[1, 1, 1, 2]);
-        assert_eq!(piece_ranges(&pairs, 10, 20), vec![0..1, 1..3]);
-        assert_eq!(piece_ranges(&pairs, 10, 5), vec![0..1, 1..2, 2..3]);
-        assert_eq!(piece_ranges(&pairs, 2, 100), vec![0..2, 2..3]);
-        assert!(piece_ranges(&pairs[..0], 2, 100).is_empty());
+        assert_eq!(piece_ranges(pairs, 10, 20), vec![0..1, 1..3]);
+        assert_eq!(piece_ranges(pairs, 10, 5), vec![0..1, 1..2, 2..3]);
+        assert_eq!(piece_ranges(pairs, 2, 100), vec![0..2, 2..3]);
+        assert!(piece_ranges(pairs.slice(0..0), 2, 100).is_empty());
+        // A piece's residues are the batch's, relative to the piece.
+        let tail = pack(pairs.slice(1..3));
+        assert_eq!(tail.descs, vec![0, 0, 0, 10, 10, 13, 3, 1]);
     }
 
     #[test]
     fn finish_converts_reversed_start_and_rejects_mismatch() {
         let end = Cell { score: 17, row: 2, col: 5, overflow: false };
         let start = Cell { score: 17, row: 2, col: 2, overflow: false };
-        let a = finish(end, Some(start), false).unwrap();
+        let a = finish(end, Some(start)).unwrap();
         assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 3, 4, 6));
-        assert!(finish(end, Some(Cell { score: 16, ..start }), false).is_err());
-        assert!(finish(end, None, false).is_err());
+        assert!(finish(end, Some(Cell { score: 16, ..start })).is_err());
+        assert!(finish(end, None).is_err());
         let zero = Cell { score: 0, row: -1, col: -1, overflow: false };
-        assert_eq!(finish(zero, None, true).unwrap(), Alignment { recomputed: true, ..Alignment::default() });
+        assert_eq!(finish(zero, None).unwrap(), Alignment::default());
     }
 
     #[test]

@@ -14,7 +14,9 @@ pub mod search;
 use super::{topk, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
 use layout::Variant;
 use std::sync::Mutex;
 
@@ -98,7 +100,7 @@ impl Engine for CudaEngine {
         }
     }
 
-    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {
         let ngpus = self.devices.len();
         let key = (db.residues.as_slice().as_ptr() as usize, db.total_residues(), db.len());
         let sc = &self.scoring;
@@ -110,7 +112,7 @@ impl Engine for CudaEngine {
                 .map(|(g, dev)| {
                     s.spawn(move || {
                         let mut dev = dev.lock().map_err(|_| Error::Internal("GPU state poisoned".into()))?;
-                        dev.search(key, db, g, ngpus, queries, sc, &self.bins, top)
+                        dev.search(key, db, g, ngpus, queries, sc, &self.bins, top, work)
                     })
                 })
                 .collect();
@@ -134,7 +136,7 @@ impl Engine for CudaEngine {
             Default::default()
         } else {
             let pairs: Vec<(&[u8], &[u8])> = overflow.iter().map(|&(q, t)| (queries[q], db.seq(t as usize))).collect();
-            let scores = self.align(&pairs)?;
+            let scores = self.align_slices(&pairs)?;
             overflow.iter().zip(&scores).map(|(&k, a)| (k, a.score)).collect()
         };
 
@@ -143,8 +145,8 @@ impl Engine for CudaEngine {
                 let lists = per_gpu.iter().map(|g| {
                     g[q].iter()
                         .map(|&(t, s)| match exact.get(&(q, t)) {
-                            Some(&x) if s == search::OVERFLOW => Hit { target: t, score: x, recomputed: true },
-                            _ => Hit { target: t, score: s as i32, recomputed: false },
+                            Some(&x) if s == search::OVERFLOW => Hit { target: t, score: x, recomputed: super::recomputed(x) },
+                            _ => Hit { target: t, score: s as i32, recomputed: super::recomputed(s as i32) },
                         })
                         .collect::<Vec<_>>()
                 });
@@ -159,7 +161,7 @@ impl Engine for CudaEngine {
         262_144 * self.devices.len().max(1)
     }
 
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let aligner = {
             let mut slot = self.aligner.lock().map_err(|_| Error::Internal("GPU aligner poisoned".into()))?;
             match &*slot {

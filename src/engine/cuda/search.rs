@@ -6,6 +6,7 @@ use super::layout::{self, Bin, Variant};
 use super::runtime::{dev_err, Gpu, Source};
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
 use cudarc::driver::{
     sys::CUfunction_attribute_enum, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
@@ -211,6 +212,7 @@ impl Device {
         sc: &Scoring,
         bins: &[(u32, Variant)],
         top: usize,
+        work: &Work,
     ) -> Result<Vec<RawHits>> {
         let mut out: Vec<RawHits> = vec![Vec::new(); queries.len()];
         let targets = layout::shard_targets(db, g, ngpus);
@@ -256,12 +258,17 @@ impl Device {
         let mut kept: Vec<Chunk> = Vec::new();
         for (bi, batch) in pairs.chunks(pairs_per_batch(most)).enumerate() {
             let profiles = self.upload_profiles(queries, batch, sc, bins, &host_lengths)?;
+            let batch_residues: usize = batch.iter().map(|&(a, b)| lens[a] + b.map_or(0, |b| lens[b])).sum();
+            let scanned = |targets: &[u32]| {
+                work.add((batch_residues * targets.iter().map(|&t| db.seq_len(t as usize)).sum::<usize>()) as u64)
+            };
             let mut pending: Vec<Option<(Pending, std::ops::Range<usize>)>> = (0..STREAMS).map(|_| None).collect();
             for (ci, r) in ranges.iter().enumerate() {
                 let k = ci % STREAMS;
                 // The stream's previous scan must be done before its buffers are reused.
                 if let Some((p, pr)) = pending[k].take() {
-                    collect(p, batch, &targets[pr], &mut out)?;
+                    collect(p, batch, &targets[pr.clone()], &mut out)?;
+                    scanned(&targets[pr]);
                 }
                 let st = self.streams[k].clone();
                 let chunk_targets = &targets[r.clone()];
@@ -296,7 +303,8 @@ impl Device {
                 pending[k] = Some((p, r.clone()));
             }
             for (p, pr) in pending.into_iter().flatten() {
-                collect(p, batch, &targets[pr], &mut out)?;
+                collect(p, batch, &targets[pr.clone()], &mut out)?;
+                scanned(&targets[pr]);
             }
         }
         if keep {

@@ -67,7 +67,7 @@ pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> 
         .map_init(AlignScratch::<K::Narrow, K::Wide>::default, |scratch, (q, t)| {
             match unsafe { K::align_pair(&tabs, q, t, scratch) } {
                 PairResult::Aligned(a) => Ok(a),
-                PairResult::Saturated => Ok(Alignment { recomputed: true, ..scalar::align_pair(q, t, sc)? }),
+                PairResult::Saturated => scalar::align_pair(q, t, sc),
                 PairResult::Mismatch { forward, reverse } => Err(Error::Internal(format!(
                     "reverse pass scored {:?}, forward pass {}",
                     reverse, forward
@@ -163,6 +163,6 @@ fn coordinates(end: ScoreEnd, start: ScoreEnd) -> Alignment {
         qend: end.qend,
         tstart: end.tend + 1 - start.tend,
         tend: end.tend,
-        recomputed: false,
+        recomputed: crate::engine::recomputed(end.score),
     }
 }

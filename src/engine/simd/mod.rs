@@ -22,7 +22,9 @@ pub mod vector;
 use super::{Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::progress::Work;
 use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
 use vector::Vector;
 
 /// An instruction set the engine can run on.
@@ -275,13 +277,14 @@ impl Engine for SimdEngine {
         format!("cpu-simd {} ({} threads)", self.isa.name(), self.pool.current_num_threads())
     }
 
-    fn search(&self, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
+    fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {
         let sc = &self.scoring;
-        self.pool.install(|| with_kernels!(self.isa, K => search::search::<K>(sc, queries, db, top)))
+        self.pool.install(|| with_kernels!(self.isa, K => search::search::<K>(sc, queries, db, top, work)))
     }
 
-    fn align(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
-        self.pool.install(|| with_kernels!(self.isa, K => align::align::<K>(sc, pairs)))
+        let pairs = pairs.to_slices();
+        self.pool.install(|| with_kernels!(self.isa, K => align::align::<K>(sc, &pairs)))
     }
 }

@@ -7,8 +7,9 @@ use super::Kernels;
 use crate::database::Database;
 use crate::engine::scalar::{self, Profile};
 use crate::engine::topk::TopK;
-use crate::engine::Hit;
+use crate::engine::{recomputed, Hit};
 use crate::error::Result;
+use crate::progress::Work;
 use crate::scoring::Scoring;
 use rayon::prelude::*;
 
@@ -22,9 +23,15 @@ struct Worker<'a, K: Kernels> {
     scalar: scalar::Scratch,
 }
 
-pub(super) fn search<K: Kernels>(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
+pub(super) fn search<K: Kernels>(
+    sc: &Scoring,
+    queries: &[&[u8]],
+    db: &Database,
+    top: usize,
+    work: &Work,
+) -> Result<Vec<Vec<Hit>>> {
     if !fits(sc) {
-        return scalar_search(sc, queries, db, top);
+        return scalar_search(sc, queries, db, top, work);
     }
     // Safe: the engine checked at construction that this CPU runs K's instruction set.
     let (look_n, look_w) = unsafe { (Lookup::<K::Narrow>::new(sc), Lookup::<K::Wide>::new(sc)) };
@@ -52,12 +59,14 @@ pub(super) fn search<K: Kernels>(sc: &Scoring, queries: &[&[u8]], db: &Database,
             let first = b * lanes;
             let targets: Vec<&[u8]> = (first..db.len().min(first + lanes)).map(|t| db.seq(t)).collect();
             w.narrow_cols.fill::<K::Narrow>(&targets, K::BLOCK_NARROW);
+            let batch_residues: usize = targets.iter().map(|t| t.len()).sum();
             for (qi, q) in queries.iter().enumerate() {
                 let best = unsafe { K::score_narrow(q, &used[qi], &look_n, &w.narrow_cols, &mut w.narrow).lanes() };
                 let mut again: Vec<usize> = Vec::new();
                 for (l, &s) in best[..targets.len()].iter().enumerate() {
                     if s <= look_n.exact_limit() {
-                        w.tops[qi].push(Hit { target: (first + l) as u32, score: s as i32, recomputed: false });
+                        let score = s as i32;
+                        w.tops[qi].push(Hit { target: (first + l) as u32, score, recomputed: recomputed(score) });
                     } else {
                         again.push(l);
                     }
@@ -69,15 +78,17 @@ pub(super) fn search<K: Kernels>(sc: &Scoring, queries: &[&[u8]], db: &Database,
                     for (k, &l) in chunk.iter().enumerate() {
                         let target = (first + l) as u32;
                         let hit = if best[k] <= look_w.exact_limit() {
-                            Hit { target, score: best[k] as i32, recomputed: false }
+                            let score = best[k] as i32;
+                            Hit { target, score, recomputed: recomputed(score) }
                         } else {
                             let profile = Profile::new(q, sc);
                             let s = scalar::score_end(&profile, targets[l], sc, &mut w.scalar).score;
-                            Hit { target, score: s, recomputed: true }
+                            Hit { target, score: s, recomputed: recomputed(s) }
                         };
                         w.tops[qi].push(hit);
                     }
                 }
+                work.add((q.len() * batch_residues) as u64);
             }
             w
         })
@@ -95,6 +106,6 @@ pub(super) fn search<K: Kernels>(sc: &Scoring, queries: &[&[u8]], db: &Database,
 }
 
 /// Scores the byte tables cannot hold (huge DNA scores, say): the scalar reference.
-fn scalar_search(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize) -> Result<Vec<Vec<Hit>>> {
-    Ok(scalar::search_all(sc, queries, db, top))
+fn scalar_search(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {
+    Ok(scalar::search_all(sc, queries, db, top, work))
 }

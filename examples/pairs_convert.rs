@@ -1,0 +1,108 @@
+//! Benchmark input maker (not part of the CLI): turns two FASTA files of one-line records
+//! (record i with record i, as `make_pairs.py` and `gpu_align_bench make-dna` write them)
+//! into the pair formats `swarrow align --pairs` reads, optionally repeated N times, so the
+//! CLI benchmark feeds every input path the same pairs.
+//!
+//!   pairs_convert tsv|arrow|parquet Q.fa T.fa [--repeat N] [--key] > out
+//!
+//! `--key` adds an int64 column `pair_key` (carried through to the output by `align`).
+//! Parquet is written uncompressed: the benchmark times swarrow, not zstd.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+
+const ROWS_PER_BATCH: usize = 65_536;
+
+fn records(path: &str) -> Vec<(String, String)> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut out = Vec::new();
+    let mut id = String::new();
+    for line in BufReader::with_capacity(1 << 20, file).lines() {
+        let line = line.expect("read");
+        if let Some(h) = line.strip_prefix('>') {
+            id = h.split_whitespace().next().unwrap_or("").to_string();
+        } else if !line.is_empty() {
+            out.push((std::mem::take(&mut id), line));
+        }
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 {
+        eprintln!("usage: pairs_convert tsv|arrow|parquet Q.fa T.fa [--repeat N] [--key] > out");
+        std::process::exit(2);
+    }
+    let repeat: usize = args.iter().position(|a| a == "--repeat").map_or(1, |i| args[i + 1].parse().expect("N"));
+    let key = args.iter().any(|a| a == "--key");
+    let (q, t) = (records(&args[2]), records(&args[3]));
+    assert_eq!(q.len(), t.len(), "query and target files hold different numbers of records");
+    let mut out = BufWriter::with_capacity(1 << 22, std::io::stdout());
+    if args[1] == "tsv" {
+        let mut text = Vec::new();
+        for ((qi, qs), (ti, ts)) in q.iter().zip(&t) {
+            text.extend_from_slice(format!("{qi}\t{qs}\t{ti}\t{ts}\n").as_bytes());
+        }
+        for _ in 0..repeat {
+            out.write_all(&text).expect("write");
+        }
+        out.flush().expect("write");
+        return;
+    }
+    let mut fields = vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("query_seq", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+        Field::new("target_seq", DataType::Utf8, false),
+    ];
+    if key {
+        fields.push(Field::new("pair_key", DataType::Int64, false));
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let batches: Vec<RecordBatch> = (0..q.len())
+        .step_by(ROWS_PER_BATCH)
+        .map(|start| {
+            let r = start..(start + ROWS_PER_BATCH).min(q.len());
+            let col = |v: Vec<&str>| -> ArrayRef { Arc::new(StringArray::from(v)) };
+            let mut cols = vec![
+                col(q[r.clone()].iter().map(|x| x.0.as_str()).collect()),
+                col(q[r.clone()].iter().map(|x| x.1.as_str()).collect()),
+                col(t[r.clone()].iter().map(|x| x.0.as_str()).collect()),
+                col(t[r.clone()].iter().map(|x| x.1.as_str()).collect()),
+            ];
+            if key {
+                cols.push(Arc::new(Int64Array::from_iter_values(r.clone().map(|i| i as i64))));
+            }
+            RecordBatch::try_new(schema.clone(), cols).expect("batch")
+        })
+        .collect();
+    match args[1].as_str() {
+        "arrow" => {
+            let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &schema).expect("arrow");
+            for _ in 0..repeat {
+                for b in &batches {
+                    w.write(b).expect("write");
+                }
+            }
+            w.finish().expect("write");
+        }
+        "parquet" => {
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+                .build();
+            let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema.clone(), Some(props)).expect("parquet");
+            for _ in 0..repeat {
+                for b in &batches {
+                    w.write(b).expect("write");
+                }
+            }
+            w.close().expect("write");
+        }
+        other => panic!("unknown format {other}"),
+    }
+    out.flush().expect("write");
+}

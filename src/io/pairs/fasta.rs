@@ -1,0 +1,78 @@
+//! Two FASTA files read in step: record i of the query file with record i of the target
+//! file. Both are parsed in blocks on the thread pool (`BlockFastaReader`).
+
+use std::path::Path;
+
+use super::{no_columns, BatchLimits, Counter, PairReader};
+use crate::error::{Error, Result};
+use crate::io::fasta_blocks::BlockFastaReader;
+use crate::scoring::Alphabet;
+use crate::seq::{Carried, PairBatch, Record};
+
+pub(super) struct FastaPairs {
+    query: BlockFastaReader,
+    target: BlockFastaReader,
+    limits: BatchLimits,
+    counter: Counter,
+    done: bool,
+}
+
+impl FastaPairs {
+    pub(super) fn open(query: &Path, target: &Path, alphabet: Alphabet, limits: BatchLimits) -> Result<FastaPairs> {
+        let query = BlockFastaReader::open(query, alphabet)?;
+        let target = BlockFastaReader::open(target, alphabet)?;
+        Ok(FastaPairs { query, target, limits, counter: Counter { pairs: 0 }, done: false })
+    }
+
+    fn unmatched(found: &BlockFastaReader, record: &Record, short: &BlockFastaReader) -> Error {
+        let problem = format!("no record to pair it with: {} ran out after {} records", short.place(), short.count());
+        Error::record(found.place(), found.count() - 1, &record.id, problem)
+    }
+
+    /// The next pair; None at the end of both files.
+    fn step(&mut self) -> Result<Option<(Record, Record)>> {
+        // The query file's problem is reported before reading on in the target.
+        let query = self.query.next().transpose()?;
+        match (query, self.target.next().transpose()?) {
+            (None, None) => Ok(None),
+            (Some(q), Some(t)) => Ok(Some((q, t))),
+            (Some(q), None) => Err(Self::unmatched(&self.query, &q, &self.target)),
+            (None, Some(t)) => Err(Self::unmatched(&self.target, &t, &self.query)),
+        }
+    }
+
+    fn fill_inner(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        batch.first = self.counter.pairs;
+        let mut records = Vec::new();
+        let mut residues = 0;
+        while records.len() < self.limits.pairs && residues < self.limits.residues {
+            let Some((q, t)) = self.step()? else { break };
+            residues += q.seq.len() + t.seq.len();
+            batch.query_ids.push(&q.id)?;
+            batch.target_ids.push(&t.id)?;
+            records.push((q, t));
+        }
+        // The residues in one parallel copy.
+        let pairs: Vec<(&[u8], &[u8])> = records.iter().map(|(q, t)| (q.seq.as_slice(), t.seq.as_slice())).collect();
+        batch.seqs.extend_par(&pairs);
+        self.counter.pairs += records.len() as u64;
+        Ok(!batch.is_empty())
+    }
+}
+
+impl PairReader for FastaPairs {
+    fn carried(&self) -> Carried {
+        no_columns()
+    }
+
+    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let result = self.fill_inner(batch);
+        if !matches!(result, Ok(true)) {
+            self.done = true;
+        }
+        result
+    }
+}

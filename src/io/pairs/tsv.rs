@@ -1,0 +1,515 @@
+//! TSV pairs (`query_id, query_seq, target_id, target_seq`, header optional), parsed in
+//! parallel blocks: one thread reads (and inflates) the input in chunks, while the caller's
+//! thread gathers them into blocks of whole lines, splits each block into lines on the
+//! thread pool and encodes runs of lines into the batch. A block is cut when it is big, or
+//! as soon as the input pauses, so a slow producer's pairs still flow through at once.
+//! Same pairs and same errors, with the same numbers, as reading line by line
+//! (property-tested below against such a reader).
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::ops::Range;
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::time::Duration;
+
+use rayon::prelude::*;
+
+use super::{append_pairs, no_columns, BatchLimits, Counter, PairReader, PAIR_COLUMNS};
+use crate::error::{Error, Result, Where};
+use crate::io::input::{read_error, Input, MAX_LINE};
+use crate::scoring::Alphabet;
+use crate::seq::{Carried, PairBatch};
+
+/// Bytes per block at most (more for a longer line): big enough for parallel parsing.
+const BLOCK: usize = 32 << 20;
+/// Bytes per parallel piece of a block (cut at newlines).
+const PIECE: usize = 1 << 20;
+/// Bytes per read of the reading thread.
+const CHUNK: usize = 1 << 20;
+/// An input silent this long has paused: what is complete goes on (streaming).
+const PAUSE: Duration = Duration::from_millis(10);
+
+pub(super) struct TsvPairs {
+    place: Where,
+    alphabet: Alphabet,
+    limits: BatchLimits,
+    chunks: Receiver<Chunk>,
+    /// Read buffers go back to the reading thread.
+    recycle: SyncSender<Vec<u8>>,
+    /// Bytes received and not yet cut into a block: the start of a line that may go on.
+    pending: Vec<u8>,
+    /// The block before the current one, kept for its allocation: the next `pending`.
+    spare: Vec<u8>,
+    /// The input has ended (everything is in `pending`).
+    ended: bool,
+    /// The block being handed out, with its lines.
+    block: Vec<u8>,
+    lines: VecDeque<Line>,
+    /// A line problem met after `lines` (wrong column count, FASTA, overlong line).
+    problem: Option<LineProblem>,
+    /// Input lines before the current block, and in it.
+    lines_before: usize,
+    block_lines: usize,
+    counter: Counter,
+    done: bool,
+}
+
+/// What the reading thread sends: a buffer with its first `n` bytes read, or why it stopped.
+enum Chunk {
+    Data(Vec<u8>, usize),
+    Failed(std::io::Error),
+}
+
+/// What [`TsvPairs::next_block`] found.
+enum Next {
+    Block,
+    /// The input paused with no whole line waiting.
+    Idle,
+    End,
+}
+
+/// One pair line of a block: where its four fields are, and its line number in the block.
+#[derive(Debug, Clone)]
+struct Line {
+    fields: [Range<usize>; 4],
+    /// 1-based line number counted from the start of the block.
+    number: usize,
+}
+
+#[derive(Debug, Clone)]
+enum LineProblem {
+    /// Not four tab-separated fields: the field count and the first field.
+    Columns { number: usize, found: usize, id: Range<usize> },
+    TooLong,
+}
+
+impl TsvPairs {
+    pub(super) fn new(place: Where, input: Input, alphabet: Alphabet, limits: BatchLimits) -> TsvPairs {
+        let (tx, chunks) = sync_channel(64);
+        let (recycle, recycled) = sync_channel(64);
+        std::thread::spawn(move || read_chunks(input, tx, recycled));
+        TsvPairs {
+            place,
+            alphabet,
+            limits,
+            chunks,
+            recycle,
+            pending: Vec::new(),
+            spare: Vec::new(),
+            ended: false,
+            block: Vec::new(),
+            lines: VecDeque::new(),
+            problem: None,
+            lines_before: 0,
+            block_lines: 0,
+            counter: Counter { pairs: 0 },
+            done: false,
+        }
+    }
+
+    /// Cuts the next block of whole lines from what the reading thread sent and splits it
+    /// into lines: once `BLOCK` bytes are in, or the input pauses or ends. When it pauses
+    /// with no whole line in, waits on if `patient`, else says so.
+    fn next_block(&mut self, patient: bool) -> Result<Next> {
+        let mut want = BLOCK;
+        loop {
+            let paused = self.ended || self.take_in(want)?;
+            let whole = match memchr::memrchr(b'\n', &self.pending) {
+                _ if self.ended => self.pending.len(),
+                Some(i) => i + 1,
+                None => 0,
+            };
+            if whole > 0 {
+                // The block keeps the big buffer; the unfinished line moves to the spare one
+                // (buffers are reused: no fresh pages, no regrowth).
+                let mut next = std::mem::take(&mut self.spare);
+                next.clear();
+                next.reserve(BLOCK + CHUNK);
+                next.extend_from_slice(&self.pending[whole..]);
+                let mut block = std::mem::replace(&mut self.pending, next);
+                block.truncate(whole);
+                self.start_block(block)?;
+                return Ok(Next::Block);
+            }
+            if self.ended {
+                return Ok(Next::End);
+            }
+            if self.pending.len() > MAX_LINE {
+                // No real pair file has such a line: whatever came before it has been read.
+                self.problem = Some(LineProblem::TooLong);
+                return Ok(Next::Block);
+            }
+            if paused && !patient {
+                return Ok(Next::Idle);
+            }
+            // One line longer than a block: take in more.
+            want = want.max((2 * self.pending.len()).min(MAX_LINE + 1));
+        }
+    }
+
+    /// Takes in what the reading thread sends until `want` bytes are pending; true when the
+    /// input paused (or ended) first.
+    fn take_in(&mut self, want: usize) -> Result<bool> {
+        self.pending.reserve((want + CHUNK).saturating_sub(self.pending.len()));
+        while self.pending.len() < want {
+            match self.chunks.recv_timeout(PAUSE) {
+                Ok(Chunk::Data(buf, n)) => {
+                    self.pending.extend_from_slice(&buf[..n]);
+                    let _ = self.recycle.try_send(buf);
+                }
+                Ok(Chunk::Failed(e)) => return Err(read_error(&self.place, e)),
+                Err(RecvTimeoutError::Timeout) => return Ok(true),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.ended = true;
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Makes `block` (whole lines) the current block.
+    fn start_block(&mut self, block: Vec<u8>) -> Result<()> {
+        self.spare = std::mem::replace(&mut self.block, block);
+        self.lines_before += self.block_lines;
+        let (lines, problem, count) = split_lines(&self.block);
+        self.block_lines = count;
+        self.lines = lines.into();
+        self.problem = problem;
+        if self.counter.pairs == 0 {
+            self.check_start()?;
+        }
+        Ok(())
+    }
+
+    /// Before the first pair: skip header lines; refuse a FASTA file.
+    fn check_start(&mut self) -> Result<()> {
+        loop {
+            let (number, start) = match (self.lines.front(), &self.problem) {
+                (Some(line), _) => (line.number, line.fields[0].start),
+                (None, Some(LineProblem::Columns { number, id, .. })) => (*number, id.start),
+                _ => return Ok(()),
+            };
+            if self.block[start..].starts_with(b">") {
+                return Err(Error::file(
+                    &self.place,
+                    format!(
+                        "line {}: looks like FASTA, not a pair file: give query and target FASTA files as two inputs",
+                        self.lines_before + number
+                    ),
+                ));
+            }
+            let header = self.lines.front().is_some_and(|line| {
+                line.fields.iter().zip(PAIR_COLUMNS).all(|(r, name)| &self.block[r.clone()] == name.as_bytes())
+            });
+            if !header {
+                return Ok(());
+            }
+            self.lines.pop_front();
+        }
+    }
+
+    fn line_problem(&self, problem: &LineProblem) -> Error {
+        match problem {
+            LineProblem::TooLong => Error::file(
+                &self.place,
+                format!(
+                    "line {} longer than 1 GiB: not a real pair file?",
+                    self.lines_before + self.block_lines + 1
+                ),
+            ),
+            LineProblem::Columns { number, found, id } => Error::record(
+                &self.place,
+                self.counter.pairs as usize,
+                &String::from_utf8_lossy(&self.block[id.clone()]),
+                format!(
+                    "line {}: expected 4 tab-separated columns ({}), found {}",
+                    self.lines_before + number,
+                    PAIR_COLUMNS.join(", "),
+                    found
+                ),
+            ),
+        }
+    }
+}
+
+impl PairReader for TsvPairs {
+    fn carried(&self) -> Carried {
+        no_columns()
+    }
+
+    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let result = self.fill_inner(batch);
+        if !matches!(result, Ok(true)) {
+            self.done = true;
+        }
+        result
+    }
+}
+
+impl TsvPairs {
+    fn fill_inner(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        batch.first = self.counter.pairs;
+        loop {
+            if self.lines.is_empty() {
+                if let Some(problem) = self.problem.take() {
+                    return Err(self.line_problem(&problem));
+                }
+                if !batch.is_empty() && batch.seqs.residues.len() >= self.limits.residues {
+                    return Ok(true);
+                }
+                // A batch under way goes out when the input pauses.
+                match self.next_block(batch.is_empty())? {
+                    Next::Block => continue,
+                    Next::Idle => return Ok(true),
+                    Next::End if batch.is_empty() => return self.counter.end(&self.place),
+                    Next::End => return Ok(true),
+                }
+            }
+            // The lines that fit the batch's limits (at least one).
+            let room = self.limits.pairs.saturating_sub(batch.len());
+            let budget = self.limits.residues.saturating_sub(batch.seqs.residues.len());
+            let mut take = 0;
+            let mut size = 0;
+            for line in self.lines.iter().take(room) {
+                size += line.fields[1].len() + line.fields[3].len();
+                if take > 0 && size > budget {
+                    break;
+                }
+                take += 1;
+            }
+            if take == 0 {
+                return Ok(true);
+            }
+            let lines = self.lines.make_contiguous();
+            let (block, place, before) = (&self.block, &self.place, self.lines_before);
+            let field = |i: usize| {
+                let f = &lines[i].fields;
+                Ok([&block[f[0].clone()], &block[f[1].clone()], &block[f[2].clone()], &block[f[3].clone()]])
+            };
+            let context = |i: usize| format!("line {}: ", before + lines[i].number);
+            append_pairs(batch, take, field, place, self.counter.pairs, context, self.alphabet)?;
+            self.counter.pairs += take as u64;
+            self.lines.drain(..take);
+            if batch.len() >= self.limits.pairs || batch.seqs.residues.len() >= self.limits.residues {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// The reading thread: the input (inflated when gzip) in chunks of up to `CHUNK` bytes,
+/// in buffers recycled by the parser; it ends at the end of the input or when the parser
+/// has gone.
+fn read_chunks(mut input: Input, tx: SyncSender<Chunk>, recycled: Receiver<Vec<u8>>) {
+    loop {
+        let mut buf = recycled.try_recv().unwrap_or_else(|_| vec![0; CHUNK]);
+        let n = match input.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Chunk::Failed(e));
+                return;
+            }
+        };
+        if tx.send(Chunk::Data(buf, n)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Splits a block of whole lines into pair lines, in parallel pieces; stops at the first
+/// line that does not hold four fields. Blank lines are skipped; a final `\r` is dropped.
+/// Also returns the block's line count (up to the problem, if any).
+fn split_lines(block: &[u8]) -> (Vec<Line>, Option<LineProblem>, usize) {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < block.len() {
+        let from = (start + PIECE).min(block.len());
+        let end = memchr::memchr(b'\n', &block[from..]).map_or(block.len(), |i| from + i + 1);
+        pieces.push(start..end);
+        start = end;
+    }
+    let parsed: Vec<(Vec<Line>, Option<LineProblem>, usize)> =
+        pieces.par_iter().map(|r| split_piece(block, r.clone())).collect();
+    let mut lines = Vec::new();
+    let mut before = 0;
+    for (mut piece, problem, count) in parsed {
+        for line in &mut piece {
+            line.number += before;
+        }
+        lines.append(&mut piece);
+        if let Some(mut problem) = problem {
+            if let LineProblem::Columns { number, .. } = &mut problem {
+                *number += before;
+            }
+            return (lines, Some(problem), before + count);
+        }
+        before += count;
+    }
+    (lines, None, before)
+}
+
+/// One piece: its pair lines, the problem that stopped it, and its line count.
+fn split_piece(block: &[u8], range: Range<usize>) -> (Vec<Line>, Option<LineProblem>, usize) {
+    let mut lines = Vec::new();
+    let mut number = 0;
+    let mut start = range.start;
+    while start < range.end {
+        let nl = memchr::memchr(b'\n', &block[start..range.end]).map_or(range.end, |i| start + i);
+        number += 1;
+        let mut end = nl;
+        if end > start && block[end - 1] == b'\r' {
+            end -= 1;
+        }
+        let text = &block[start..end];
+        if !text.iter().all(u8::is_ascii_whitespace) {
+            let mut fields: [Range<usize>; 4] = Default::default();
+            let mut found = 0;
+            let mut from = start;
+            for tab in memchr::memchr_iter(b'\t', text).map(|i| start + i).chain([end]) {
+                if found < 4 {
+                    fields[found] = from..tab;
+                }
+                found += 1;
+                from = tab + 1;
+            }
+            if found != 4 {
+                let id = fields[0].clone();
+                return (lines, Some(LineProblem::Columns { number, found, id }), number);
+            }
+            lines.push(Line { fields, number });
+        }
+        start = nl + 1;
+    }
+    (lines, None, number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::input::{read_line_bounded, Line as Read};
+    use proptest::prelude::*;
+    use std::io::Cursor;
+
+    /// The pair-by-pair reader these blocks must agree with: each line read, split and
+    /// checked in turn (swarrow's reader before block parsing).
+    fn sequential(text: &[u8]) -> std::result::Result<Vec<[String; 4]>, String> {
+        let place = Where::Path("p.tsv".into());
+        let mut input = Cursor::new(text);
+        let (mut buf, mut line, mut out) = (Vec::new(), 0, Vec::<[String; 4]>::new());
+        loop {
+            if read_line_bounded(&mut input, &mut buf, MAX_LINE).unwrap() == Read::End {
+                return if out.is_empty() { Err(Error::file(&place, "no pairs").to_string()) } else { Ok(out) };
+            }
+            line += 1;
+            let text = buf.strip_suffix(b"\r").unwrap_or(&buf);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let fields: Vec<&[u8]> = text.split(|&b| b == b'\t').collect();
+            if out.is_empty() && fields.iter().copied().eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes())) {
+                continue;
+            }
+            if out.is_empty() && text.starts_with(b">") {
+                return Err(format!("p.tsv: line {line}: looks like FASTA, not a pair file: give query and target FASTA files as two inputs"));
+            }
+            let n = out.len();
+            let id = |k: usize| String::from_utf8_lossy(fields[k]).into_owned();
+            // Messages through `Error::record`, as every reader's (its id escaping included).
+            if fields.len() != 4 {
+                let problem = format!(
+                    "line {line}: expected 4 tab-separated columns (query_id, query_seq, target_id, target_seq), found {}",
+                    fields.len()
+                );
+                return Err(Error::record(&place, n, &id(0), problem).to_string());
+            }
+            let record = |who: String, problem: String| Error::record(&place, n, &who, format!("line {line}: {problem}")).to_string();
+            if fields[0].is_empty() {
+                return Err(record(String::new(), "query_id is empty".into()));
+            }
+            if fields[2].is_empty() {
+                return Err(record(id(0), "target_id is empty".into()));
+            }
+            for (col, k) in [("query_id", 0), ("target_id", 2)] {
+                if fields[k].iter().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+                    return Err(record(id(0), format!("{col} contains a tab or line break")));
+                }
+            }
+            for (who, col, k) in [(id(0), "query_seq", 1), (id(2), "target_seq", 3)] {
+                if fields[k].is_empty() {
+                    return Err(record(who, format!("{col} is empty")));
+                }
+                if let Err(i) = Alphabet::Protein.encode(fields[k]) {
+                    let b = crate::scoring::alphabet::describe_byte(fields[k][i]);
+                    return Err(record(who, format!("{col}: {b} at position {}", i + 1)));
+                }
+            }
+            let dec = |k: usize| String::from_utf8(Alphabet::Protein.decode(&Alphabet::Protein.encode(fields[k]).unwrap())).unwrap();
+            out.push([id(0), dec(1), id(2), dec(3)]);
+        }
+    }
+
+    fn blocks(text: &[u8], limits: BatchLimits) -> std::result::Result<Vec<[String; 4]>, String> {
+        let place = Where::Path("p.tsv".into());
+        let input: Input = Box::new(Cursor::new(text.to_vec()));
+        let mut reader = TsvPairs::new(place, input, Alphabet::Protein, limits);
+        let mut out = Vec::new();
+        let mut batch = PairBatch::default();
+        loop {
+            batch.clear();
+            match reader.fill(&mut batch) {
+                Ok(false) => return Ok(out),
+                Ok(true) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+            assert!(batch.len() <= limits.pairs && batch.len() > 0);
+            assert_eq!(batch.first as usize, out.len());
+            for i in 0..batch.len() {
+                let (q, t) = batch.seqs.view().pair(i);
+                let dec = |s: &[u8]| String::from_utf8(Alphabet::Protein.decode(s)).unwrap();
+                out.push([batch.query_ids.get(i).into(), dec(q), batch.target_ids.get(i).into(), dec(t)]);
+            }
+        }
+    }
+
+    fn text() -> impl Strategy<Value = Vec<u8>> {
+        let field = prop::sample::select(vec!["", "q1", "MKV", "ww", "A-C", "x y", ">a", "K\r", "query_id"]);
+        let line = prop::collection::vec(field, 0..6).prop_map(|f| f.join("\t"));
+        let header = prop::bool::ANY.prop_map(|h| if h { "query_id\tquery_seq\ttarget_id\ttarget_seq\n" } else { "" });
+        let good = prop::sample::select(vec!["a\tMKV\tb\tWW", "c\tA\td\tK", "e\tmk\tf\tw", ""]);
+        let body = prop::collection::vec(prop_oneof![4 => good.prop_map(String::from), 1 => line], 0..30);
+        (header, body, prop::bool::ANY).prop_map(|(h, b, nl)| {
+            let mut t = format!("{h}{}", b.join("\n"));
+            if nl {
+                t.push('\n');
+            }
+            t.into_bytes()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn blocks_give_what_the_line_by_line_reader_gives(t in text(), pairs in 1usize..7, residues in 1usize..20) {
+            let want = sequential(&t);
+            prop_assert_eq!(blocks(&t, BatchLimits { pairs, residues }), want);
+        }
+    }
+
+    #[test]
+    fn lines_split_across_pieces_keep_their_numbers() {
+        let mut text = Vec::new();
+        for i in 0..100_000 {
+            text.extend_from_slice(format!("q{i}\tMKVLA\tt{i}\tWWAK\n").as_bytes());
+        }
+        text.extend_from_slice(b"bad\tMK1\tt\tA\n");
+        let limits = BatchLimits { pairs: 30_000, residues: 1 << 30 };
+        let err = blocks(&text, limits).unwrap_err();
+        assert_eq!(err, "p.tsv: record 100001 (bad): line 100001: query_seq: invalid residue '1' at position 3");
+        assert_eq!(sequential(&text).unwrap_err(), err);
+    }
+}

@@ -1,0 +1,700 @@
+//! The binary under hostile input and faults (issue 13's catalogue): every case checks the
+//! exit status, the message, and that nothing is left behind. Oracles are hand-built inputs
+//! and arithmetic (a self pair of n matches scores n x match), never swarrow's own output.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow::array::{ArrayRef, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+
+/// The binary under test; `SWARROW_TEST_BIN` runs the catalogue against another build.
+fn bin() -> Command {
+    let exe = std::env::var("SWARROW_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_swarrow").to_string());
+    let mut c = Command::new(exe);
+    c.env_remove("CUDA_VISIBLE_DEVICES").env_remove("SWARROW_ENGINE");
+    c
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+fn ex(name: &str) -> String {
+    examples().join(name).to_str().unwrap().to_string()
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).stdin(Stdio::null()).output().expect("run swarrow")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    bin().current_dir(dir).args(args).stdin(Stdio::null()).output().expect("run swarrow")
+}
+
+fn run_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child =
+        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// Exit status 2, a message containing `needle`, no panic, and `dir` holding only `keep`.
+fn assert_input_error(o: &Output, needle: &str, dir: &Path, keep: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "status {:?}: {}", o.status, err);
+    assert!(err.contains(needle), "expected '{}' in: {}", needle, err);
+    assert!(!err.contains("panicked") && !err.contains("internal error"), "{}", err);
+    assert_eq!(entries(dir), keep, "left behind");
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+fn pair_stream(rows: usize) -> Vec<u8> {
+    let schema = Arc::new(Schema::new(
+        ["query_id", "query_seq", "target_id", "target_seq"]
+            .iter()
+            .map(|c| Field::new(*c, DataType::Utf8, false))
+            .collect::<Vec<_>>(),
+    ));
+    let col = |v: &str| -> ArrayRef { Arc::new(StringArray::from_iter_values((0..rows).map(|i| format!("{v}{i}")))) };
+    let seq = |v: &str| -> ArrayRef { Arc::new(StringArray::from_iter_values((0..rows).map(|_| v))) };
+    let batch = RecordBatch::try_new(schema.clone(), vec![col("q"), seq("MKVLAWHE"), col("t"), seq("MKVLW")]).unwrap();
+    let mut out = Vec::new();
+    let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &schema).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    out
+}
+
+/// The metadata and body ranges of each message of an Arrow IPC stream.
+fn messages(data: &[u8]) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 8 <= data.len() {
+        assert_eq!(&data[at..at + 4], &[0xff; 4]);
+        let len = i32::from_le_bytes(data[at + 4..at + 8].try_into().unwrap()) as usize;
+        if len == 0 {
+            break;
+        }
+        let meta = at + 8..at + 8 + len;
+        let body_len = arrow::ipc::root_as_message(&data[meta.clone()]).unwrap().bodyLength() as usize;
+        out.push((meta.clone(), meta.end..meta.end + body_len));
+        at = meta.end + body_len;
+    }
+    out
+}
+
+/// The stream with the first record batch's body length (an i64 in its metadata) replaced.
+fn with_body_length(data: &[u8], value: i64) -> Vec<u8> {
+    let (meta, body) = messages(data)[1].clone();
+    let old = (body.len() as i64).to_le_bytes();
+    let mut out = data.to_vec();
+    let at = meta.start + data[meta.clone()].windows(8).position(|w| w == old).expect("body length in metadata");
+    out[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    out
+}
+
+/// The stream with the offset of the first record batch's last buffer pointed far outside
+/// its body.
+fn with_buffer_outside(data: &[u8]) -> Vec<u8> {
+    let (meta, body) = messages(data)[1].clone();
+    let m = &data[meta.clone()];
+    let message = arrow::ipc::root_as_message(m).unwrap();
+    let last =
+        message.header_as_record_batch().unwrap().buffers().unwrap().iter().filter(|b| b.length() > 0).last().unwrap();
+    let mut entry = last.offset().to_le_bytes().to_vec();
+    entry.extend(last.length().to_le_bytes());
+    let at = meta.start + m.windows(16).position(|w| w == entry).expect("buffer entry");
+    let mut out = data.to_vec();
+    out[at..at + 8].copy_from_slice(&(body.len() as i64 * 1000).to_le_bytes());
+    out
+}
+
+// 1. Corrupt Arrow IPC input: a clear input error, never a panic or an abort.
+#[test]
+fn corrupt_arrow_ipc_pairs_are_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = pair_stream(50);
+    let cases = [
+        ("huge.arrows", with_body_length(&good, 1 << 62), "message body"),
+        ("abort.arrows", with_body_length(&good, 43_117_445_132), "message body"),
+        ("offset.arrows", with_buffer_outside(&good), "lies outside the body"),
+    ];
+    for (name, data, needle) in &cases {
+        let input = d.join(name);
+        fs::write(&input, data).unwrap();
+        let out = d.join("out.tsv");
+        let o = run(&[
+            "align",
+            "--pairs",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
+        let mut names: Vec<&str> = cases.iter().map(|c| c.0).filter(|n| d.join(n).exists()).collect();
+        names.sort();
+        assert_input_error(&o, needle, d, &names);
+        assert!(stderr(&o).contains(name), "names the file: {}", stderr(&o));
+        let o = run_stdin(&["align", "--pairs", "-", "--format", "tsv", "--device", "cpu", "--quiet"], data);
+        assert_eq!(o.status.code(), Some(2), "stdin {}: {}", name, stderr(&o));
+        assert!(stderr(&o).contains("<stdin>: bad Arrow IPC data"), "{}", stderr(&o));
+    }
+    // The unharmed stream aligns.
+    let o = run_stdin(&["align", "--pairs", "-", "--format", "tsv", "--device", "cpu", "--quiet"], &good);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 51);
+}
+
+#[test]
+fn corrupt_arrow_ipc_shards_are_merge_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shard = d.join("shard.arrows");
+    let o = run(&[
+        "align",
+        "--pairs",
+        &ex("pairs.tsv"),
+        "--format",
+        "arrow",
+        "-o",
+        shard.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let good = fs::read(&shard).unwrap();
+    for (data, needle) in
+        [(with_body_length(&good, 1 << 62), "message body"), (with_buffer_outside(&good), "lies outside the body")]
+    {
+        fs::write(&shard, &data).unwrap();
+        let out = d.join("merged.arrows");
+        let o = run(&["merge", "-o", out.to_str().unwrap(), shard.to_str().unwrap()]);
+        assert_input_error(&o, needle, d, &["shard.arrows"]);
+    }
+}
+
+// 2. A huge --top is sized by the database, not allocated as asked.
+#[test]
+fn huge_top_is_sized_by_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    for top in ["1000000000000000", "4611686018427387904", &usize::MAX.to_string()] {
+        let out = dir.path().join("hits.tsv");
+        let o = run(&[
+            "search",
+            "-q",
+            &ex("queries.fasta"),
+            "-d",
+            &ex("db.fasta.gz"),
+            "--top",
+            top,
+            "-o",
+            out.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "--top {}: {}", top, stderr(&o));
+        let rows = fs::read_to_string(&out).unwrap().lines().count() - 1;
+        // 6 queries against 156 sequences: at most every pair, and at least the planted hits.
+        assert!((6..=6 * 156).contains(&rows), "{} rows", rows);
+    }
+}
+
+// 3. A database through a pipe loses nothing, also a first record shorter than the sniff.
+#[test]
+fn databases_through_pipes_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = ">a\nMKW\n>b\nMKVLAWHEKKLLDDRRSTTAAMKW\n>c\nWWWWHHHH\n";
+    let plain = d.join("db.fa");
+    fs::write(&plain, db).unwrap();
+    let query = d.join("q.fa");
+    fs::write(&query, ">q\nMKW\n").unwrap();
+    let search = |db_path: &Path| {
+        let o = run(&[
+            "search",
+            "-q",
+            query.to_str().unwrap(),
+            "-d",
+            db_path.to_str().unwrap(),
+            "--format",
+            "tsv",
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let want = search(&plain);
+    assert!(want.contains("\ta\t"), "the oracle run finds record a: {}", want);
+    let fifo = d.join("db.fifo");
+    mkfifo(&fifo);
+    let feed = |data: Vec<u8>| {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::write(&fifo, data).unwrap())
+    };
+    let w = feed(db.as_bytes().to_vec());
+    assert_eq!(search(&fifo), want);
+    w.join().unwrap();
+    // Gzip through the pipe, as `-d <(cat db.fa.gz)`.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(db.as_bytes()).unwrap();
+    let w = feed(gz.finish().unwrap());
+    assert_eq!(search(&fifo), want);
+    w.join().unwrap();
+    // makedb from a pipe.
+    let swdb = d.join("db.swdb");
+    let w = feed(db.as_bytes().to_vec());
+    let o = run(&["makedb", fifo.to_str().unwrap(), "-o", swdb.to_str().unwrap()]);
+    w.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = search(&swdb);
+    assert_eq!(got.lines().count(), want.lines().count());
+    assert!(got.contains("\ta\t"), "{}", got);
+}
+
+// 4. -o that is a FIFO is written into, a symlink keeps pointing at its (new) target.
+#[test]
+fn fifo_and_symlink_outputs_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("out.fifo");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read_to_string(&fifo).unwrap())
+    };
+    let o = run(&[
+        "align",
+        "--pairs",
+        &ex("pairs.tsv"),
+        "--format",
+        "tsv",
+        "-o",
+        fifo.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    let text = reader.join().unwrap();
+    assert!(text.starts_with("query\ttarget\tscore"), "{}", text);
+    assert_eq!(entries(d), ["out.fifo"]);
+
+    let real = d.join("real.tsv");
+    fs::write(&real, "old").unwrap();
+    let link = d.join("link.tsv");
+    std::os::unix::fs::symlink("real.tsv", &link).unwrap();
+    let o = run(&["align", "--pairs", &ex("pairs.tsv"), "-o", link.to_str().unwrap(), "--device", "cpu", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(fs::read_to_string(&real).unwrap().starts_with("query\ttarget\tscore"));
+    assert_eq!(entries(d), ["link.tsv", "out.fifo", "real.tsv"]);
+}
+
+// 5. makedb runs with one -o do not share a temporary name.
+#[test]
+fn makedb_temp_names_are_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("db.swdb");
+    // What the old fixed temporary name would collide with.
+    fs::create_dir(d.join("db.swdb.tmp")).unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            bin()
+                .args(["makedb", &ex("db.fasta.gz"), "-o", out.to_str().unwrap()])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(entries(d), ["db.swdb", "db.swdb.tmp"]);
+    // The database is whole: it searches like the FASTA it came from.
+    let search = |db: &str| {
+        let o = run(&["search", "-q", &ex("queries.fasta"), "-d", db, "--format", "tsv", "--device", "cpu", "--quiet"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    assert_eq!(search(out.to_str().unwrap()), search(&ex("db.fasta.gz")));
+}
+
+// 6. Signals remove the temporary output and exit 128 + signal.
+#[test]
+fn signals_remove_the_temporary_output() {
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let out = d.join("hits.parquet");
+        // Queries from a pipe that stays open: the run waits with its output file open.
+        let mut child = bin()
+            .args([
+                "search",
+                "-q",
+                "-",
+                "-d",
+                &ex("db.fasta.gz"),
+                "-o",
+                out.to_str().unwrap(),
+                "--device",
+                "cpu",
+                "--quiet",
+            ])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A record begun but not ended: the run has opened its output and waits for more.
+        child.stdin.as_mut().unwrap().write_all(b">q\nMKVLAWHE\n").unwrap();
+        let start = Instant::now();
+        while entries(d).is_empty() {
+            assert!(start.elapsed() < Duration::from_secs(60), "no temporary file appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        drop(child.stdin.take());
+        assert_eq!(status.code(), Some(code), "signal {}: {:?}", signal, status);
+        assert_eq!(entries(d), Vec::<String>::new(), "signal {}", signal);
+    }
+}
+
+// 7. makedb leaves nothing when its output cannot be written.
+#[test]
+fn makedb_leaves_nothing_on_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir(d.join("out")).unwrap();
+    let o = run(&["makedb", &ex("db.fasta.gz"), "-o", d.join("out").to_str().unwrap()]);
+    assert_input_error(&o, "is a directory", d, &["out"]);
+    assert_eq!(entries(&d.join("out")), Vec::<String>::new());
+}
+
+// 8. merge never mixes scorings silently, and its metadata never claims what it cannot know.
+#[test]
+fn merge_refuses_tsv_shards_without_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shard = |name: &str, open: &str, format: &str| {
+        let path = d.join(name);
+        let o = run(&[
+            "search",
+            "-q",
+            &ex("queries.fasta"),
+            "-d",
+            &ex("db.fasta.gz"),
+            "--gap-open",
+            open,
+            "--format",
+            format,
+            "-o",
+            path.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        path.to_str().unwrap().to_string()
+    };
+    let a = shard("a.tsv", "11", "tsv");
+    let b = shard("b.tsv", "9", "tsv");
+    let p = shard("p.parquet", "11", "parquet");
+    let out = d.join("m.arrows");
+    let o = run(&["merge", "--top", "5", "-o", out.to_str().unwrap(), &a, &b]);
+    assert_input_error(&o, "a.tsv is TSV, which carries no run settings", d, &["a.tsv", "b.tsv", "p.parquet"]);
+    let o = run(&["merge", "--top", "5", "-o", out.to_str().unwrap(), &p, &b]);
+    assert_input_error(&o, "--trust-shards", d, &["a.tsv", "b.tsv", "p.parquet"]);
+    // Unchecked on request: the output says so and claims no gap costs.
+    let o = run(&["merge", "--top", "5", "--trust-shards", "-o", out.to_str().unwrap(), &p, &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reader = arrow::ipc::reader::StreamReader::try_new(fs::File::open(&out).unwrap(), None).unwrap();
+    let meta = reader.schema().metadata().clone();
+    assert!(meta.get("settings_unchecked").is_some_and(|v| v.contains("b.tsv")), "{:?}", meta);
+    for key in ["gap_open", "gap_extend", "scoring", "search_space"] {
+        assert!(!meta.contains_key(key), "{} claimed: {:?}", key, meta);
+    }
+}
+
+// 9. Scores beyond 32 bits are refused, never wrapped.
+#[test]
+fn unrepresentable_scores_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pairs = |n: usize| {
+        let s = "ACGT".repeat(n / 4);
+        let path = d.join(format!("p{n}.tsv"));
+        fs::write(&path, format!("q\t{s}\tt\t{s}\n")).unwrap();
+        path
+    };
+    let p12 = pairs(12);
+    let o = run(&[
+        "align",
+        "--pairs",
+        p12.to_str().unwrap(),
+        "--dna",
+        "--match",
+        "2000000000",
+        "--format",
+        "tsv",
+        "--device",
+        "cpu",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--match and --mismatch must lie within"), "{}", stderr(&o));
+    // Within the per-score bound, but 3000 x 1,000,000 does not fit in 32 bits.
+    let p3000 = pairs(3000);
+    let out = d.join("o.tsv");
+    let o = run(&[
+        "align",
+        "--pairs",
+        p3000.to_str().unwrap(),
+        "--dna",
+        "--match",
+        "1000000",
+        "-o",
+        out.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("beyond the 32-bit score range"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // 2000 x 1,000,000 = 2e9 fits: the exact score over the whole pair.
+    let p2000 = pairs(2000);
+    for engine in ["scalar", "simd"] {
+        let o = bin()
+            .args([
+                "align",
+                "--pairs",
+                p2000.to_str().unwrap(),
+                "--dna",
+                "--match",
+                "1000000",
+                "--format",
+                "tsv",
+                "--device",
+                "cpu",
+                "--quiet",
+            ])
+            .env("SWARROW_ENGINE", engine)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split('\t').collect();
+        assert_eq!(&row[2..3], ["2000000000"], "{engine}: {text}");
+        assert_eq!(&row[5..9], ["1", "2000", "1", "2000"], "{engine}: {text}");
+    }
+}
+
+// 10. Ids in messages are capped and escaped.
+#[test]
+fn ids_in_messages_are_capped_and_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let long = "x".repeat(1 << 20);
+    let input = d.join("q.fa");
+    fs::write(&input, format!(">{long}\nMK1\n")).unwrap();
+    let o = run(&[
+        "search",
+        "-q",
+        input.to_str().unwrap(),
+        "-d",
+        &ex("db.fasta.gz"),
+        "--format",
+        "tsv",
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.len() < 1000, "{} bytes of message", err.len());
+    assert!(err.contains(&format!("({}...)", "x".repeat(80))), "{}", err);
+    fs::write(&input, ">evil\x1b]0;pwned\x07\x1b[2J\nMK1\n").unwrap();
+    let o = run(&[
+        "search",
+        "-q",
+        input.to_str().unwrap(),
+        "-d",
+        &ex("db.fasta.gz"),
+        "--format",
+        "tsv",
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!o.stderr.contains(&0x1b) && !o.stderr.contains(&0x07), "{:?}", stderr(&o));
+    assert!(stderr(&o).contains("(evil\\u{1b}]0;pwned\\u{7}\\u{1b}[2J)"), "{}", stderr(&o));
+}
+
+// 11. Nonsense numbers are usage errors.
+#[test]
+fn nonsense_numbers_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("o.tsv");
+    let o_arg = out.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["--max-evalue", "NaN"], "--max-evalue must be a finite number >= 0"),
+        (vec!["--max-evalue", "-1"], "--max-evalue must be a finite number >= 0"),
+        (vec!["--max-evalue", "inf"], "--max-evalue must be a finite number >= 0"),
+        (vec!["--db-size", "0", "--db-seqs", "5"], "--db-size must be at least 1"),
+        (vec!["--db-size", "100", "--db-seqs", "0"], "--db-seqs must be at least 1"),
+        (vec!["--top", "0"], "--top must be at least 1"),
+        (vec!["--threads", "0"], "--threads must be at least 1"),
+    ] {
+        let (exq, exd) = (ex("queries.fasta"), ex("db.fasta.gz"));
+        let mut all = vec!["search", "-q", &exq, "-d", &exd, "-o", o_arg, "--device", "cpu"];
+        all.extend(args.iter());
+        let o = run(&all);
+        assert_input_error(&o, needle, d, &[]);
+    }
+}
+
+// 12. The .swdb loader checks what the FASTA reader checks, and a checksum.
+#[test]
+fn swdb_is_validated_like_fasta() {
+    use swarrow::database::Database;
+    use swarrow::seq::Record;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("db.swdb");
+    let o = run(&["makedb", &ex("db.fasta.gz"), "-o", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut data = fs::read(&db).unwrap();
+    let last = data.len() - 1;
+    data[last] = if data[last] == 0 { 1 } else { 0 }; // still a valid residue code
+    fs::write(&db, &data).unwrap();
+    let search = |db: &Path| {
+        run(&[
+            "search",
+            "-q",
+            &ex("queries.fasta"),
+            "-d",
+            db.to_str().unwrap(),
+            "--format",
+            "tsv",
+            "--device",
+            "cpu",
+            "--quiet",
+        ])
+    };
+    let o = search(&db);
+    assert_input_error(&o, "checksum mismatch", d, &["db.swdb"]);
+    // Databases holding what FASTA refuses, written through the library.
+    let rec = |id: &str, seq: Vec<u8>| Record { id: id.into(), seq };
+    for (records, needle) in [
+        (vec![rec("a", vec![]), rec("b", vec![1, 2])], "sequence 1 is empty"),
+        (vec![rec("", vec![3]), rec("b", vec![1, 2])], "has an empty id"),
+    ] {
+        swarrow::io::write_swdb(&Database::from_records("x", records), swarrow::scoring::Alphabet::Protein, &db)
+            .unwrap();
+        assert_input_error(&search(&db), needle, d, &["db.swdb"]);
+    }
+}
+
+// 13. makedb -o - is refused; a legal 250-byte output name works.
+#[test]
+fn odd_output_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run_in(d, &["makedb", &ex("db.fasta.gz"), "-o", "-"]);
+    assert_input_error(&o, "cannot go to stdout", d, &[]);
+    let name = format!("{}.tsv", "n".repeat(246));
+    assert_eq!(name.len(), 250);
+    let o = run_in(d, &["align", "--pairs", &ex("pairs.tsv"), "-o", &name, "--device", "cpu", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let swdb = format!("{}.swdb", "m".repeat(245));
+    let o = run_in(d, &["makedb", &ex("db.fasta.gz"), "-o", &swdb]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(entries(d), [swdb, name]);
+}
+
+// 14. `recomputed` is one rule on every engine: the score exceeds 32,767.
+#[test]
+fn recomputed_is_the_same_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // DNA, match 1000: a self pair of n bases scores 1000 n. 32 -> 32,000 (16-bit range, but
+    // near its end, where narrow engines widen), 33 -> 33,000 (beyond it).
+    let mut text = String::new();
+    for n in [8usize, 32, 33, 40] {
+        let s = "ACGT".repeat(n / 4) + &"ACGT"[..n % 4];
+        text.push_str(&format!("p{n}\t{s}\tt{n}\t{s}\n"));
+    }
+    // A long protein self-alignment (SIMD widens, the scalar engine never narrows).
+    let protein: String = "MKVLAWHEDRSTYCNPQGFI".repeat(400);
+    let pp = d.join("prot.tsv");
+    fs::write(&pp, format!("long\t{protein}\tlong\t{protein}\n")).unwrap();
+    let pd = d.join("dna.tsv");
+    fs::write(&pd, &text).unwrap();
+    let column = |engine: &str, args: &[&str]| -> Vec<(i64, String)> {
+        let o = bin()
+            .args(args)
+            .args(["--format", "tsv", "--device", "cpu", "--quiet"])
+            .env("SWARROW_ENGINE", engine)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (f[2].parse().unwrap(), f[11].to_string())
+            })
+            .collect()
+    };
+    let dna = ["align", "--pairs", pd.to_str().unwrap(), "--dna", "--match", "1000"];
+    let prot = ["align", "--pairs", pp.to_str().unwrap()];
+    for args in [&dna[..], &prot[..]] {
+        let scalar = column("scalar", args);
+        let simd = column("simd", args);
+        assert_eq!(scalar, simd, "{:?}", args);
+        for (score, recomputed) in &scalar {
+            assert_eq!(recomputed, if *score > 32767 { "true" } else { "false" }, "score {}", score);
+        }
+    }
+    assert_eq!(column("scalar", &dna).iter().map(|r| r.0).collect::<Vec<_>>(), [8000, 32000, 33000, 40000]);
+}
