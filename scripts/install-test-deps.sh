@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Installs the independent oracles and tools the tests use, only where they are missing:
 # parasail (Debian python3-parasail) for the golden test; groovy (Debian) for the Nextflow
-# syntax check; a Python venv target/pyenv with pinned Snakemake, DuckDB, Polars and pyarrow
+# syntax check; Intel's GKL with a JDK (Debian) for the pairhmm oracle (tests/pairhmm_gkl.rs);
+# a Python venv target/pyenv with pinned Snakemake, DuckDB, Polars and pyarrow
 # for the workflow and data-lake checks (tests/workflows.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need_apt=()
 /usr/bin/python3 -c 'import parasail' 2>/dev/null || need_apt+=(python3-parasail)
 command -v groovy >/dev/null || need_apt+=(groovy)
+command -v javac >/dev/null || need_apt+=(default-jdk-headless)
+[ -f /usr/share/java/gkl.jar ] || need_apt+=(libgkl-java)
+[ -f /usr/lib/jni/libgkl_pairhmm.so ] || need_apt+=(libgkl-jni)
+[ -f /usr/share/java/gatk-native-bindings.jar ] || need_apt+=(libgatk-native-bindings-java)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq

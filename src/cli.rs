@@ -34,6 +34,9 @@ pub enum Command {
     /// Merge shard outputs into one: global top N per query (search) or concatenation (align).
     #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
+    /// Read likelihoods under GATK's PairHMM (as GKL computes them), one row per read-haplotype pair.
+    #[command(after_help = "Examples:\n  swarrow pairhmm --reads reads.tsv --haplotypes haps.tsv -o likelihoods.parquet   # every read x every haplotype of its group\n  swarrow pairhmm --pairs pairs.parquet --format tsv\n  swarrow pairhmm --pairs pairhmm-testdata.txt      # GATK's test-data text: hap read qual ins del gcp [expected]")]
+    Pairhmm(PairhmmArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
     #[command(hide = true, after_help = "Example (bash):\n  swarrow completions bash > ~/.local/share/bash-completion/completions/swarrow")]
     Completions {
@@ -217,6 +220,33 @@ pub struct AlignArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["pairs", "reads"]))]
+pub struct PairhmmArgs {
+    /// Pairs: a table (TSV with header, Arrow IPC, Parquet) with columns read, read_bases,
+    /// base_quals, ins_quals, del_quals, [gcp_quals], haplotype, hap_bases, [group]; or GATK's
+    /// PairHMM test-data text. `-` = stdin.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["reads", "haplotypes"])]
+    pub pairs: Option<PathBuf>,
+    /// Reads table: group, read, read_bases, base_quals, ins_quals, del_quals, [gcp_quals];
+    /// rows contiguous by group. Every read is scored against every haplotype of its group.
+    #[arg(long, value_name = "FILE", requires = "haplotypes")]
+    pub reads: Option<PathBuf>,
+    /// Haplotypes table: group, haplotype, hap_bases; groups in the order of --reads.
+    #[arg(long, value_name = "FILE", requires = "reads")]
+    pub haplotypes: Option<PathBuf>,
+    /// Gap-continuation quality for every base when the input has no gcp_quals column.
+    #[arg(long, value_name = "Q", default_value_t = 10)]
+    pub gcp: u8,
+    /// Pairs per engine batch (default: sized for the device; tests use tiny batches).
+    #[arg(long, value_name = "N", hide = true)]
+    pub batch_pairs: Option<usize>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct MakedbArgs {
     /// Protein FASTA (plain or gzip; `-` = stdin).
     #[arg(value_name = "DB.fasta")]
@@ -258,6 +288,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Makedb(args) => with_progress(args.quiet, false, |p| makedb(args, p)),
         Command::Merge(args) => merge(args),
+        Command::Pairhmm(args) => pairhmm(args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "swarrow", &mut std::io::stdout());
             Ok(())
@@ -297,6 +328,33 @@ fn require_inputs(paths: &[&Path]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn pairhmm(args: PairhmmArgs) -> Result<()> {
+    use crate::pairhmm::{self, input::{BatchLimits, BatchReader}, model};
+    if args.gcp > model::MAX_QUAL {
+        return Err(Error::usage(format!("--gcp must be at most {} (got {})", model::MAX_QUAL, args.gcp)));
+    }
+    let inputs: Vec<&Path> = [&args.pairs, &args.reads, &args.haplotypes].into_iter().flatten().map(|p| p.as_path()).collect();
+    if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(Error::usage("only one of --reads and --haplotypes can be read from stdin"));
+    }
+    check_output_not_input(args.out.output.as_deref(), &inputs)?;
+    let format = resolve_format(&args.out)?;
+    let engine = pairhmm::select(args.run.device, args.run.threads, args.run.quiet)?;
+    let limits = BatchLimits { cells: engine.batch_cells(), pairs: args.batch_pairs.unwrap_or(1 << 20).max(1) };
+    let reader = match (&args.pairs, &args.reads, &args.haplotypes) {
+        (Some(p), _, _) => BatchReader::pairs(p, args.gcp, limits)?,
+        (None, Some(r), Some(h)) => BatchReader::grouped(r, h, args.gcp, limits)?,
+        _ => return Err(Error::usage("give --pairs FILE, or --reads FILE with --haplotypes FILE")),
+    };
+    let mut meta = RunMetadata::new();
+    meta.push("swarrow_version", env!("CARGO_PKG_VERSION"));
+    meta.push("mode", "pairhmm");
+    meta.push("model", "GATK PairHMM as GKL computes it: float pass, double recomputation below 1e-28 (scaled)");
+    meta.push("engine", &engine.name());
+    let writer = output::create_table_writer(format, pairhmm::pipeline::schema(), &meta, out_path(&args.out))?;
+    pairhmm::pipeline::run(engine, reader, writer)
 }
 
 fn merge(args: MergeArgs) -> Result<()> {

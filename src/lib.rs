@@ -7,6 +7,7 @@
 //! - [`engine`]: the alignment engines behind one trait (scalar reference, CPU SIMD, CUDA);
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
 //! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all;
+//! - [`pairhmm`]: the `pairhmm` mode (read likelihoods), its own layers from input to engines.
 //! - [`progress`]: work counted in cells from inside the engines, drawn on a terminal;
 //! - [`atomic`]: output files that appear whole or not at all, cleaned up on signals.
 
@@ -17,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod io;
 pub mod output;
+pub mod pairhmm;
 pub mod pipeline;
 pub mod progress;
 pub mod scoring;

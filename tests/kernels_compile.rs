@@ -112,3 +112,25 @@ fn every_align_variant_compiles() {
         }
     }
 }
+
+#[test]
+fn pairhmm_kernel_compiles_in_float_and_double() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let src = Source { name: "pairhmm.cu", text: swarrow::pairhmm::cuda::KERNEL_SOURCE, headers: &[] };
+    for arch in [Arch::Virtual(80), Arch::Virtual(90)] {
+        for double in [0, 1] {
+            let opts = vec![format!("-DPAIRHMM_DOUBLE={double}")];
+            match runtime::compile(&src, arch, &opts) {
+                Ok(Image::Ptx(ptx)) => {
+                    assert!(ptx.contains("pairhmm_forward"), "{arch:?} double={double}: no entry");
+                    // The double build computes in double: f64 arithmetic in the PTX.
+                    assert_eq!(ptx.contains("fma.rn.f64") || ptx.contains("mul.rn.f64"), double == 1, "{arch:?} double={double}");
+                }
+                Ok(Image::Cubin(_)) => panic!("expected PTX"),
+                Err(e) => panic!("pairhmm.cu {arch:?} double={double}: {e}"),
+            }
+        }
+    }
+}

@@ -20,11 +20,13 @@ mod format;
 mod ipc;
 mod pq;
 mod sink;
+mod table;
 mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow};
 pub use format::{resolve_format, Format, Stdout};
 pub use text::{blast_bitscore, blast_evalue};
+pub use table::{create_table_writer, TableWriter};
 
 use std::path::Path;
 

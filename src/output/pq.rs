@@ -21,6 +21,19 @@ pub(super) const ROW_GROUP_ROWS: usize = 1 << 20;
 /// levels.
 const ZSTD_LEVEL: i32 = 3;
 
+/// The writer properties every Parquet output uses, with `metadata` as key-value metadata.
+pub(super) fn properties(metadata: &RunMetadata) -> parquet::errors::Result<WriterProperties> {
+    let zstd = ZstdLevel::try_new(ZSTD_LEVEL)?;
+    let key_values: Vec<KeyValue> =
+        metadata.iter().map(|(k, v)| KeyValue::new(k.to_string(), v.to_string())).collect();
+    Ok(WriterProperties::builder()
+        .set_compression(Compression::ZSTD(zstd))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_key_value_metadata(if key_values.is_empty() { None } else { Some(key_values) })
+        .build())
+}
+
 pub(super) struct ParquetWriter {
     writer: ArrowWriter<Sink>,
     schema: SchemaRef,
@@ -31,15 +44,7 @@ pub(super) struct ParquetWriter {
 impl ParquetWriter {
     pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef, metadata: &RunMetadata) -> Result<Self> {
         let status = sink.status();
-        let zstd = ZstdLevel::try_new(ZSTD_LEVEL).map_err(|e| status.fail(e))?;
-        let key_values: Vec<KeyValue> =
-            metadata.iter().map(|(k, v)| KeyValue::new(k.to_string(), v.to_string())).collect();
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(zstd))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .set_statistics_enabled(EnabledStatistics::Page)
-            .set_key_value_metadata(if key_values.is_empty() { None } else { Some(key_values) })
-            .build();
+        let props = properties(metadata).map_err(|e| status.fail(e))?;
         // The parquet writer buffers internally: no BufWriter of our own.
         let writer =
             ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| status.fail(e))?;

@@ -1,0 +1,82 @@
+//! `swarrow pairhmm`: read likelihoods under the pair hidden Markov model of GATK's
+//! HaplotypeCaller, as Intel's GKL computes them (see [`model`] for the model and its
+//! constants).
+//!
+//! Layers, in the order data flows:
+//! - [`input`]: tables of reads and haplotypes (TSV, Arrow IPC, Parquet; grouped by region or
+//!   as explicit pairs) and GATK's PairHMM test-data text, into [`batch::PairBatch`]es;
+//! - [`Engine`]s: [`scalar`] (the double-precision reference), [`simd`] (CPU, float with
+//!   double recomputation, AVX-512/AVX2/portable), [`cuda`] (GPU, same rule);
+//! - [`pipeline`]: reader -> engine -> writer over bounded channels, input order kept;
+//!   rows leave through [`crate::output`]'s table writers.
+
+pub mod batch;
+pub mod cuda;
+pub mod input;
+pub mod model;
+pub mod pipeline;
+pub mod scalar;
+pub mod simd;
+
+use crate::engine::Device;
+use crate::error::{Error, Result};
+use batch::PairBatch;
+use std::sync::Arc;
+
+/// One pair's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Likelihood {
+    /// log10 P(read | haplotype).
+    pub log10: f64,
+    /// The float pass underflowed GKL's threshold and the value was computed in double.
+    pub recomputed: bool,
+}
+
+/// The contract of every pairhmm engine.
+pub trait Engine: Send + Sync {
+    /// Short name for messages and metadata.
+    fn name(&self) -> String;
+    /// The likelihood of every pair of `batch`, in the order of `batch.pairs`, into `out`.
+    fn compute(&self, batch: &PairBatch, out: &mut Vec<Likelihood>) -> Result<()>;
+    /// Cells (read length x haplotype length) per batch that keep this engine busy.
+    fn batch_cells(&self) -> u64 {
+        1 << 28
+    }
+}
+
+/// A rayon pool of `threads` workers.
+pub(crate) fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| Error::Internal(format!("cannot start {threads} threads: {e}")))
+}
+
+/// The engine for `device`. `SWARROW_ENGINE=scalar` forces the double reference on the CPU.
+pub fn select(device: Device, threads: Option<usize>, quiet: bool) -> Result<Arc<dyn Engine>> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let cpu = || -> Result<Arc<dyn Engine>> {
+        if std::env::var("SWARROW_ENGINE").is_ok_and(|v| v == "scalar") {
+            return Ok(Arc::new(scalar::ScalarEngine::new(threads)?));
+        }
+        Ok(Arc::new(simd::SimdEngine::new(threads)?))
+    };
+    let engine: Arc<dyn Engine> = match device {
+        Device::Cpu => cpu()?,
+        Device::Cuda => Arc::new(cuda::CudaEngine::new(threads)?),
+        Device::Auto => match cuda::CudaEngine::new(threads) {
+            Ok(e) => Arc::new(e),
+            Err(Error::Device(why)) => {
+                if !quiet {
+                    eprintln!("swarrow: no usable GPU ({why}); using the CPU");
+                }
+                cpu()?
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    if !quiet {
+        eprintln!("swarrow: computing likelihoods on {}", engine.name());
+    }
+    Ok(engine)
+}
