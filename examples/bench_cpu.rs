@@ -10,10 +10,10 @@
 use std::io::Read;
 use std::time::Instant;
 use swarrow::database::Database;
-use swarrow::progress::Work;
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::SimdEngine;
 use swarrow::engine::Engine;
+use swarrow::progress::Work;
 use swarrow::scoring::{Alphabet, Scoring};
 use swarrow::seq::Record;
 
@@ -70,7 +70,8 @@ fn main() {
         "align" => {
             let q = read_fasta(&args[2]);
             let t = read_fasta(&args[3]);
-            let pairs: Vec<(&[u8], &[u8])> = q.iter().zip(&t).map(|(a, b)| (a.seq.as_slice(), b.seq.as_slice())).collect();
+            let pairs: Vec<(&[u8], &[u8])> =
+                q.iter().zip(&t).map(|(a, b)| (a.seq.as_slice(), b.seq.as_slice())).collect();
             let pairs_buf = swarrow::seq::SeqPairs::from_slices(&pairs);
             let engine_start = Instant::now();
             let al = engine.align(pairs_buf.view()).unwrap();

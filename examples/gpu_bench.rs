@@ -13,11 +13,11 @@
 use std::io::Read;
 use std::time::Instant;
 use swarrow::database::Database;
-use swarrow::progress::Work;
 use swarrow::engine::cuda::{layout::Variant, CudaEngine};
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::SimdEngine;
 use swarrow::engine::{Engine, Hit};
+use swarrow::progress::Work;
 use swarrow::scoring::{Alphabet, Scoring};
 use swarrow::seq::Record;
 

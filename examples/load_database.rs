@@ -8,10 +8,7 @@ use std::time::{Duration, Instant};
 use swarrow::io::{load_database, write_swdb};
 use swarrow::scoring::Alphabet;
 
-fn best_of(
-    runs: usize,
-    mut f: impl FnMut() -> swarrow::database::Database,
-) -> (Duration, swarrow::database::Database) {
+fn best_of(runs: usize, mut f: impl FnMut() -> swarrow::database::Database) -> (Duration, swarrow::database::Database) {
     let mut best = Duration::MAX;
     let mut db = None;
     for _ in 0..runs {

@@ -153,7 +153,7 @@ fn main() {
             let pairs: usize = batches.iter().map(|b| b.pairs.len()).sum();
             let mut out = Vec::new();
             e.compute(&batches[0], &mut out).unwrap(); // warm-up (kernel load, tables)
-            // Passes over the batches until BENCH_SECONDS (default 3) have gone by.
+                                                       // Passes over the batches until BENCH_SECONDS (default 3) have gone by.
             let min_seconds: f64 = std::env::var("BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3.0);
             let start = Instant::now();
             let (mut recomputed, mut passes) = (0, 0u64);

@@ -3,6 +3,12 @@
 # every Rust test. In CI (CI=true) nothing may be skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Formatting first: the repository's rustfmt.toml is the house style.
+if ! cargo fmt --check >/dev/null; then
+    echo "cargo fmt --check: these files differ from rustfmt.toml (run cargo fmt):" >&2
+    cargo fmt --check -- -l >&2 || true
+    exit 1
+fi
 bash scripts/install-test-deps.sh
 # Kernels compile through NVRTC from NVIDIA's PyPI wheel (no GPU needed).
 source scripts/ci-nvrtc.sh env

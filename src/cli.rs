@@ -35,16 +35,24 @@ pub enum Command {
     #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
     /// Read likelihoods under GATK's PairHMM (as GKL computes them), one row per read-haplotype pair.
-    #[command(after_help = "Examples:\n  swarrow pairhmm --reads reads.tsv --haplotypes haps.tsv -o likelihoods.parquet   # every read x every haplotype of its group\n  swarrow pairhmm --pairs pairs.parquet --format tsv\n  swarrow pairhmm --pairs pairhmm-testdata.txt      # GATK's test-data text: hap read qual ins del gcp [expected]")]
+    #[command(
+        after_help = "Examples:\n  swarrow pairhmm --reads reads.tsv --haplotypes haps.tsv -o likelihoods.parquet   # every read x every haplotype of its group\n  swarrow pairhmm --pairs pairs.parquet --format tsv\n  swarrow pairhmm --pairs pairhmm-testdata.txt      # GATK's test-data text: hap read qual ins del gcp [expected]"
+    )]
     Pairhmm(PairhmmArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
-    #[command(hide = true, after_help = "Example (bash):\n  swarrow completions bash > ~/.local/share/bash-completion/completions/swarrow")]
+    #[command(
+        hide = true,
+        after_help = "Example (bash):\n  swarrow completions bash > ~/.local/share/bash-completion/completions/swarrow"
+    )]
     Completions {
         #[arg(value_name = "SHELL")]
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff), or write one page per subcommand into --dir.
-    #[command(hide = true, after_help = "Examples:\n  swarrow man | man -l -\n  swarrow man --dir ~/.local/share/man/man1")]
+    #[command(
+        hide = true,
+        after_help = "Examples:\n  swarrow man | man -l -\n  swarrow man --dir ~/.local/share/man/man1"
+    )]
     Man {
         /// Directory for swarrow.1, swarrow-search.1, ...
         #[arg(long, value_name = "DIR")]
@@ -143,7 +151,14 @@ pub struct SearchArgs {
     #[arg(short = 'k', long, visible_alias = "max-target-seqs", value_name = "N", default_value_t = 10)]
     pub top: usize,
     /// Report only hits with an E-value at most E (where statistics exist).
-    #[arg(short = 'e', long, visible_alias = "evalue", value_name = "E", default_value_t = 10.0, allow_negative_numbers = true)]
+    #[arg(
+        short = 'e',
+        long,
+        visible_alias = "evalue",
+        value_name = "E",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
     pub max_evalue: f64,
     /// Substitution matrix: BLOSUM45/50/62/80/90, PAM30/70/250.
     #[arg(long, value_name = "NAME", default_value = "BLOSUM62")]
@@ -280,12 +295,8 @@ pub struct MergeArgs {
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Search(args) => {
-            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| search(args, p))
-        }
-        Command::Align(args) => {
-            with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| align(args, p))
-        }
+        Command::Search(args) => with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| search(args, p)),
+        Command::Align(args) => with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| align(args, p)),
         Command::Makedb(args) => with_progress(args.quiet, false, |p| makedb(args, p)),
         Command::Merge(args) => merge(args),
         Command::Pairhmm(args) => pairhmm(args),
@@ -310,9 +321,9 @@ fn man(dir: Option<&Path>) -> Result<()> {
     match dir {
         Some(dir) => clap_mangen::generate_to(cmd, dir)
             .map_err(|e| Error::io(format!("writing man pages into {}", dir.display()), e)),
-        None => clap_mangen::Man::new(cmd)
-            .render(&mut std::io::stdout())
-            .map_err(|e| Error::io("writing the man page", e)),
+        None => {
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout()).map_err(|e| Error::io("writing the man page", e))
+        }
     }
 }
 
@@ -331,11 +342,16 @@ fn require_inputs(paths: &[&Path]) -> Result<()> {
 }
 
 fn pairhmm(args: PairhmmArgs) -> Result<()> {
-    use crate::pairhmm::{self, input::{BatchLimits, BatchReader}, model};
+    use crate::pairhmm::{
+        self,
+        input::{BatchLimits, BatchReader},
+        model,
+    };
     if args.gcp > model::MAX_QUAL {
         return Err(Error::usage(format!("--gcp must be at most {} (got {})", model::MAX_QUAL, args.gcp)));
     }
-    let inputs: Vec<&Path> = [&args.pairs, &args.reads, &args.haplotypes].into_iter().flatten().map(|p| p.as_path()).collect();
+    let inputs: Vec<&Path> =
+        [&args.pairs, &args.reads, &args.haplotypes].into_iter().flatten().map(|p| p.as_path()).collect();
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Error::usage("only one of --reads and --haplotypes can be read from stdin"));
     }
@@ -406,8 +422,10 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     meta.push("database", db.name.as_str());
     meta.push("database_residues", &db.total_residues().to_string());
     meta.push("database_sequences", &db.len().to_string());
-    meta.push("search_space", &format!(
-        "BLAST length-adjusted, database of {} residues in {} sequences", db_residues, db_seqs));
+    meta.push(
+        "search_space",
+        &format!("BLAST length-adjusted, database of {} residues in {} sequences", db_residues, db_seqs),
+    );
     let writer = output::create_writer(format, Mode::Search, &meta, out_path(&args.out))?;
     let opts = pipeline::search::SearchOptions {
         top: args.top,
@@ -484,8 +502,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
     let pairs = io::open_pairs(&input, scoring.alphabet(), &columns, limits)?;
     let meta = run_metadata("align", &scoring, &*engine);
-    let writer =
-        output::create_writer_carrying(format, Mode::Align, &pairs.carried(), &meta, out_path(&args.out))?;
+    let writer = output::create_writer_carrying(format, Mode::Align, &pairs.carried(), &meta, out_path(&args.out))?;
     progress.phase_aligning("aligning", input_size(&inputs));
     let name = engine.name();
     pipeline::align::align(engine, pairs, opts, writer)?;
@@ -517,10 +534,7 @@ fn check_search_numbers(args: &SearchArgs) -> Result<()> {
         return Err(Error::usage("--top must be at least 1"));
     }
     if !(args.max_evalue.is_finite() && args.max_evalue >= 0.0) {
-        return Err(Error::usage(format!(
-            "--max-evalue must be a finite number >= 0 (got {})",
-            args.max_evalue
-        )));
+        return Err(Error::usage(format!("--max-evalue must be a finite number >= 0 (got {})", args.max_evalue)));
     }
     if args.db_size == Some(0) {
         return Err(Error::usage("--db-size must be at least 1 residue"));
@@ -563,10 +577,7 @@ fn out_path(out: &OutputArgs) -> Option<&Path> {
 fn statistics(scoring: &Scoring) -> Option<KarlinAltschul> {
     let stats = KarlinAltschul::lookup(scoring);
     if stats.is_none() {
-        eprintln!(
-            "swarrow: warning: no BLAST statistics for {}; bits and evalue will be null",
-            scoring.describe()
-        );
+        eprintln!("swarrow: warning: no BLAST statistics for {}; bits and evalue will be null", scoring.describe());
     }
     stats
 }

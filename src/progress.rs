@@ -159,7 +159,14 @@ impl Snapshot {
                     self.phase
                 )
             }
-            _ => format!("{} {}  {}  {}  {}", spinner(tick), scaled(self.done as f64, unit), rate, clock(self.elapsed), self.phase),
+            _ => format!(
+                "{} {}  {}  {}  {}",
+                spinner(tick),
+                scaled(self.done as f64, unit),
+                rate,
+                clock(self.elapsed),
+                self.phase
+            ),
         };
         fit(line)
     }
@@ -287,7 +294,13 @@ impl Progress {
             items: AtomicU64::new(0),
             rows: AtomicU64::new(0),
             stop: AtomicBool::new(false),
-            phase: Mutex::new(Phase { name: "starting".into(), unit: Unit::None, start: now, bytes_base: 0, bytes_total: None }),
+            phase: Mutex::new(Phase {
+                name: "starting".into(),
+                unit: Unit::None,
+                start: now,
+                bytes_base: 0,
+                bytes_total: None,
+            }),
             compute_start: Mutex::new(None),
             terminal: Mutex::new(()),
             drawn: AtomicBool::new(false),
@@ -390,13 +403,7 @@ impl Progress {
         if let Some(row_name) = row_name {
             counts += &format!(", {} {row_name}", s.rows.load(Relaxed));
         }
-        let line = summary(
-            &counts,
-            s.work.get(),
-            compute,
-            s.start.elapsed(),
-            engine,
-        );
+        let line = summary(&counts, s.work.get(), compute, s.start.elapsed(), engine);
         eprintln!("swarrow: {line}");
     }
 
@@ -504,9 +511,21 @@ mod tests {
     fn unknown_total_shows_a_rate_and_the_elapsed_time() {
         let s = snap(Unit::Cells, 3_100_000_000, None, 2.0);
         assert_eq!(s.render(1), "\\ 3.1 Gcells  1.55 GCUPS  2s  aligning");
-        let s = Snapshot { phase: "starting the engine".into(), unit: Unit::None, done: 0, total: None, elapsed: Duration::from_secs(65) };
+        let s = Snapshot {
+            phase: "starting the engine".into(),
+            unit: Unit::None,
+            done: 0,
+            total: None,
+            elapsed: Duration::from_secs(65),
+        };
         assert_eq!(s.render(2), "| 1m05s starting the engine");
-        let s = Snapshot { phase: "loading the database".into(), unit: Unit::Bytes, done: 50_000_000, total: Some(200_000_000), elapsed: Duration::from_secs(1) };
+        let s = Snapshot {
+            phase: "loading the database".into(),
+            unit: Unit::Bytes,
+            done: 50_000_000,
+            total: Some(200_000_000),
+            elapsed: Duration::from_secs(1),
+        };
         assert_eq!(s.render(0), "[####------------]  25% 50.0/200.0 MB  50.0 MB/s  ETA 3s  loading the database");
     }
 
@@ -522,7 +541,13 @@ mod tests {
 
     #[test]
     fn summary_names_items_rows_cells_rate_and_engine() {
-        let line = summary("20 queries, 200 hits", 11_600_000_000, Duration::from_secs(8), Duration::from_secs_f64(8.44), "cpu-simd avx2 (2 threads)");
+        let line = summary(
+            "20 queries, 200 hits",
+            11_600_000_000,
+            Duration::from_secs(8),
+            Duration::from_secs_f64(8.44),
+            "cpu-simd avx2 (2 threads)",
+        );
         assert_eq!(line, "20 queries, 200 hits, 11.6 Gcells in 8.4 s (1.45 GCUPS) on cpu-simd avx2 (2 threads)");
     }
 

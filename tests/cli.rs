@@ -21,7 +21,8 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn run_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
     let w = std::thread::spawn(move || {
@@ -52,9 +53,16 @@ fn search_finds_planted_homologs_first() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("hits.tsv");
     let o = run(&[
-        "search", "-q", examples().join("queries.fasta").to_str().unwrap(),
-        "-d", examples().join("db.fasta.gz").to_str().unwrap(),
-        "-o", out.to_str().unwrap(), "--device", "cpu", "--quiet",
+        "search",
+        "-q",
+        examples().join("queries.fasta").to_str().unwrap(),
+        "-d",
+        examples().join("db.fasta.gz").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let (header, rows) = read_tsv(&out);
@@ -83,7 +91,16 @@ fn every_format_round_trips_the_same_rows() {
     let mut tables = Vec::new();
     for ext in ["tsv", "parquet", "arrow", "arrows"] {
         let out = dir.path().join(format!("out.{}", ext));
-        let o = run(&["align", "--pairs", pairs.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu", "--quiet"]);
+        let o = run(&[
+            "align",
+            "--pairs",
+            pairs.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
         assert!(o.status.success(), "{}: {}", ext, stderr(&o));
         let batches: Vec<arrow::record_batch::RecordBatch> = match ext {
             "parquet" => {
@@ -93,8 +110,14 @@ fn every_format_round_trips_the_same_rows() {
                 assert!(meta.iter().any(|kv| kv.key == "gap_open"), "parquet run metadata");
                 builder.build().unwrap().map(|b| b.unwrap()).collect()
             }
-            "arrow" => arrow::ipc::reader::FileReader::try_new(fs::File::open(&out).unwrap(), None).unwrap().map(|b| b.unwrap()).collect(),
-            "arrows" => arrow::ipc::reader::StreamReader::try_new(fs::File::open(&out).unwrap(), None).unwrap().map(|b| b.unwrap()).collect(),
+            "arrow" => arrow::ipc::reader::FileReader::try_new(fs::File::open(&out).unwrap(), None)
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect(),
+            "arrows" => arrow::ipc::reader::StreamReader::try_new(fs::File::open(&out).unwrap(), None)
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect(),
             _ => {
                 let (header, rows) = read_tsv(&out);
                 tables.push((header, rows));
@@ -143,7 +166,8 @@ fn align_rows_match_the_reference_engine_in_input_order() {
     use swarrow::engine::scalar::align_pair;
     use swarrow::scoring::{Alphabet, Scoring};
     let pairs = fs::read_to_string(examples().join("pairs.tsv")).unwrap();
-    let o = run_stdin(&["align", "--pairs", "-", "--format", "tsv", "--device", "cpu", "--batch", "3"], pairs.as_bytes());
+    let o =
+        run_stdin(&["align", "--pairs", "-", "--format", "tsv", "--device", "cpu", "--batch", "3"], pairs.as_bytes());
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = tsv_rows(&String::from_utf8(o.stdout).unwrap());
     let header = &rows[0];
@@ -157,8 +181,22 @@ fn align_rows_match_the_reference_engine_in_input_order() {
         let a = align_pair(&q, &t, &sc).unwrap();
         assert_eq!(row[col("query")], inp[0]);
         assert_eq!(row[col("target")], inp[2]);
-        let got: Vec<i64> = ["score", "qstart", "qend", "tstart", "tend", "qlen", "tlen"].iter().map(|c| row[col(c)].parse().unwrap()).collect();
-        assert_eq!(got, vec![a.score as i64, a.qstart as i64, a.qend as i64, a.tstart as i64, a.tend as i64, q.len() as i64, t.len() as i64]);
+        let got: Vec<i64> = ["score", "qstart", "qend", "tstart", "tend", "qlen", "tlen"]
+            .iter()
+            .map(|c| row[col(c)].parse().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                a.score as i64,
+                a.qstart as i64,
+                a.qend as i64,
+                a.tstart as i64,
+                a.tend as i64,
+                q.len() as i64,
+                t.len() as i64
+            ]
+        );
     }
 }
 
@@ -180,13 +218,27 @@ fn two_fasta_files_pair_record_by_record() {
     let b = dir.path().join("b.fa");
     fs::write(&a, ">q1\nHEAGAWGHEE\n>q2\nWWWW\n").unwrap();
     fs::write(&b, ">t1\nPAWHEAE\n>t2\nAAAA\n").unwrap();
-    let o = run(&["align", "--query", a.to_str().unwrap(), "--target", b.to_str().unwrap(), "--format", "tsv", "--device", "cpu", "--quiet"]);
+    let o = run(&[
+        "align",
+        "--query",
+        a.to_str().unwrap(),
+        "--target",
+        b.to_str().unwrap(),
+        "--format",
+        "tsv",
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = tsv_rows(&String::from_utf8(o.stdout).unwrap());
     let col = |n: &str| rows[0].iter().position(|h| h == n).unwrap();
     // Hand-checked: HEA/HEA = 8 + 5 + 4 = 17 at q1..3, t4..6; W vs A scores -3: no alignment.
     assert_eq!(rows[1][col("score")], "17");
-    assert_eq!([&rows[1][col("qstart")], &rows[1][col("qend")], &rows[1][col("tstart")], &rows[1][col("tend")]], ["1", "3", "4", "6"]);
+    assert_eq!(
+        [&rows[1][col("qstart")], &rows[1][col("qend")], &rows[1][col("tstart")], &rows[1][col("tend")]],
+        ["1", "3", "4", "6"]
+    );
     assert_eq!(rows[2][col("score")], "0");
     assert_eq!(rows[2][col("qstart")], "0");
 }
@@ -212,7 +264,18 @@ fn makedb_database_gives_the_same_hits_as_fasta() {
     let o = run(&["makedb", examples().join("db.fasta.gz").to_str().unwrap(), "-o", swdb.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let search = |db: &Path| {
-        let o = run(&["search", "-q", examples().join("queries.fasta").to_str().unwrap(), "-d", db.to_str().unwrap(), "--format", "tsv", "--device", "cpu", "--quiet"]);
+        let o = run(&[
+            "search",
+            "-q",
+            examples().join("queries.fasta").to_str().unwrap(),
+            "-d",
+            db.to_str().unwrap(),
+            "--format",
+            "tsv",
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
         assert!(o.status.success(), "{}", stderr(&o));
         o.stdout
     };
@@ -233,7 +296,12 @@ fn assert_fails(args: &[&str], stdin: Option<&[u8]>, code: i32, fragments: &[&st
     assert!(!err.contains("panicked"), "{}", err);
     if let Some(out) = out {
         assert!(!out.exists(), "no output file may be left: {}", out.display());
-        let leftovers: Vec<_> = fs::read_dir(out.parent().unwrap()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).filter(|n| n.to_string_lossy().contains("swarrow-tmp")).collect();
+        let leftovers: Vec<_> = fs::read_dir(out.parent().unwrap())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().contains("swarrow-tmp"))
+            .collect();
         assert!(leftovers.is_empty(), "temporary files left: {:?}", leftovers);
     }
 }
@@ -254,43 +322,159 @@ fn error_catalogue() {
 
     // Invalid residue: file, record number and id, the character.
     let bad = w("bad.fa", b">ok\nACDE\n>bad1 desc\nAC1DE\n");
-    assert_fails(&["search", "-q", bad.to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"], None, 2, &["bad.fa", "record 2", "bad1", "'1'"], Some(&out));
+    assert_fails(
+        &["search", "-q", bad.to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"],
+        None,
+        2,
+        &["bad.fa", "record 2", "bad1", "'1'"],
+        Some(&out),
+    );
     // Empty record.
     let empty_rec = w("emptyrec.fa", b">a\nAC\n>nothing\n>c\nWW\n");
-    assert_fails(&["search", "-q", empty_rec.to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"], None, 2, &["emptyrec.fa", "nothing"], Some(&out));
+    assert_fails(
+        &["search", "-q", empty_rec.to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"],
+        None,
+        2,
+        &["emptyrec.fa", "nothing"],
+        Some(&out),
+    );
     // Empty file.
     let empty = w("empty.fa", b"");
-    assert_fails(&["search", "-q", empty.to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"], None, 2, &["empty.fa"], Some(&out));
-    assert_fails(&["search", "-q", bad.to_str().unwrap(), "-d", empty.to_str().unwrap(), "-o", o, "--device", "cpu"], None, 2, &["empty.fa"], Some(&out));
+    assert_fails(
+        &["search", "-q", empty.to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"],
+        None,
+        2,
+        &["empty.fa"],
+        Some(&out),
+    );
+    assert_fails(
+        &["search", "-q", bad.to_str().unwrap(), "-d", empty.to_str().unwrap(), "-o", o, "--device", "cpu"],
+        None,
+        2,
+        &["empty.fa"],
+        Some(&out),
+    );
     // Missing file.
-    assert_fails(&["search", "-q", d.join("missing.fa").to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"], None, 2, &["missing.fa"], Some(&out));
+    assert_fails(
+        &["search", "-q", d.join("missing.fa").to_str().unwrap(), "-d", db, "-o", o, "--device", "cpu"],
+        None,
+        2,
+        &["missing.fa"],
+        Some(&out),
+    );
     // Truncated gzip.
     let gz = fs::read(examples().join("db.fasta.gz")).unwrap();
     let trunc = w("trunc.fa.gz", &gz[..gz.len() / 2]);
-    assert_fails(&["search", "-q", examples().join("queries.fasta").to_str().unwrap(), "-d", trunc.to_str().unwrap(), "-o", o, "--device", "cpu"], None, 2, &["trunc.fa.gz", "gzip"], Some(&out));
+    assert_fails(
+        &[
+            "search",
+            "-q",
+            examples().join("queries.fasta").to_str().unwrap(),
+            "-d",
+            trunc.to_str().unwrap(),
+            "-o",
+            o,
+            "--device",
+            "cpu",
+        ],
+        None,
+        2,
+        &["trunc.fa.gz", "gzip"],
+        Some(&out),
+    );
     // TSV with missing columns.
     let tsv = w("short.tsv", b"q1\tACDE\tt1\n");
-    assert_fails(&["align", "--pairs", tsv.to_str().unwrap(), "-o", o, "--device", "cpu"], None, 2, &["short.tsv", "line 1"], Some(&out));
+    assert_fails(
+        &["align", "--pairs", tsv.to_str().unwrap(), "-o", o, "--device", "cpu"],
+        None,
+        2,
+        &["short.tsv", "line 1"],
+        Some(&out),
+    );
     // Pair counts differ.
     let a = w("a.fa", b">a1\nAC\n>a2\nWW\n");
     let b = w("b.fa", b">b1\nAC\n");
-    assert_fails(&["align", "--query", a.to_str().unwrap(), "--target", b.to_str().unwrap(), "-o", o, "--device", "cpu"], None, 2, &["a2"], Some(&out));
+    assert_fails(
+        &["align", "--query", a.to_str().unwrap(), "--target", b.to_str().unwrap(), "-o", o, "--device", "cpu"],
+        None,
+        2,
+        &["a2"],
+        Some(&out),
+    );
     // Unknown matrix.
-    assert_fails(&["align", "--pairs", tsv.to_str().unwrap(), "--matrix", "BLOSUM99", "-o", o], None, 2, &["unknown matrix", "BLOSUM99"], Some(&out));
+    assert_fails(
+        &["align", "--pairs", tsv.to_str().unwrap(), "--matrix", "BLOSUM99", "-o", o],
+        None,
+        2,
+        &["unknown matrix", "BLOSUM99"],
+        Some(&out),
+    );
     // Output directory not writable / missing.
     let nodir = d.join("no/such/dir/out.tsv");
-    assert_fails(&["align", "--pairs", examples().join("pairs.tsv").to_str().unwrap(), "-o", nodir.to_str().unwrap(), "--device", "cpu"], None, 2, &["no/such/dir"], None);
+    assert_fails(
+        &[
+            "align",
+            "--pairs",
+            examples().join("pairs.tsv").to_str().unwrap(),
+            "-o",
+            nodir.to_str().unwrap(),
+            "--device",
+            "cpu",
+        ],
+        None,
+        2,
+        &["no/such/dir"],
+        None,
+    );
     // -o equal to an input.
     let pairs_copy = w("pairs.tsv", &fs::read(examples().join("pairs.tsv")).unwrap());
-    assert_fails(&["align", "--pairs", pairs_copy.to_str().unwrap(), "-o", pairs_copy.to_str().unwrap(), "--format", "tsv", "--device", "cpu"], None, 2, &["also an input"], None);
+    assert_fails(
+        &[
+            "align",
+            "--pairs",
+            pairs_copy.to_str().unwrap(),
+            "-o",
+            pairs_copy.to_str().unwrap(),
+            "--format",
+            "tsv",
+            "--device",
+            "cpu",
+        ],
+        None,
+        2,
+        &["also an input"],
+        None,
+    );
     assert_eq!(fs::read(&pairs_copy).unwrap(), fs::read(examples().join("pairs.tsv")).unwrap(), "input untouched");
     // Bad residue on stdin names <stdin>.
-    assert_fails(&["align", "--pairs", "-", "--device", "cpu", "-o", o], Some(b"q\tAC-D\tt\tACD\n"), 2, &["<stdin>", "'-'"], Some(&out));
+    assert_fails(
+        &["align", "--pairs", "-", "--device", "cpu", "-o", o],
+        Some(b"q\tAC-D\tt\tACD\n"),
+        2,
+        &["<stdin>", "'-'"],
+        Some(&out),
+    );
 }
 
 #[test]
 fn unsupported_gap_costs_warn_and_give_null_statistics() {
-    let o = run_stdin(&["align", "--pairs", "-", "--gap-open", "3", "--gap-extend", "3", "--format", "tsv", "--device", "cpu", "--quiet"], b"q\tHEAGAWGHEE\tt\tPAWHEAE\n");
+    let o = run_stdin(
+        &[
+            "align",
+            "--pairs",
+            "-",
+            "--gap-open",
+            "3",
+            "--gap-extend",
+            "3",
+            "--format",
+            "tsv",
+            "--device",
+            "cpu",
+            "--quiet",
+        ],
+        b"q\tHEAGAWGHEE\tt\tPAWHEAE\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("warning"), "{}", stderr(&o));
     let rows = tsv_rows(&String::from_utf8(o.stdout).unwrap());
@@ -339,8 +523,12 @@ fn pair_tables_carry_their_other_columns_through() {
     use swarrow::scoring::{Alphabet, Scoring};
 
     let text = fs::read_to_string(examples().join("pairs.tsv")).unwrap();
-    let input: Vec<Vec<String>> =
-        text.lines().skip(1).filter(|l| !l.trim().is_empty()).map(|l| l.split('\t').map(String::from).collect()).collect();
+    let input: Vec<Vec<String>> = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split('\t').map(String::from).collect())
+        .collect();
     let n = input.len();
     let schema = Arc::new(Schema::new(vec![
         Field::new("pair_key", DataType::Int64, false),
@@ -397,7 +585,18 @@ fn pair_tables_carry_their_other_columns_through() {
     };
     // Parquet file in (small batches: the carried slices cross record batches), Parquet out.
     let out = dir.path().join("out.parquet");
-    let mut args = vec!["align", "--pairs", table.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu", "--quiet", "--batch", "4"];
+    let mut args = vec![
+        "align",
+        "--pairs",
+        table.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--batch",
+        "4",
+    ];
     args.extend(names);
     let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -418,7 +617,18 @@ fn pair_tables_carry_their_other_columns_through() {
         check(&arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap(), what);
     }
     // TSV: carried columns as text after the results; --carry picks them.
-    let mut args = vec!["align", "--pairs", table.to_str().unwrap(), "--format", "tsv", "--device", "cpu", "--quiet", "--carry", "pair_key"];
+    let mut args = vec![
+        "align",
+        "--pairs",
+        table.to_str().unwrap(),
+        "--format",
+        "tsv",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--carry",
+        "pair_key",
+    ];
     args.extend(names);
     let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));

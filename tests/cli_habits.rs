@@ -54,7 +54,8 @@ fn blast_rows(stdout: &[u8]) -> Vec<(String, f64)> {
 fn search_aliases_mean_the_long_options() {
     let (q, d) = (ex("queries.fasta"), ex("db.fasta.gz"));
     let base = ["search", "-q", &q, "-d", &d, "--device", "cpu"];
-    let long = ok(&[&base[..], &["--top", "2", "--max-evalue", "1e-3", "--threads", "1", "--format", "blast"]].concat());
+    let long =
+        ok(&[&base[..], &["--top", "2", "--max-evalue", "1e-3", "--threads", "1", "--format", "blast"]].concat());
     let rows = blast_rows(&long.stdout);
     // The options did something: at most 2 rows per query, every E-value within 1e-3, and the
     // bundled data has hits (one planted homolog per query).
@@ -99,7 +100,8 @@ fn align_takes_q_and_t_and_every_subcommand_takes_quiet() {
 
 #[test]
 fn outfmt_with_custom_columns_is_refused_and_top_is_explained() {
-    let o = run(&["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--outfmt", "6 qseqid sseqid pident"]);
+    let o =
+        run(&["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--outfmt", "6 qseqid sseqid pident"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("custom BLAST columns"), "{err}");
@@ -265,7 +267,10 @@ fn a_cpu_search_of_20_queries_shows_a_moving_bar_with_eta_on_a_terminal() {
     distinct.dedup();
     assert!(distinct.len() >= 3, "the bar must move: {percents:?}\n{screen:?}");
     assert!(percents.windows(2).all(|w| w[0] <= w[1]), "never backwards: {percents:?}");
-    assert!(frames.iter().any(|f| f.contains("/9.0 Gcells") && f.contains("ETA ") && !f.contains("ETA --")), "{screen:?}");
+    assert!(
+        frames.iter().any(|f| f.contains("/9.0 Gcells") && f.contains("ETA ") && !f.contains("ETA --")),
+        "{screen:?}"
+    );
     // The end: the line erased, then one summary naming queries, hits, cells and the rate.
     let summary = screen.lines().find(|l| l.contains("swarrow: 20 queries")).expect("summary line");
     assert!(summary.contains("200 hits") && summary.contains("9.0 Gcells") && summary.contains("GCUPS"), "{summary}");
@@ -274,7 +279,19 @@ fn a_cpu_search_of_20_queries_shows_a_moving_bar_with_eta_on_a_terminal() {
     // The results are the same as without a terminal.
     let plain = dir.path().join("plain.tsv");
     let o = bin()
-        .args(["search", "-q", "q.fasta", "-d", "db.fasta", "--device", "cpu", "-e", "1e6", "-o", plain.to_str().unwrap()])
+        .args([
+            "search",
+            "-q",
+            "q.fasta",
+            "-d",
+            "db.fasta",
+            "--device",
+            "cpu",
+            "-e",
+            "1e6",
+            "-o",
+            plain.to_str().unwrap(),
+        ])
         .current_dir(dir.path())
         .output()
         .unwrap();
@@ -291,7 +308,8 @@ fn results_on_the_terminal_have_no_progress_line_among_them() {
     let cmd = format!("{} search -q q.fasta -d db.fasta --device cpu -k 3 -e 1e6", bin_path());
     let Some(screen) = under_pty(dir.path(), &cmd) else { return };
     // What remains visible of each line is the text after its last erase.
-    let visible: Vec<&str> = screen.lines().map(|l| l.rsplit("\r\x1b[2K").next().unwrap().trim_end_matches('\r')).collect();
+    let visible: Vec<&str> =
+        screen.lines().map(|l| l.rsplit("\r\x1b[2K").next().unwrap().trim_end_matches('\r')).collect();
     let rows: Vec<&&str> = visible.iter().filter(|l| l.contains('\t')).collect();
     assert_eq!(rows.len(), 1 + 20 * 3, "header and 3 hits per query:\n{screen:?}");
     assert!(rows[0].starts_with("query\ttarget"), "{}", rows[0]);
@@ -307,7 +325,11 @@ fn the_gpu_notice_and_engine_banner_only_in_verbose_mode_and_missing_input_first
     let quiet_run = ok(&["search", "-q", &q, "-d", &d, "--format", "tsv"]);
     assert!(quiet_run.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet_run.stderr));
     let verbose = ok(&["search", "-q", &q, "-d", &d, "--format", "tsv", "-v"]);
-    assert!(String::from_utf8_lossy(&verbose.stderr).contains("aligning on "), "{}", String::from_utf8_lossy(&verbose.stderr));
+    assert!(
+        String::from_utf8_lossy(&verbose.stderr).contains("aligning on "),
+        "{}",
+        String::from_utf8_lossy(&verbose.stderr)
+    );
     for args in [
         vec!["search", "-q", "missing.fasta", "-d", &d, "-v"],
         vec!["search", "-q", &q, "-d", "missing.fasta.gz", "-v"],

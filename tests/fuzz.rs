@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use swarrow::error::Where;
 use swarrow::io::pairs::{open_pairs, BatchLimits, PairColumns, PairInput};
-use swarrow::seq::PairBatch;
 use swarrow::io::results::ResultInput;
 use swarrow::scoring::Alphabet;
+use swarrow::seq::PairBatch;
 
 thread_local! {
     /// Panics seen on this thread since the last reset, caught or not.
@@ -185,7 +185,9 @@ fn fuzz_fasta() {
 fn drain_pairs(path: &Path) {
     // Small batches: every batch boundary of the readers is crossed.
     let limits = BatchLimits { pairs: 2, residues: 64 };
-    if let Ok(mut pairs) = open_pairs(&PairInput::File(path.to_path_buf()), Alphabet::Protein, &PairColumns::default(), limits) {
+    if let Ok(mut pairs) =
+        open_pairs(&PairInput::File(path.to_path_buf()), Alphabet::Protein, &PairColumns::default(), limits)
+    {
         let mut batch = PairBatch::default();
         loop {
             batch.clear();
@@ -311,7 +313,9 @@ fn write_seed_corpus() {
     put("pairs_arrow", "zstd.arrows", &out);
     // Parquet pairs: plain and with an extra (carried) column, two row groups.
     let key: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![7, 8, 9]));
-    let keyed = RecordBatch::try_from_iter(b.columns().iter().cloned().zip(names).map(|(c, n)| (n, c)).chain([("key", key)])).unwrap();
+    let keyed =
+        RecordBatch::try_from_iter(b.columns().iter().cloned().zip(names).map(|(c, n)| (n, c)).chain([("key", key)]))
+            .unwrap();
     for (name, batch) in [("plain.parquet", b.clone()), ("keyed.parquet", keyed)] {
         let mut out = Vec::new();
         let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(2)).build();

@@ -58,7 +58,9 @@ fn every_kernel_compiles_for_compute_80_and_90() {
         let src = Source { name, text, headers: &hdr_refs };
         for arch in [Arch::Virtual(80), Arch::Virtual(90)] {
             match runtime::compile(&src, arch, &[]) {
-                Ok(Image::Ptx(ptx)) => assert!(ptx.contains(".entry"), "{} for {:?}: PTX has no kernel entry", name, arch),
+                Ok(Image::Ptx(ptx)) => {
+                    assert!(ptx.contains(".entry"), "{} for {:?}: PTX has no kernel entry", name, arch)
+                }
                 Ok(Image::Cubin(_)) => panic!("{} for {:?}: expected PTX for a virtual architecture", name, arch),
                 Err(e) => failures.push(format!("{} for {:?}: {}", name, arch, e)),
             }
@@ -89,7 +91,8 @@ fn compile_errors_carry_the_nvrtc_log() {
     if !nvrtc_or_skip() {
         return;
     }
-    let src = Source { name: "broken.cu", text: "extern \"C\" __global__ void k() { undeclared_thing(); }", headers: &[] };
+    let src =
+        Source { name: "broken.cu", text: "extern \"C\" __global__ void k() { undeclared_thing(); }", headers: &[] };
     let e = runtime::compile(&src, Arch::Virtual(90), &[]).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("broken.cu") && msg.contains("undeclared_thing"), "{}", msg);
@@ -126,7 +129,11 @@ fn pairhmm_kernel_compiles_in_float_and_double() {
                 Ok(Image::Ptx(ptx)) => {
                     assert!(ptx.contains("pairhmm_forward"), "{arch:?} double={double}: no entry");
                     // The double build computes in double: f64 arithmetic in the PTX.
-                    assert_eq!(ptx.contains("fma.rn.f64") || ptx.contains("mul.rn.f64"), double == 1, "{arch:?} double={double}");
+                    assert_eq!(
+                        ptx.contains("fma.rn.f64") || ptx.contains("mul.rn.f64"),
+                        double == 1,
+                        "{arch:?} double={double}"
+                    );
                 }
                 Ok(Image::Cubin(_)) => panic!("expected PTX"),
                 Err(e) => panic!("pairhmm.cu {arch:?} double={double}: {e}"),

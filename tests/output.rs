@@ -9,9 +9,7 @@ use arrow::datatypes::{DataType, Float64Type, Int32Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 
-use swarrow::output::{
-    create_writer, resolve_format, Format, Mode, ResultBatch, ResultRow, RunMetadata, Stdout,
-};
+use swarrow::output::{create_writer, resolve_format, Format, Mode, ResultBatch, ResultRow, RunMetadata, Stdout};
 use swarrow::Error;
 
 /// A row as the test expects to read it back (owned, independent of the writer's types).
@@ -70,28 +68,8 @@ fn sample(mode: Mode) -> Vec<Vec<Row>> {
             row("q1", "t9", 0, Some(0.0), Some(12.3), [0, 0, 0, 0], [30, 5], false, 3),
         ],
         vec![
-            row(
-                "q2_\u{fc}",
-                "t1",
-                2100,
-                Some(812.7),
-                Some(0.0),
-                [3, 700, 1, 698],
-                [701, 698],
-                false,
-                1,
-            ),
-            row(
-                "q2_\u{fc}",
-                "t2",
-                31,
-                Some(9.54),
-                Some(3.2e-190),
-                [5, 20, 5, 20],
-                [701, 20],
-                false,
-                2,
-            ),
+            row("q2_\u{fc}", "t1", 2100, Some(812.7), Some(0.0), [3, 700, 1, 698], [701, 698], false, 1),
+            row("q2_\u{fc}", "t2", 31, Some(9.54), Some(3.2e-190), [5, 20, 5, 20], [701, 20], false, 2),
             row("q3", "t4", 40, Some(17.2), Some(0.567), [1, 8, 1, 8], [8, 8], false, 1),
         ],
     ];
@@ -146,20 +124,8 @@ fn write_sample(dir: &Path, name: &str, format: Format, mode: Mode) -> PathBuf {
     path
 }
 
-const COLUMNS: [&str; 12] = [
-    "query",
-    "target",
-    "score",
-    "bits",
-    "evalue",
-    "qstart",
-    "qend",
-    "tstart",
-    "tend",
-    "qlen",
-    "tlen",
-    "recomputed",
-];
+const COLUMNS: [&str; 12] =
+    ["query", "target", "score", "bits", "evalue", "qstart", "qend", "tstart", "tend", "qlen", "tlen", "recomputed"];
 
 fn expected_names(mode: Mode) -> Vec<&'static str> {
     let mut names = COLUMNS.to_vec();
@@ -195,10 +161,8 @@ fn rows_from_arrow(batches: &[RecordBatch], mode: Mode) -> Vec<Row> {
         let (query, target) = (text("query"), text("target"));
         let (bits, evalue) = (float("bits"), float("evalue"));
         let recomputed = col("recomputed").as_boolean().clone();
-        let ints: Vec<_> = ["score", "qstart", "qend", "tstart", "tend", "qlen", "tlen"]
-            .iter()
-            .map(|n| int(n))
-            .collect();
+        let ints: Vec<_> =
+            ["score", "qstart", "qend", "tstart", "tend", "qlen", "tlen"].iter().map(|n| int(n)).collect();
         let rank = (mode == Mode::Search).then(|| int("rank"));
         let opt = |a: &arrow::array::Float64Array, i: usize| a.is_valid(i).then(|| a.value(i));
         for i in 0..b.num_rows() {
@@ -237,8 +201,7 @@ fn arrow_stream_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     for mode in [Mode::Search, Mode::Align] {
         let path = write_sample(dir.path(), "out.arrows", Format::ArrowStream, mode);
-        let reader =
-            arrow::ipc::reader::StreamReader::try_new(File::open(&path).unwrap(), None).unwrap();
+        let reader = arrow::ipc::reader::StreamReader::try_new(File::open(&path).unwrap(), None).unwrap();
         let schema = reader.schema();
         check_schema(&schema, mode);
         check_metadata_keys(|k| schema.metadata().get(k), mode);
@@ -253,8 +216,7 @@ fn arrow_file_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     for mode in [Mode::Search, Mode::Align] {
         let path = write_sample(dir.path(), "out.arrow", Format::ArrowFile, mode);
-        let reader =
-            arrow::ipc::reader::FileReader::try_new(File::open(&path).unwrap(), None).unwrap();
+        let reader = arrow::ipc::reader::FileReader::try_new(File::open(&path).unwrap(), None).unwrap();
         let schema = reader.schema();
         check_schema(&schema, mode);
         check_metadata_keys(|k| schema.metadata().get(k), mode);
@@ -429,36 +391,25 @@ fn blast_tabular_round_trip() {
 fn empty_outputs_are_valid_files() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("empty.parquet");
-    create_writer(Format::Parquet, Mode::Search, &metadata(Mode::Search), Some(&p))
-        .unwrap()
-        .finish()
-        .unwrap();
+    create_writer(Format::Parquet, Mode::Search, &metadata(Mode::Search), Some(&p)).unwrap().finish().unwrap();
     let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&p).unwrap()).unwrap();
     check_schema(builder.schema(), Mode::Search);
     assert_eq!(builder.metadata().file_metadata().num_rows(), 0);
 
     let p = dir.path().join("empty.arrows");
-    create_writer(Format::ArrowStream, Mode::Align, &metadata(Mode::Align), Some(&p))
-        .unwrap()
-        .finish()
-        .unwrap();
+    create_writer(Format::ArrowStream, Mode::Align, &metadata(Mode::Align), Some(&p)).unwrap().finish().unwrap();
     let reader = arrow::ipc::reader::StreamReader::try_new(File::open(&p).unwrap(), None).unwrap();
     check_schema(&reader.schema(), Mode::Align);
     assert_eq!(reader.count(), 0);
 
     let p = dir.path().join("empty.tsv");
-    create_writer(Format::Tsv, Mode::Align, &metadata(Mode::Align), Some(&p))
-        .unwrap()
-        .finish()
-        .unwrap();
+    create_writer(Format::Tsv, Mode::Align, &metadata(Mode::Align), Some(&p)).unwrap().finish().unwrap();
     assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("{}\n", COLUMNS.join("\t")));
 }
 
 fn dir_entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     names
 }
@@ -475,8 +426,7 @@ fn file_output_appears_only_when_finished() {
     ] {
         let target = dir.path().join(name);
         let temp = format!(".{name}.swarrow-tmp-{}-", std::process::id());
-        let mut writer =
-            create_writer(format, Mode::Search, &metadata(Mode::Search), Some(&target)).unwrap();
+        let mut writer = create_writer(format, Mode::Search, &metadata(Mode::Search), Some(&target)).unwrap();
         writer.write(&to_batch(&sample(Mode::Search)[0])).unwrap();
         let entries = dir_entries(dir.path());
         assert!(entries.len() == 1 && entries[0].starts_with(&temp), "{format}: only the temporary file: {entries:?}");
@@ -500,8 +450,7 @@ fn dropped_writer_leaves_no_file() {
         (Format::Blast, "b.m8"),
     ] {
         let target = dir.path().join(name);
-        let mut writer =
-            create_writer(format, Mode::Align, &metadata(Mode::Align), Some(&target)).unwrap();
+        let mut writer = create_writer(format, Mode::Align, &metadata(Mode::Align), Some(&target)).unwrap();
         writer.write(&to_batch(&sample(Mode::Align)[1])).unwrap();
         drop(writer); // an error happened upstream: no finish()
         assert_eq!(dir_entries(dir.path()), vec!["old.tsv".to_string()], "{format}");
@@ -526,20 +475,17 @@ fn missing_or_unusable_output_directory_is_an_input_error() {
     let meta = metadata(Mode::Search);
 
     let missing = dir.path().join("no_such_dir").join("out.parquet");
-    let msg =
-        input_error_message(create_writer(Format::Parquet, Mode::Search, &meta, Some(&missing)));
+    let msg = input_error_message(create_writer(Format::Parquet, Mode::Search, &meta, Some(&missing)));
     assert!(msg.contains(&missing.display().to_string()), "{msg}");
     assert!(msg.contains("does not exist"), "{msg}");
 
     let file = dir.path().join("plain_file");
     std::fs::write(&file, "x").unwrap();
     let under_file = file.join("out.tsv");
-    let msg =
-        input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(&under_file)));
+    let msg = input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(&under_file)));
     assert!(msg.contains("not a directory"), "{msg}");
 
-    let msg =
-        input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(dir.path())));
+    let msg = input_error_message(create_writer(Format::Tsv, Mode::Search, &meta, Some(dir.path())));
     assert!(msg.contains("is a directory"), "{msg}");
 
     #[cfg(unix)]
@@ -555,12 +501,7 @@ fn missing_or_unusable_output_directory_is_an_input_error() {
             eprintln!("running with permission to write anywhere: read-only case skipped");
         } else {
             let target = locked.join("out.arrow");
-            let msg = input_error_message(create_writer(
-                Format::ArrowFile,
-                Mode::Search,
-                &meta,
-                Some(&target),
-            ));
+            let msg = input_error_message(create_writer(Format::ArrowFile, Mode::Search, &meta, Some(&target)));
             assert!(msg.contains(&target.display().to_string()), "{msg}");
             assert!(msg.contains("not writable"), "{msg}");
         }

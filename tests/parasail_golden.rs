@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use swarrow::database::Database;
-use swarrow::progress::Work;
 use swarrow::engine::{self, Device, Engine};
+use swarrow::progress::Work;
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
 use swarrow::seq::Record;
 
@@ -104,7 +104,11 @@ fn pair_scores_and_coordinates_match_parasail() {
     let mut pairs: Vec<(&[u8], &[u8])> = Vec::new();
     for i in 0..2500 {
         let q = &queries[(next() % queries.len() as u64) as usize].seq;
-        let t = if i % 5 == 0 { &queries[(next() % queries.len() as u64) as usize].seq } else { &db[(next() % db.len() as u64) as usize].seq };
+        let t = if i % 5 == 0 {
+            &queries[(next() % queries.len() as u64) as usize].seq
+        } else {
+            &db[(next() % db.len() as u64) as usize].seq
+        };
         pairs.push((q, t));
     }
     for q in queries.iter().take(200) {

@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use swarrow::engine::scalar::{align_pair, ScalarEngine};
-use swarrow::progress::Work;
 use swarrow::engine::Engine;
+use swarrow::progress::Work;
 use swarrow::scoring::{Matrix, Scoring};
 
 const NEG: i64 = i64::MIN / 4;
@@ -134,7 +134,7 @@ fn long_runs_and_all_x() {
     let sc = Scoring::blosum62();
     let x = 22u8; // X
     let w = 17u8; // W
-    // All-X never aligns (X:X = -1).
+                  // All-X never aligns (X:X = -1).
     assert_eq!(align_pair(&vec![x; 500], &vec![x; 700], &sc).unwrap().score, 0);
     // 3,000 Ws against 2,000 Ws: 2,000 * 11, ending at the first place the full run fits.
     let a = align_pair(&vec![w; 3000], &vec![w; 2000], &sc).unwrap();

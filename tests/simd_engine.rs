@@ -4,10 +4,10 @@
 use proptest::prelude::*;
 use std::io::Read;
 use swarrow::database::Database;
-use swarrow::progress::Work;
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::{Isa, SimdEngine};
 use swarrow::engine::{Engine, Hit};
+use swarrow::progress::Work;
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
 use swarrow::seq::Record;
 

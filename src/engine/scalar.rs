@@ -136,7 +136,14 @@ pub fn align_pair(query: &[u8], target: &[u8], sc: &Scoring) -> Result<Alignment
     let profile = Profile::new(query, sc);
     let end = score_end(&profile, target, sc, &mut Scratch::default());
     let (qstart, tstart) = start_from_end(query, target, sc, end)?;
-    Ok(Alignment { score: end.score, qstart, qend: end.qend, tstart, tend: end.tend, recomputed: super::recomputed(end.score) })
+    Ok(Alignment {
+        score: end.score,
+        qstart,
+        qend: end.qend,
+        tstart,
+        tend: end.tend,
+        recomputed: super::recomputed(end.score),
+    })
 }
 
 /// Every query against every target, threads from the current rayon pool: the reference
@@ -158,10 +165,13 @@ pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize, wo
                     },
                 )
                 .map(|(tk, _)| tk)
-                .reduce(|| TopK::new(top, db), |mut a, b| {
-                    a.merge(b);
-                    a
-                })
+                .reduce(
+                    || TopK::new(top, db),
+                    |mut a, b| {
+                        a.merge(b);
+                        a
+                    },
+                )
                 .into_sorted()
         })
         .collect()
@@ -193,10 +203,15 @@ impl Engine for ScalarEngine {
 
     fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
-        self.pool.install(|| (0..pairs.len()).into_par_iter().map(|i| {
-            let (q, t) = pairs.pair(i);
-            align_pair(q, t, sc)
-        }).collect())
+        self.pool.install(|| {
+            (0..pairs.len())
+                .into_par_iter()
+                .map(|i| {
+                    let (q, t) = pairs.pair(i);
+                    align_pair(q, t, sc)
+                })
+                .collect()
+        })
     }
 }
 

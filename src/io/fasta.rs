@@ -83,11 +83,8 @@ impl<R: BufRead> FastaReader<R> {
     }
 
     fn too_long(&self) -> String {
-        let limit = if self.line_limit == MAX_LINE {
-            "1 GiB".to_string()
-        } else {
-            format!("{} bytes", self.line_limit)
-        };
+        let limit =
+            if self.line_limit == MAX_LINE { "1 GiB".to_string() } else { format!("{} bytes", self.line_limit) };
         format!("line {} longer than {}: not a real sequence file?", self.line + 1, limit)
     }
 
@@ -113,10 +110,7 @@ impl<R: BufRead> FastaReader<R> {
                 // first header lands here.
                 return Err(Error::file(
                     &self.place,
-                    format!(
-                        "line {}: text before the first '>' header: not a FASTA file?",
-                        self.line
-                    ),
+                    format!("line {}: text before the first '>' header: not a FASTA file?", self.line),
                 ));
             }
             let name = &self.header[1..];
@@ -152,12 +146,7 @@ impl<R: BufRead> FastaReader<R> {
                 return Err(Error::record(&self.place, self.count, id, self.too_long()));
             }
             if let Err(bad) = encode_skipping_whitespace(self.alphabet, part, &mut seq) {
-                let problem = format!(
-                    "{} at position {} (line {})",
-                    describe_byte(bad),
-                    seq.len() + 1,
-                    self.line + 1
-                );
+                let problem = format!("{} at position {} (line {})", describe_byte(bad), seq.len() + 1, self.line + 1);
                 return Err(Error::record(&self.place, self.count, id, problem));
             }
             let used = part.len() + ends_line as usize;
@@ -242,10 +231,8 @@ mod tests {
 
     fn rec(id: &str, letters: &[u8]) -> Record {
         // Hand-written codes for the letters used below, in NCBI order ARNDCQEGHILKMFPSTWYVBZX*.
-        let codes = letters
-            .iter()
-            .map(|&l| b"ARNDCQEGHILKMFPSTWYVBZX*".iter().position(|&c| c == l).unwrap() as u8)
-            .collect();
+        let codes =
+            letters.iter().map(|&l| b"ARNDCQEGHILKMFPSTWYVBZX*".iter().position(|&c| c == l).unwrap() as u8).collect();
         Record { id: id.to_string(), seq: codes }
     }
 
@@ -257,10 +244,7 @@ mod tests {
     fn reads_multiline_records_with_ids_up_to_whitespace() {
         let text = b"\n>sp|P1|A desc here\nAR N\r\nd\n\n>b\tx\n*WV\n>c";
         let text = [&text[..], b"\nX"].concat();
-        assert_eq!(
-            parse(&text).unwrap(),
-            vec![rec("sp|P1|A", b"ARND"), rec("b", b"*WV"), rec("c", b"X")]
-        );
+        assert_eq!(parse(&text).unwrap(), vec![rec("sp|P1|A", b"ARND"), rec("b", b"*WV"), rec("c", b"X")]);
     }
 
     #[test]
@@ -312,18 +296,14 @@ mod tests {
 
     #[test]
     fn header_without_id_is_an_error() {
-        assert_eq!(
-            err(b">a\nM\n> desc\nK\n"),
-            "in.fa: record 2 (no id): header on line 3 has no id"
-        );
+        assert_eq!(err(b">a\nM\n> desc\nK\n"), "in.fa: record 2 (no id): header on line 3 has no id");
     }
 
     #[test]
     fn overlong_lines_are_refused_without_reading_them_whole() {
         let read = |text: &'static [u8]| -> String {
             let input = std::io::BufReader::with_capacity(4, text);
-            let r: Result<Vec<Record>> =
-                FastaReader::new(place(), input, P).with_line_limit(8).collect();
+            let r: Result<Vec<Record>> = FastaReader::new(place(), input, P).with_line_limit(8).collect();
             r.unwrap_err().to_string()
         };
         assert_eq!(
@@ -336,16 +316,14 @@ mod tests {
         );
         // Exactly at the limit is fine (7 residues + newline).
         let input = std::io::BufReader::with_capacity(4, &b">a\nMKVMKVM\n"[..]);
-        let ok: Vec<Record> =
-            FastaReader::new(place(), input, P).with_line_limit(8).collect::<Result<_>>().unwrap();
+        let ok: Vec<Record> = FastaReader::new(place(), input, P).with_line_limit(8).collect::<Result<_>>().unwrap();
         assert_eq!(ok, vec![rec("a", b"MKVMKVM")]);
     }
 
     #[test]
     fn dna_alphabet_is_used_for_encoding() {
-        let got: Vec<Record> = FastaReader::new(place(), &b">d\nacgtuN\n"[..], Alphabet::Dna)
-            .collect::<Result<_>>()
-            .unwrap();
+        let got: Vec<Record> =
+            FastaReader::new(place(), &b">d\nacgtuN\n"[..], Alphabet::Dna).collect::<Result<_>>().unwrap();
         assert_eq!(got[0].seq, vec![0, 1, 2, 3, 3, 4]);
     }
 

@@ -44,7 +44,10 @@ enum Source {
     Stdin(BufReader<io::Stdin>),
     /// `regular`: a regular file, which can be rewound and memory-mapped. Counted below
     /// decompression: progress compares the bytes read with the file's size.
-    File { reader: BufReader<CountingRead<File>>, regular: bool },
+    File {
+        reader: BufReader<CountingRead<File>>,
+        regular: bool,
+    },
 }
 
 impl Head {
@@ -113,13 +116,9 @@ impl Head {
 pub fn open_file(path: &Path) -> Result<File> {
     let place = Where::Path(path.to_path_buf());
     match std::fs::metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(Error::file(&place, "no such file"))
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Error::file(&place, "no such file")),
         Err(e) => return Err(Error::file(&place, format!("cannot read: {}", e))),
-        Ok(m) if m.is_dir() => {
-            return Err(Error::file(&place, "is a directory, not a sequence file"))
-        }
+        Ok(m) if m.is_dir() => return Err(Error::file(&place, "is a directory, not a sequence file")),
         Ok(_) => {}
     }
     File::open(path).map_err(|e| match e.kind() {
@@ -160,10 +159,7 @@ impl<R: BufRead> Read for GzipInput<R> {
             if e.kind() == io::ErrorKind::Interrupted {
                 return e;
             }
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("truncated or corrupt gzip data ({})", e),
-            )
+            io::Error::new(io::ErrorKind::InvalidData, format!("truncated or corrupt gzip data ({})", e))
         })
     }
 }
@@ -186,11 +182,7 @@ pub enum Line {
 }
 
 /// Reads one line into `buf` (cleared first), refusing to grow it past `limit` bytes.
-pub fn read_line_bounded<R: BufRead + ?Sized>(
-    input: &mut R,
-    buf: &mut Vec<u8>,
-    limit: usize,
-) -> io::Result<Line> {
+pub fn read_line_bounded<R: BufRead + ?Sized>(input: &mut R, buf: &mut Vec<u8>, limit: usize) -> io::Result<Line> {
     buf.clear();
     let mut any = false;
     loop {

@@ -156,8 +156,7 @@ fn map_swdb(path: &Path, file: File, alphabet: Alphabet) -> Result<Database> {
     let corrupt = |what: String| Error::file(&place, format!("corrupt swdb database: {}", what));
     // SAFETY: the map is read-only; like every mmap reader we rely on nobody truncating
     // the file while it is open (makedb writes a new file and renames it).
-    let map = unsafe { memmap2::Mmap::map(&file) }
-        .map_err(|e| Error::io(format!("mapping {}", path.display()), e))?;
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(format!("mapping {}", path.display()), e))?;
     let map = Arc::new(map);
     let data: &[u8] = &map;
     if data.len() < 8 || data[..8] != SWDB_MAGIC {
@@ -194,8 +193,8 @@ fn map_swdb(path: &Path, file: File, alphabet: Alphabet) -> Result<Database> {
         ));
     }
     let (n, total_residues, id_bytes, size) = (u64_at(16), u64_at(24), u64_at(32), u64_at(40));
-    let layout = Layout::new(n, total_residues, id_bytes)
-        .ok_or_else(|| corrupt("impossible counts in header".into()))?;
+    let layout =
+        Layout::new(n, total_residues, id_bytes).ok_or_else(|| corrupt("impossible counts in header".into()))?;
     if layout.file_size() != size || size != data.len() as u64 {
         return Err(corrupt(format!(
             "truncated or damaged: header says {} bytes, sections need {}, file has {}",
@@ -217,19 +216,13 @@ fn map_swdb(path: &Path, file: File, alphabet: Alphabet) -> Result<Database> {
     }
     let n = n as usize;
     let section = |(a, b): (u64, u64)| &data[a as usize..b as usize];
-    let read_u64s = |s: &[u8]| {
-        s.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-            .collect::<Vec<u64>>()
-    };
+    let read_u64s =
+        |s: &[u8]| s.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect::<Vec<u64>>();
     let offsets = read_u64s(section(layout.offsets));
     let id_offsets = read_u64s(section(layout.id_offsets));
-    let original: Vec<u32> = section(layout.original)
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
-        .collect();
-    check_offsets(&offsets, total_residues)
-        .map_err(|p| corrupt(format!("sequence offsets {}", p)))?;
+    let original: Vec<u32> =
+        section(layout.original).chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4"))).collect();
+    check_offsets(&offsets, total_residues).map_err(|p| corrupt(format!("sequence offsets {}", p)))?;
     check_offsets(&id_offsets, id_bytes).map_err(|p| corrupt(format!("id offsets {}", p)))?;
     if let Some(i) = (1..n).find(|&i| offsets[i + 1] - offsets[i] < offsets[i] - offsets[i - 1]) {
         return Err(corrupt(format!("sequence {} is shorter than the one before it", i + 1)));
@@ -265,11 +258,7 @@ fn map_swdb(path: &Path, file: File, alphabet: Alphabet) -> Result<Database> {
         let at = codes.iter().position(|&c| c >= size).unwrap_or(0);
         return Err(corrupt(format!("residue code out of range at residue {}", at + 1)));
     }
-    let mapped = |(a, b): (u64, u64)| Bytes::Mapped {
-        map: Arc::clone(&map),
-        start: a as usize,
-        len: (b - a) as usize,
-    };
+    let mapped = |(a, b): (u64, u64)| Bytes::Mapped { map: Arc::clone(&map), start: a as usize, len: (b - a) as usize };
     Ok(Database {
         name: file_name(path),
         residues: mapped(layout.residues),
@@ -308,9 +297,8 @@ pub fn load_database(path: &Path, alphabet: Alphabet) -> Result<Database> {
         Where::Path(p) => file_name(p),
         Where::Stdin => "stdin".to_string(),
     };
-    let not_mappable = || {
-        Error::file(&place, "a .swdb database must be given as an uncompressed file, not gzip, a pipe or stdin")
-    };
+    let not_mappable =
+        || Error::file(&place, "a .swdb database must be given as an uncompressed file, not gzip, a pipe or stdin");
     if head.bytes == SWDB_MAGIC {
         let Where::Path(p) = &place else { return Err(not_mappable()) };
         let p = p.clone();
@@ -327,12 +315,7 @@ pub fn load_database(path: &Path, alphabet: Alphabet) -> Result<Database> {
     database_from_fasta(&name, place, input, alphabet)
 }
 
-fn database_from_fasta(
-    name: &str,
-    place: Where,
-    input: Input,
-    alphabet: Alphabet,
-) -> Result<Database> {
+fn database_from_fasta(name: &str, place: Where, input: Input, alphabet: Alphabet) -> Result<Database> {
     let records: Vec<Record> = FastaReader::new(place, input, alphabet).collect::<Result<_>>()?;
     if records.len() > u32::MAX as usize {
         return Err(Error::usage(format!("{}: more than {} sequences", name, u32::MAX)));
@@ -355,16 +338,10 @@ mod tests {
 
     fn records() -> Vec<Record> {
         // Lengths 3, 1, 3, 2, 1: ties check that the stable order survives the round trip.
-        [
-            ("a", vec![0, 1, 2]),
-            ("bb", vec![5]),
-            ("c", vec![23, 22, 7]),
-            ("dé", vec![3, 4]),
-            ("e", vec![19]),
-        ]
-        .into_iter()
-        .map(|(id, seq)| Record { id: id.to_string(), seq })
-        .collect()
+        [("a", vec![0, 1, 2]), ("bb", vec![5]), ("c", vec![23, 22, 7]), ("dé", vec![3, 4]), ("e", vec![19])]
+            .into_iter()
+            .map(|(id, seq)| Record { id: id.to_string(), seq })
+            .collect()
     }
 
     fn same(a: &Database, b: &Database) {
@@ -388,9 +365,7 @@ mod tests {
         let db = open_swdb(&path, P).unwrap();
         same(&db, &Database::from_records("x", records()));
         assert_eq!(db.name, "db.swdb");
-        assert!(
-            matches!(db.residues, Bytes::Mapped { .. }) && matches!(db.ids, Bytes::Mapped { .. })
-        );
+        assert!(matches!(db.residues, Bytes::Mapped { .. }) && matches!(db.ids, Bytes::Mapped { .. }));
         // Independent check of the order: by length, ties in input order.
         let ids: Vec<&str> = (0..db.len()).map(|i| db.id(i)).collect();
         assert_eq!(ids, ["bb", "e", "dé", "a", "c"]);
@@ -513,11 +488,7 @@ mod tests {
         let cut = dir.path().join("cut.swdb");
         std::fs::write(&cut, &good[..good.len() - 1]).unwrap();
         let msg = open_err(&cut, P);
-        assert!(
-            msg.starts_with(&format!("{}: corrupt swdb database: truncated", cut.display())),
-            "{}",
-            msg
-        );
+        assert!(msg.starts_with(&format!("{}: corrupt swdb database: truncated", cut.display())), "{}", msg);
         std::fs::write(&cut, &good[..20]).unwrap();
         assert!(open_err(&cut, P).contains("truncated header"));
 
@@ -559,10 +530,7 @@ mod tests {
         std::fs::write(&path, enc.finish().unwrap()).unwrap();
         let msg = load_database(&path, P).unwrap_err().to_string();
         assert!(
-            msg.starts_with(&format!(
-                "{}: a .swdb database must be given as an uncompressed",
-                path.display()
-            )),
+            msg.starts_with(&format!("{}: a .swdb database must be given as an uncompressed", path.display())),
             "{}",
             msg
         );

@@ -25,8 +25,8 @@ mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow};
 pub use format::{resolve_format, Format, Stdout};
-pub use text::{blast_bitscore, blast_evalue};
 pub use table::{create_table_writer, TableWriter};
+pub use text::{blast_bitscore, blast_evalue};
 
 use std::path::Path;
 

@@ -24,8 +24,7 @@ const ZSTD_LEVEL: i32 = 3;
 /// The writer properties every Parquet output uses, with `metadata` as key-value metadata.
 pub(super) fn properties(metadata: &RunMetadata) -> parquet::errors::Result<WriterProperties> {
     let zstd = ZstdLevel::try_new(ZSTD_LEVEL)?;
-    let key_values: Vec<KeyValue> =
-        metadata.iter().map(|(k, v)| KeyValue::new(k.to_string(), v.to_string())).collect();
+    let key_values: Vec<KeyValue> = metadata.iter().map(|(k, v)| KeyValue::new(k.to_string(), v.to_string())).collect();
     Ok(WriterProperties::builder()
         .set_compression(Compression::ZSTD(zstd))
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
@@ -46,8 +45,7 @@ impl ParquetWriter {
         let status = sink.status();
         let props = properties(metadata).map_err(|e| status.fail(e))?;
         // The parquet writer buffers internally: no BufWriter of our own.
-        let writer =
-            ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| status.fail(e))?;
+        let writer = ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| status.fail(e))?;
         Ok(ParquetWriter { writer, schema, mode, status })
     }
 }

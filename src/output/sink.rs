@@ -72,19 +72,15 @@ impl Sink {
             }
             _ => (Target::Stdout(io::stdout()), "standard output".to_string(), true),
         };
-        let status =
-            Status { name: name.into(), is_stdout, first_error: Arc::new(Mutex::new(None)) };
+        let status = Status { name: name.into(), is_stdout, first_error: Arc::new(Mutex::new(None)) };
         Ok(Sink { target, status })
     }
 
     /// A sink over `writer`, behaving as standard output does.
     #[cfg(test)]
     pub(super) fn test(writer: Box<dyn Write + Send>) -> Sink {
-        let status = Status {
-            name: "standard output".into(),
-            is_stdout: true,
-            first_error: Arc::new(Mutex::new(None)),
-        };
+        let status =
+            Status { name: "standard output".into(), is_stdout: true, first_error: Arc::new(Mutex::new(None)) };
         Sink { target: Target::Test(writer), status }
     }
 

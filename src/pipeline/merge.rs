@@ -249,10 +249,7 @@ fn common_mode(shards: &[Shard]) -> Result<Mode> {
     if let Some(other) = shards.iter().find(|s| s.mode != first) {
         return Err(Error::usage(format!(
             "merge: {} holds {} results but {} holds {} results; merge shards of one kind of run",
-            shards[0].source,
-            first,
-            other.source,
-            other.mode
+            shards[0].source, first, other.source, other.mode
         )));
     }
     Ok(first)

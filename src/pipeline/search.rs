@@ -72,7 +72,12 @@ pub fn search(
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
-pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts: &SearchOptions) -> Result<ResultBatch> {
+pub fn search_batch(
+    engine: &dyn Engine,
+    db: &Database,
+    queries: &[Record],
+    opts: &SearchOptions,
+) -> Result<ResultBatch> {
     // The database is sorted by length: its last sequence is the longest.
     let longest = db.len().checked_sub(1).map_or(0, |i| db.seq_len(i));
     for q in queries {
@@ -85,14 +90,19 @@ pub fn search_batch(engine: &dyn Engine, db: &Database, queries: &[Record], opts
     let top = opts.top.min(db.len());
     let ranked = engine.search(&seqs, db, top, opts.progress.work())?;
     if ranked.len() != queries.len() {
-        return Err(Error::Internal(format!("engine returned {} hit lists for {} queries", ranked.len(), queries.len())));
+        return Err(Error::Internal(format!(
+            "engine returned {} hit lists for {} queries",
+            ranked.len(),
+            queries.len()
+        )));
     }
     // Statistics first, so E-value filtering decides which hits need coordinates.
     let mut kept: Vec<(usize, Hit, Option<(f64, f64)>)> = Vec::new();
     for (qi, hits) in ranked.iter().enumerate() {
         let qlen = queries[qi].seq.len() as u64;
         for hit in hits.iter().take(top) {
-            let stat = opts.stats.map(|ka| (ka.bits(hit.score), ka.evalue(hit.score, qlen, opts.db_residues, opts.db_seqs)));
+            let stat =
+                opts.stats.map(|ka| (ka.bits(hit.score), ka.evalue(hit.score, qlen, opts.db_residues, opts.db_seqs)));
             if let (Some(max), Some((_, evalue))) = (opts.max_evalue, stat) {
                 if evalue > max {
                     continue;

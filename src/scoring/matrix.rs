@@ -74,7 +74,8 @@ fn parse_ncbi(name: &str, text: &str) -> Result<Matrix> {
     let alphabet = Alphabet::Protein;
     let size = alphabet.size();
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
-    let header: Vec<u8> = lines.next().ok_or_else(|| bad("empty"))?.split_whitespace().map(|t| t.as_bytes()[0]).collect();
+    let header: Vec<u8> =
+        lines.next().ok_or_else(|| bad("empty"))?.split_whitespace().map(|t| t.as_bytes()[0]).collect();
     let code = |letter: u8| -> Result<usize> {
         let c = alphabet.encode(&[letter]).map_err(|_| bad("bad letter"))?[0] as usize;
         if alphabet.letter(c as u8) != letter {

@@ -39,11 +39,7 @@ impl Scoring {
 
     /// BLOSUM62 with gap open 11, extend 1: the protein default.
     pub fn blosum62() -> Scoring {
-        Scoring {
-            matrix: Matrix::protein("BLOSUM62").expect("embedded BLOSUM62 parses"),
-            gap_open: 11,
-            gap_extend: 1,
-        }
+        Scoring { matrix: Matrix::protein("BLOSUM62").expect("embedded BLOSUM62 parses"), gap_open: 11, gap_extend: 1 }
     }
 
     pub fn alphabet(&self) -> Alphabet {

@@ -182,11 +182,7 @@ fn spouge_evalue(ka: &KarlinAltschul, g: &Gumbel, score: i32, qlen: u64, subject
     const CONST_VAL: f64 = 0.398_942_280_401_432_677_939_946_059_934_38;
     let scale = ka.lambda / g.lambda;
     // A zero-length subject cannot hold a hit; keep the result finite for score-0 rows.
-    let db_scale = if db_residues != 0 && subject_len != 0 {
-        db_residues as f64 / subject_len as f64
-    } else {
-        1.0
-    };
+    let db_scale = if db_residues != 0 && subject_len != 0 { db_residues as f64 / subject_len as f64 } else { 1.0 };
     let (lambda, y) = (ka.lambda, score as f64);
     let (a_hat, b_hat) = (g.a * scale, g.b);
     let (alpha_hat, beta_hat) = (g.alpha_v * scale, g.beta_v);
@@ -214,9 +210,7 @@ fn lookup_protein(name: &str, gap_open: i32, gap_extend: i32) -> Option<KarlinAl
     let (_, table) = PROTEIN_TABLES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name))?;
     let ungapped = &table[0];
     // Row 0 is the ungapped row (gap costs INT2_MAX); our gap costs never reach it.
-    let row = table[1..]
-        .iter()
-        .find(|r| r[0] == gap_open as f64 && r[1] == gap_extend as f64)?;
+    let row = table[1..].iter().find(|r| r[0] == gap_open as f64 && r[1] == gap_extend as f64)?;
     let g = (gap_open + gap_extend) as f64;
     let (a, alpha_v, sigma) = (row[6], row[9], row[10]);
     let (a_un, alpha_un) = (ungapped[6], ungapped[9]);
@@ -598,12 +592,7 @@ mod tests {
         };
         let decimals = mantissa.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
         let half_unit = 0.5 * 10f64.powi(exponent - decimals);
-        assert!(
-            (value - target).abs() <= half_unit * (1.0 + 1e-9),
-            "{} does not print as {}",
-            value,
-            printed
-        );
+        assert!((value - target).abs() <= half_unit * (1.0 + 1e-9), "{} does not print as {}", value, printed);
     }
 
     #[test]
@@ -812,11 +801,7 @@ mod tests {
         ];
         for (subject_len, score, bits, evalue, old_fsc) in hits {
             assert_printed(ka.bits(score), bits, !bits.contains('.'));
-            assert_printed(
-                ka.evalue_for_subject(score, QLEN, subject_len, DB_RESIDUES, DB_SEQS),
-                evalue,
-                false,
-            );
+            assert_printed(ka.evalue_for_subject(score, QLEN, subject_len, DB_RESIDUES, DB_SEQS), evalue, false);
             assert_printed(ka.evalue(score, QLEN, DB_RESIDUES, DB_SEQS), old_fsc, false);
         }
     }
@@ -828,16 +813,10 @@ mod tests {
         let ka = protein("BLOSUM62", 11, 1).unwrap();
         let db = 1_000_000;
         assert_eq!(ka.search_space(QLEN, db, DB_SEQS), 193_951_694.0);
-        for (subject_len, score, evalue, old_fsc) in [
-            (141, 730, "5.29e-100", "1.79e-78"),
-            (79, 409, "3.45e-52", "2.98e-41"),
-            (191, 19, "65720", "49808"),
-        ] {
-            assert_printed(
-                ka.evalue_for_subject(score, QLEN, subject_len, db, DB_SEQS),
-                evalue,
-                false,
-            );
+        for (subject_len, score, evalue, old_fsc) in
+            [(141, 730, "5.29e-100", "1.79e-78"), (79, 409, "3.45e-52", "2.98e-41"), (191, 19, "65720", "49808")]
+        {
+            assert_printed(ka.evalue_for_subject(score, QLEN, subject_len, db, DB_SEQS), evalue, false);
             assert_printed(ka.evalue(score, QLEN, db, DB_SEQS), old_fsc, false);
         }
     }
@@ -865,11 +844,7 @@ mod tests {
             (191, 22, "12.5", "19", "18"),
         ] {
             assert_printed(ka.bits(score), bits, !bits.contains('.'));
-            assert_printed(
-                ka.evalue_for_subject(score, QLEN, subject_len, DB_RESIDUES, DB_SEQS),
-                evalue,
-                false,
-            );
+            assert_printed(ka.evalue_for_subject(score, QLEN, subject_len, DB_RESIDUES, DB_SEQS), evalue, false);
             assert_printed(ka.evalue(score, QLEN, DB_RESIDUES, DB_SEQS), old_fsc, false);
         }
     }
@@ -882,50 +857,10 @@ mod tests {
         //          -outfmt "6 qseqid sseqid score bitscore evalue" <scoring>
         // (<scoring>, reward, penalty, open, extend, score, bits, E-value, effective space)
         let cases = [
-            (
-                "-reward 2 -penalty -3 -gapopen 5 -gapextend 2",
-                2,
-                -3,
-                5,
-                2,
-                218,
-                "197",
-                "3.43e-55",
-                124_551.0,
-            ),
-            (
-                "-reward 1 -penalty -2 -gapopen 2 -gapextend 1",
-                1,
-                -2,
-                2,
-                1,
-                108,
-                "202",
-                "1.92e-56",
-                125_780.0,
-            ),
-            (
-                "-reward 2 -penalty -2 -gapopen 4 -gapextend 2",
-                2,
-                -2,
-                4,
-                2,
-                222,
-                "161",
-                "3.57e-44",
-                111_428.0,
-            ),
-            (
-                "-reward 1 -penalty -3 -gapopen 2 -gapextend 2",
-                1,
-                -3,
-                2,
-                2,
-                103,
-                "204",
-                "4.63e-57",
-                127_015.0,
-            ),
+            ("-reward 2 -penalty -3 -gapopen 5 -gapextend 2", 2, -3, 5, 2, 218, "197", "3.43e-55", 124_551.0),
+            ("-reward 1 -penalty -2 -gapopen 2 -gapextend 1", 1, -2, 2, 1, 108, "202", "1.92e-56", 125_780.0),
+            ("-reward 2 -penalty -2 -gapopen 4 -gapextend 2", 2, -2, 4, 2, 222, "161", "3.57e-44", 111_428.0),
+            ("-reward 1 -penalty -3 -gapopen 2 -gapextend 2", 1, -3, 2, 2, 103, "204", "4.63e-57", 127_015.0),
         ];
         for (_, reward, penalty, open, extend, score, bits, evalue, space) in cases {
             let ka = dna(reward, penalty, open, extend).unwrap();
@@ -933,10 +868,7 @@ mod tests {
             assert_printed(ka.bits(score), bits, true);
             assert_printed(ka.evalue(score, 200, 692, 3), evalue, false);
             // No Gumbel parameters for DNA: the default E-value is the classic one.
-            assert_eq!(
-                ka.evalue_for_subject(score, 200, 242, 692, 3),
-                ka.evalue(score, 200, 692, 3)
-            );
+            assert_eq!(ka.evalue_for_subject(score, 200, 242, 692, 3), ka.evalue(score, 200, 692, 3));
         }
     }
 
@@ -1050,24 +982,12 @@ mod tests {
         for (matrix, open, extend, [lambda, k, h, a, alpha_v, sigma], space) in printed {
             let ka = protein(matrix, open, extend).unwrap();
             let g = ka.gumbel.unwrap();
-            for (ours, blast) in [
-                (ka.lambda, lambda),
-                (ka.k, k),
-                (ka.h, h),
-                (ka.alpha, a),
-                (g.alpha_v, alpha_v),
-                (g.sigma, sigma),
-            ] {
+            for (ours, blast) in
+                [(ka.lambda, lambda), (ka.k, k), (ka.h, h), (ka.alpha, a), (g.alpha_v, alpha_v), (g.sigma, sigma)]
+            {
                 assert_printed(ours, blast, false);
             }
-            assert_eq!(
-                ka.search_space(QLEN, 1_000_000, DB_SEQS),
-                space as f64,
-                "{} {}/{}",
-                matrix,
-                open,
-                extend
-            );
+            assert_eq!(ka.search_space(QLEN, 1_000_000, DB_SEQS), space as f64, "{} {}/{}", matrix, open, extend);
         }
     }
 
@@ -1150,15 +1070,7 @@ mod tests {
             for (ours, blast) in [(ka.lambda, lambda), (ka.k, k), (ka.h, h)] {
                 assert_printed(ours, blast, false);
             }
-            assert_eq!(
-                ka.search_space(200, 1_000_000, 3),
-                space as f64,
-                "{}/{} {}/{}",
-                reward,
-                penalty,
-                open,
-                extend
-            );
+            assert_eq!(ka.search_space(200, 1_000_000, 3), space as f64, "{}/{} {}/{}", reward, penalty, open, extend);
         }
     }
 }

@@ -145,7 +145,9 @@ impl Engine for CudaEngine {
                 let lists = per_gpu.iter().map(|g| {
                     g[q].iter()
                         .map(|&(t, s)| match exact.get(&(q, t)) {
-                            Some(&x) if s == search::OVERFLOW => Hit { target: t, score: x, recomputed: super::recomputed(x) },
+                            Some(&x) if s == search::OVERFLOW => {
+                                Hit { target: t, score: x, recomputed: super::recomputed(x) }
+                            }
                             _ => Hit { target: t, score: s as i32, recomputed: super::recomputed(s as i32) },
                         })
                         .collect::<Vec<_>>()

@@ -53,7 +53,10 @@ pub(super) enum PairResult {
     /// Even 16 bits may have saturated: the scalar reference aligns it.
     Saturated,
     /// The start pass disagreed with the end pass (a bug, reported as such).
-    Mismatch { forward: i32, reverse: Option<i32> },
+    Mismatch {
+        forward: i32,
+        reverse: Option<i32>,
+    },
 }
 
 pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
@@ -68,10 +71,9 @@ pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> 
             match unsafe { K::align_pair(&tabs, q, t, scratch) } {
                 PairResult::Aligned(a) => Ok(a),
                 PairResult::Saturated => scalar::align_pair(q, t, sc),
-                PairResult::Mismatch { forward, reverse } => Err(Error::Internal(format!(
-                    "reverse pass scored {:?}, forward pass {}",
-                    reverse, forward
-                ))),
+                PairResult::Mismatch { forward, reverse } => {
+                    Err(Error::Internal(format!("reverse pass scored {:?}, forward pass {}", reverse, forward)))
+                }
             }
         })
         .collect()

@@ -139,8 +139,7 @@ pub unsafe fn score_batch<V: Vector, const BLOCK: usize>(
             let idx_lo = idx.adds_bytes(idx_lo_add); // codes >= 16 get the high bit
             let idx_hi = idx.sub_bytes(idx_hi_sub); // codes < 16 wrap to the high bit
             for &a in used {
-                let s = V::shuffle_bytes(look.lo[a as usize], idx_lo)
-                    .or(V::shuffle_bytes(look.hi[a as usize], idx_hi));
+                let s = V::shuffle_bytes(look.lo[a as usize], idx_lo).or(V::shuffle_bytes(look.hi[a as usize], idx_hi));
                 *svec.add(k * 32 + a as usize) = s;
             }
         }

@@ -191,9 +191,9 @@ macro_rules! align_kernels {
 }
 
 #[cfg(target_arch = "x86_64")]
-align_kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16);
+align_kernels!(Avx2["avx2"], vector::Avx2x8, vector::Avx2x16);
 #[cfg(target_arch = "x86_64")]
-align_kernels!(Sse41 ["sse4.1"], vector::Sse41x8, vector::Sse41x16);
+align_kernels!(Sse41["sse4.1"], vector::Sse41x8, vector::Sse41x16);
 align_kernels!(Portable [], vector::Portable8, vector::Portable16);
 
 /// AVX-512 CPUs align with the AVX2 build. The striped passes are latency-bound (each

@@ -274,7 +274,13 @@ pub struct Span<'a> {
 /// Scores the profiled query over `span`, with `cols` holding the state before its first
 /// column, keeping the best cell in `best`.
 #[inline(always)]
-pub unsafe fn run<V: Vector>(prof: &Profile<V>, tabs: &Tables<V>, span: Span, best: &mut Best, cols: &mut Columns<V>) -> Pass {
+pub unsafe fn run<V: Vector>(
+    prof: &Profile<V>,
+    tabs: &Tables<V>,
+    span: Span,
+    best: &mut Best,
+    cols: &mut Columns<V>,
+) -> Pass {
     // Short queries get a copy with the segment count fixed, whose columns live in registers.
     match prof.segs {
         1 => run_segs::<V, 1>(prof, tabs, span, best, cols),

@@ -274,7 +274,11 @@ mod tests {
     const ROOMY: BatchLimits = BatchLimits { pairs: 1 << 20, residues: 1 << 30 };
 
     /// Every pair of `input`, read in batches of at most `limits`, with the carried rows.
-    fn read_with(input: &PairInput, columns: &PairColumns, limits: BatchLimits) -> Result<(Vec<Pair>, Vec<RecordBatch>)> {
+    fn read_with(
+        input: &PairInput,
+        columns: &PairColumns,
+        limits: BatchLimits,
+    ) -> Result<(Vec<Pair>, Vec<RecordBatch>)> {
         let mut reader = open_pairs(input, P, columns, limits)?;
         let (mut pairs, mut carried) = (Vec::new(), Vec::new());
         let mut batch = PairBatch::default();
@@ -291,7 +295,10 @@ mod tests {
                 let ids = (batch.query_ids.get(i).to_string(), batch.target_ids.get(i).to_string());
                 pairs.push(((ids.0, q.to_vec()), (ids.1, t.to_vec())));
             }
-            assert_eq!(batch.carried.iter().map(|b| b.num_rows()).sum::<usize>(), if reader.carried().fields().is_empty() { 0 } else { batch.len() });
+            assert_eq!(
+                batch.carried.iter().map(|b| b.num_rows()).sum::<usize>(),
+                if reader.carried().fields().is_empty() { 0 } else { batch.len() }
+            );
             carried.append(&mut batch.carried);
         }
     }
@@ -300,7 +307,10 @@ mod tests {
         // Batches of one pair too: every boundary crossed.
         let one = read_with(input, &PairColumns::default(), BatchLimits { pairs: 1, residues: 1 });
         let all = read_with(input, &PairColumns::default(), ROOMY);
-        assert_eq!(one.as_ref().map(|r| &r.0).map_err(|e| e.to_string()), all.as_ref().map(|r| &r.0).map_err(|e| e.to_string()));
+        assert_eq!(
+            one.as_ref().map(|r| &r.0).map_err(|e| e.to_string()),
+            all.as_ref().map(|r| &r.0).map_err(|e| e.to_string())
+        );
         all.map(|r| r.0)
     }
 
@@ -345,13 +355,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let good = write(dir.path(), "good.fa", b">a\nM\n>b\nK\n");
         let bad = write(dir.path(), "bad.fa", b">a\nM\n>b\nK1\n");
-        let msg = read(&PairInput::TwoFasta { query: good, target: bad.clone() })
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            msg,
-            format!("{}: record 2 (b): invalid residue '1' at position 2 (line 4)", bad.display())
-        );
+        let msg = read(&PairInput::TwoFasta { query: good, target: bad.clone() }).unwrap_err().to_string();
+        assert_eq!(msg, format!("{}: record 2 (b): invalid residue '1' at position 2 (line 4)", bad.display()));
     }
 
     #[test]
@@ -371,11 +376,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = write(dir.path(), "one.fa", b">a\nMKV\n");
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
-        assert!(
-            msg.starts_with(&format!("{}: line 1: looks like FASTA", path.display())),
-            "{}",
-            msg
-        );
+        assert!(msg.starts_with(&format!("{}: line 1: looks like FASTA", path.display())), "{}", msg);
     }
 
     #[test]
@@ -391,11 +392,8 @@ mod tests {
     #[test]
     fn tsv_errors_name_file_pair_id_and_line() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write(
-            dir.path(),
-            "bad.tsv",
-            b"query_id\tquery_seq\ttarget_id\ttarget_seq\nq1\tM\tt1\tK\nq2\tMK\tt2\n",
-        );
+        let path =
+            write(dir.path(), "bad.tsv", b"query_id\tquery_seq\ttarget_id\ttarget_seq\nq1\tM\tt1\tK\nq2\tMK\tt2\n");
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
         assert_eq!(
             msg,
@@ -409,10 +407,7 @@ mod tests {
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
         assert_eq!(
             msg,
-            format!(
-                "{}: record 2 (t2): line 3: target_seq: invalid residue '-' at position 3",
-                path.display()
-            )
+            format!("{}: record 2 (t2): line 3: target_seq: invalid residue '-' at position 3", path.display())
         );
         let path = write(dir.path(), "emp.tsv", b"q1\t\tt1\tK\n");
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
@@ -445,8 +440,7 @@ mod tests {
 
     fn arrow_stream(batches: &[RecordBatch]) -> Vec<u8> {
         let mut out = Vec::new();
-        let mut w =
-            arrow::ipc::writer::StreamWriter::try_new(&mut out, &batches[0].schema()).unwrap();
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &batches[0].schema()).unwrap();
         for b in batches {
             w.write(b).unwrap();
         }
@@ -493,8 +487,7 @@ mod tests {
             Field::new("query_id", DataType::Utf8, false),
             Field::new("target_seq", DataType::Utf8, false),
         ]));
-        let cols: Vec<ArrayRef> =
-            vec![Arc::new(StringArray::from(vec!["q"])), Arc::new(StringArray::from(vec!["M"]))];
+        let cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from(vec!["q"])), Arc::new(StringArray::from(vec!["M"]))];
         let data = arrow_stream(&[RecordBatch::try_new(schema, cols).unwrap()]);
         let path = write(dir.path(), "cols.arrows", &data);
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
@@ -529,23 +522,12 @@ mod tests {
         assert_eq!(msg, format!("{}: record 2 (q2): target_seq is null", path.display()));
         let batch = RecordBatch::try_new(
             schema,
-            vec![
-                col(vec![Some("q1")]),
-                col(vec![Some("M.K")]),
-                col(vec![Some("t1")]),
-                col(vec![Some("W")]),
-            ],
+            vec![col(vec![Some("q1")]), col(vec![Some("M.K")]), col(vec![Some("t1")]), col(vec![Some("W")])],
         )
         .unwrap();
         let path = write(dir.path(), "dot.arrows", &arrow_stream(&[batch]));
         let msg = read(&PairInput::File(path.clone())).unwrap_err().to_string();
-        assert_eq!(
-            msg,
-            format!(
-                "{}: record 1 (q1): query_seq: invalid residue '.' at position 2",
-                path.display()
-            )
-        );
+        assert_eq!(msg, format!("{}: record 1 (q1): query_seq: invalid residue '.' at position 2", path.display()));
     }
 
     #[test]
@@ -561,18 +543,13 @@ mod tests {
     fn truncated_arrow_stream_is_an_input_error() {
         let dir = tempfile::tempdir().unwrap();
         let rows: Vec<[&str; 4]> = (0..200).map(|_| ["q", "MKVLAW", "t", "MKW"]).collect();
-        let data =
-            arrow_stream(&[pair_batch(DataType::Utf8, &rows), pair_batch(DataType::Utf8, &rows)]);
+        let data = arrow_stream(&[pair_batch(DataType::Utf8, &rows), pair_batch(DataType::Utf8, &rows)]);
         let path = write(dir.path(), "cut.arrows", &data[..data.len() - 100]);
         let result = read(&PairInput::File(path.clone()));
         let err = result.unwrap_err();
         assert_eq!(err.exit_code(), 2);
         let msg = err.to_string();
-        assert!(
-            msg.starts_with(&format!("{}: bad Arrow IPC data after 200 rows", path.display())),
-            "{}",
-            msg
-        );
+        assert!(msg.starts_with(&format!("{}: bad Arrow IPC data after 200 rows", path.display())), "{}", msg);
     }
 
     fn parquet_file(batches: &[RecordBatch]) -> Vec<u8> {
@@ -592,7 +569,8 @@ mod tests {
         let data = parquet_file(&[pair_batch(DataType::Utf8, &rows), pair_batch(DataType::Utf8, &rows[1..])]);
         // A misleading name: detection goes by content.
         let path = write(dir.path(), "pairs.tsv", &data);
-        let want = vec![pair(("q1", "MKV"), ("t1", "MKW")), pair(("q2", "W"), ("t2", "A")), pair(("q2", "W"), ("t2", "A"))];
+        let want =
+            vec![pair(("q1", "MKV"), ("t1", "MKW")), pair(("q2", "W"), ("t2", "A")), pair(("q2", "W"), ("t2", "A"))];
         assert_eq!(read(&PairInput::File(path)).unwrap(), want);
         // Gzip-compressed Parquet goes through the buffered path.
         use std::io::Write;
@@ -633,12 +611,10 @@ mod tests {
         };
         let path = write(dir.path(), "named.parquet", &parquet_file(&[batch(0..10), batch(10..n)]));
         let stream = write(dir.path(), "named.arrows", &arrow_stream(&[batch(0..7), batch(7..n)]));
-        let columns = PairColumns {
-            names: ["a", "sa", "b", "sb"].map(String::from),
-            carry: None,
-        };
+        let columns = PairColumns { names: ["a", "sa", "b", "sb"].map(String::from), carry: None };
         for input in [PairInput::File(path.clone()), PairInput::File(stream)] {
-            for limits in [ROOMY, BatchLimits { pairs: 4, residues: 1 << 20 }, BatchLimits { pairs: 100, residues: 5 }] {
+            for limits in [ROOMY, BatchLimits { pairs: 4, residues: 1 << 20 }, BatchLimits { pairs: 100, residues: 5 }]
+            {
                 let (pairs, carried) = read_with(&input, &columns, limits).unwrap();
                 assert_eq!(pairs.len(), n);
                 for (i, p) in pairs.iter().enumerate() {
@@ -672,4 +648,3 @@ mod tests {
         assert!(msg.ends_with("column options apply to Arrow and Parquet pair tables, not TSV"), "{msg}");
     }
 }
-

@@ -162,7 +162,10 @@ fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) -> Result<S
         let field = schema.field(i);
         let name = if taken(field.name()) { format!("input_{}", field.name()) } else { field.name().clone() };
         if taken(&name) || fields.iter().any(|f| f.name() == &name) {
-            return Err(Error::file(place, format!("carried column {} would be named {name} twice in the output", field.name())));
+            return Err(Error::file(
+                place,
+                format!("carried column {} would be named {name} twice in the output", field.name()),
+            ));
         }
         fields.push(field.as_ref().clone().with_name(name));
     }
@@ -328,4 +331,3 @@ impl Source for TablePairs {
         self.fill_inner(batch)
     }
 }
-

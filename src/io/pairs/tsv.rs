@@ -78,7 +78,11 @@ struct Line {
 #[derive(Debug, Clone)]
 enum LineProblem {
     /// Not four tab-separated fields: the field count and the first field.
-    Columns { number: usize, found: usize, id: Range<usize> },
+    Columns {
+        number: usize,
+        found: usize,
+        id: Range<usize>,
+    },
     TooLong,
 }
 
@@ -211,10 +215,7 @@ impl TsvPairs {
         match problem {
             LineProblem::TooLong => Error::file(
                 &self.place,
-                format!(
-                    "line {} longer than 1 GiB: not a real pair file?",
-                    self.lines_before + self.block_lines + 1
-                ),
+                format!("line {} longer than 1 GiB: not a real pair file?", self.lines_before + self.block_lines + 1),
             ),
             LineProblem::Columns { number, found, id } => Error::record(
                 &self.place,
@@ -419,7 +420,9 @@ mod tests {
                 );
                 return Err(Error::record(&place, n, &id(0), problem).to_string());
             }
-            let record = |who: String, problem: String| Error::record(&place, n, &who, format!("line {line}: {problem}")).to_string();
+            let record = |who: String, problem: String| {
+                Error::record(&place, n, &who, format!("line {line}: {problem}")).to_string()
+            };
             if fields[0].is_empty() {
                 return Err(record(String::new(), "query_id is empty".into()));
             }
@@ -440,7 +443,9 @@ mod tests {
                     return Err(record(who, format!("{col}: {b} at position {}", i + 1)));
                 }
             }
-            let dec = |k: usize| String::from_utf8(Alphabet::Protein.decode(&Alphabet::Protein.encode(fields[k]).unwrap())).unwrap();
+            let dec = |k: usize| {
+                String::from_utf8(Alphabet::Protein.decode(&Alphabet::Protein.encode(fields[k]).unwrap())).unwrap()
+            };
             out.push([id(0), dec(1), id(2), dec(3)]);
         }
     }
