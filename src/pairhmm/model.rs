@@ -63,65 +63,43 @@ pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn initial() -> Self;
 }
 
-impl Real for f32 {
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn from_i32(v: i32) -> Self {
-        v as f32
-    }
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
-    fn sub(self, o: Self) -> Self {
-        self - o
-    }
-    fn mul(self, o: Self) -> Self {
-        self * o
-    }
-    fn div(self, o: Self) -> Self {
-        self / o
-    }
-    fn powf(self, e: Self) -> Self {
-        f32::powf(self, e)
-    }
-    fn initial() -> Self {
-        2f32.powi(120)
-    }
+/// One implementation for both precisions; only the scaling constant differs.
+macro_rules! real {
+    ($t:ty, $initial_exp:expr) => {
+        impl Real for $t {
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_i32(v: i32) -> Self {
+                v as $t
+            }
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+            fn powf(self, e: Self) -> Self {
+                <$t>::powf(self, e)
+            }
+            fn initial() -> Self {
+                (2.0 as $t).powi($initial_exp)
+            }
+        }
+    };
 }
 
-impl Real for f64 {
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn from_i32(v: i32) -> Self {
-        v as f64
-    }
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
-    fn sub(self, o: Self) -> Self {
-        self - o
-    }
-    fn mul(self, o: Self) -> Self {
-        self * o
-    }
-    fn div(self, o: Self) -> Self {
-        self / o
-    }
-    fn powf(self, e: Self) -> Self {
-        f64::powf(self, e)
-    }
-    fn initial() -> Self {
-        2f64.powi(1020)
-    }
-}
+real!(f32, 120);
+real!(f64, 1020);
 
 /// The probability tables of one precision.
 #[derive(Debug, Clone)]
