@@ -1,41 +1,12 @@
 //! End-to-end tests of the `swarrow` binary: formats round-trip, pipes, and the error
 //! catalogue (message, exit status, and no output file left behind).
 
+mod common;
+use common::*;
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_swarrow"));
-    c.env_remove("CUDA_VISIBLE_DEVICES");
-    c
-}
-
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).stdin(Stdio::null()).output().expect("run swarrow")
-}
-
-fn run_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child =
-        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let w = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    w.join().unwrap();
-    out
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::path::Path;
+use std::process::Stdio;
 
 fn tsv_rows(text: &str) -> Vec<Vec<String>> {
     text.lines().map(|l| l.split('\t').map(str::to_string).collect()).collect()

@@ -2,57 +2,18 @@
 //! exit status, the message, and that nothing is left behind. Oracles are hand-built inputs
 //! and arithmetic (a self pair of n matches scores n x match), never swarrow's own output.
 
+mod common;
+use common::*;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
-
-/// The binary under test; `SWARROW_TEST_BIN` runs the catalogue against another build.
-fn bin() -> Command {
-    let exe = std::env::var("SWARROW_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_swarrow").to_string());
-    let mut c = Command::new(exe);
-    c.env_remove("CUDA_VISIBLE_DEVICES").env_remove("SWARROW_ENGINE");
-    c
-}
-
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
-
-fn ex(name: &str) -> String {
-    examples().join(name).to_str().unwrap().to_string()
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).stdin(Stdio::null()).output().expect("run swarrow")
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    bin().current_dir(dir).args(args).stdin(Stdio::null()).output().expect("run swarrow")
-}
-
-fn run_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child =
-        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let w = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    w.join().unwrap();
-    out
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
