@@ -15,6 +15,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 use std::time::Instant;
 use swarrow::engine::cuda::align::GpuAligner;
+use swarrow::engine::cuda::{CudaConfig, Upload};
 use swarrow::engine::{select, Alignment, Device, Engine};
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
 use swarrow::seq::SeqPairs;
@@ -140,6 +141,21 @@ fn slice(r: &Rec) -> &[u8] {
 /// Pairs laid out as the engine takes them, built on the reader thread.
 type Batch = SeqPairs;
 
+/// The aligner's tuning from this benchmark's options: `--streams N`, `--piece N`,
+/// `--upload staged|direct`.
+fn cuda_config(args: &[String]) -> CudaConfig {
+    let d = CudaConfig::default();
+    CudaConfig {
+        align_streams: num(args, "--streams", d.align_streams),
+        align_piece_pairs: num(args, "--piece", d.align_piece_pairs),
+        align_upload: match arg(args, "--upload").as_deref() {
+            Some("direct") => Upload::Direct,
+            _ => Upload::Staged,
+        },
+        ..d
+    }
+}
+
 fn bench(args: &[String]) {
     let dna = args.iter().any(|a| a == "--dna");
     let sc = scoring(args, dna);
@@ -150,7 +166,7 @@ fn bench(args: &[String]) {
     let tpath = arg(args, "--target").expect("--target");
     let out_path = arg(args, "--out").unwrap_or("/dev/null".into());
     let t0 = Instant::now();
-    let aligner = Arc::new(GpuAligner::new(&sc).unwrap());
+    let aligner = Arc::new(GpuAligner::new(&sc, &cuda_config(args)).unwrap());
     aligner.warm_up().unwrap();
     eprintln!("gpus {:?}, kernels ready in {:.2}s", aligner.gpu_names(), t0.elapsed().as_secs_f64());
     for l in aligner.kernel_report() {
@@ -231,10 +247,18 @@ fn bench(args: &[String]) {
         n
     });
     let mut gpu_secs = 0.0;
+    let mut stats_secs = 0.0;
+    let path_stats = args.iter().any(|a| a == "--path-stats");
     for pairs in brx {
         let g = Instant::now();
         let res = aligner.align(pairs.view()).unwrap();
         gpu_secs += g.elapsed().as_secs_f64();
+        if path_stats {
+            let g = Instant::now();
+            let counts = aligner.path_counts(pairs.view(), &res).unwrap();
+            stats_secs += g.elapsed().as_secs_f64();
+            std::hint::black_box(counts);
+        }
         let _ = spare_tx.try_send(pairs);
         rtx.send(res).unwrap();
     }
@@ -253,6 +277,17 @@ fn bench(args: &[String]) {
         n as f64 / secs,
         peak_rss_mib()
     );
+    if path_stats {
+        println!(
+            "path statistics calls {:.3}s ({:.3} TCUPS of the score cells); align + statistics at {:.0}% of the align calls' rate",
+            stats_secs,
+            cells as f64 / stats_secs / 1e12,
+            100.0 * gpu_secs / (gpu_secs + stats_secs)
+        );
+    }
+    for (name, value) in aligner.statistics() {
+        println!("  {name}: {value}");
+    }
 }
 
 /// Reader throughput alone: streams both files as `bench` does and counts residues.
@@ -279,7 +314,7 @@ fn parse_only(args: &[String]) {
 
 /// Host-side costs of one piece of the aligner (binning, packing), no GPU needed.
 fn host_costs(args: &[String]) {
-    use swarrow::engine::cuda::align::{make_bins, pack, Item};
+    use swarrow::engine::cuda::align_plan::{make_bins, pack, Item};
     let n = num(args, "--pairs", 131_072);
     let mut rng = Rng(5);
     let items: Vec<Item> = (0..n)
@@ -288,7 +323,7 @@ fn host_costs(args: &[String]) {
     let t = Instant::now();
     let k: u32 = items
         .iter()
-        .map(|it| swarrow::engine::cuda::align::choose_shape(it.qlen as usize, it.tlen as usize, true).rows)
+        .map(|it| swarrow::engine::cuda::align_plan::choose_shape(it.qlen as usize, it.tlen as usize, true).rows)
         .sum();
     println!("choose_shape x{}: {:.1} ms ({})", n, t.elapsed().as_secs_f64() * 1e3, k);
     for _ in 0..3 {
@@ -476,8 +511,8 @@ fn check(args: &[String]) {
     let mut total = 0;
     for dna in [false, true] {
         let sc = if dna { Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap() } else { Scoring::blosum62() };
-        let gpu = GpuAligner::new(&sc).unwrap();
-        let cpu = select(Device::Cpu, &sc, Some(threads), false).unwrap();
+        let gpu = GpuAligner::new(&sc, &cuda_config(args)).unwrap();
+        let cpu = select(Device::Cpu, &sc, &swarrow::engine::EngineOptions::threads(Some(threads)), false).unwrap();
         let pairs = random_pairs(&mut rng, n / 2, sc.matrix.size());
         total += pairs.len();
         bad += compare(if dna { "random-dna" } else { "random-prot" }, &gpu, &*cpu, &pairs);
@@ -500,9 +535,156 @@ fn check(args: &[String]) {
     }
 }
 
+/// Traceback counters of one alignment by the path rule, the naive way: full H/E/F matrices
+/// of the rectangle and a walk back from its end (an oracle independent of the GPU kernel's
+/// forward carry). Returns [pairs, nident, gap opens] and H(m,n).
+fn naive_counts(q: &[u8], t: &[u8], sc: &Scoring, a: &Alignment) -> ([u32; 3], i32) {
+    if a.score <= 0 {
+        return ([0; 3], 0);
+    }
+    let qs = &q[a.qstart as usize - 1..a.qend as usize];
+    let ts = &t[a.tstart as usize - 1..a.tend as usize];
+    let (m, n, w) = (qs.len(), ts.len(), ts.len() + 1);
+    let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+    let neg = i32::MIN / 4;
+    let (mut h, mut e, mut f) = (vec![neg; (m + 1) * w], vec![neg; (m + 1) * w], vec![neg; (m + 1) * w]);
+    h[0] = 0;
+    for i in 1..=m {
+        for j in 1..=n {
+            let k = i * w + j;
+            e[k] = (h[k - 1] - oe).max(e[k - 1] - ext);
+            f[k] = (h[k - w] - oe).max(f[k - w] - ext);
+            h[k] = (h[k - w - 1] + sc.score(qs[i - 1], ts[j - 1])).max(e[k]).max(f[k]);
+        }
+    }
+    let (mut i, mut j, mut state) = (m, n, 0u8);
+    let mut c = [0u32; 3];
+    while i > 0 || j > 0 {
+        let k = i * w + j;
+        match state {
+            0 => {
+                if i > 0 && j > 0 && h[k] == h[k - w - 1] + sc.score(qs[i - 1], ts[j - 1]) {
+                    c[0] += 1;
+                    c[1] += (qs[i - 1] == ts[j - 1]) as u32;
+                    i -= 1;
+                    j -= 1;
+                } else if h[k] == e[k] {
+                    state = 1;
+                } else {
+                    state = 2;
+                }
+            }
+            1 => {
+                if e[k] == h[k - 1] - oe {
+                    c[2] += 1;
+                    state = 0;
+                }
+                j -= 1;
+            }
+            _ => {
+                if f[k] == h[k - w] - oe {
+                    c[2] += 1;
+                    state = 0;
+                }
+                i -= 1;
+            }
+        }
+    }
+    (c, h[m * w + n])
+}
+
+/// GPU path counters against [`naive_counts`] for alignments the GPU computed (checked
+/// equal to the CPU engine by `check`): random protein and DNA pairs (`--pairs`, lengths
+/// up to `--max-len`), and real protein pairs of each `--query`/`--target` file pair.
+fn check_stats(args: &[String]) {
+    use rayon::prelude::*;
+    let n = num(args, "--pairs", 200_000);
+    let max_len = num(args, "--max-len", 3000);
+    let mut rng = Rng(num(args, "--seed", 5) as u64 | 1);
+    let files =
+        |name: &str| -> Vec<String> { args.windows(2).filter(|w| w[0] == name).map(|w| w[1].clone()).collect() };
+    let (qfiles, tfiles) = (files("--query"), files("--target"));
+    let (mut bad, mut total, mut cpu_side) = (0usize, 0usize, 0usize);
+    for dna in [false, true] {
+        let sc = if dna { Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap() } else { Scoring::blosum62() };
+        let gpu = GpuAligner::new(&sc, &cuda_config(args)).unwrap();
+        let mut sets: Vec<(&str, Vec<(Vec<u8>, Vec<u8>)>)> = Vec::new();
+        let random: Vec<_> = random_pairs(&mut rng, n / 2, sc.matrix.size())
+            .into_iter()
+            .map(|(mut q, mut t)| {
+                q.truncate(max_len);
+                t.truncate(max_len);
+                (q, t)
+            })
+            .collect();
+        sets.push((if dna { "random-dna" } else { "random-prot" }, random));
+        if !dna {
+            for (qp, tp) in qfiles.iter().zip(&tfiles) {
+                sets.push(("real-prot", read_pairs(qp, tp, sc.alphabet(), num(args, "--real", 100_000))));
+            }
+        }
+        for (name, pairs) in sets {
+            let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
+            let owned = SeqPairs::from_slices(&refs);
+            let alns = gpu.align(owned.view()).unwrap();
+            let g = Instant::now();
+            let got = gpu.path_counts(owned.view(), &alns).unwrap();
+            let gs = g.elapsed().as_secs_f64();
+            let rect: f64 = alns
+                .iter()
+                .map(|a| {
+                    if a.score > 0 {
+                        ((a.qend - a.qstart + 1) as f64) * ((a.tend - a.tstart + 1) as f64)
+                    } else {
+                        0.0
+                    }
+                })
+                .sum();
+            let c = Instant::now();
+            let want: Vec<([u32; 3], i32)> =
+                (0..refs.len()).into_par_iter().map(|i| naive_counts(refs[i].0, refs[i].1, &sc, &alns[i])).collect();
+            let cs = c.elapsed().as_secs_f64();
+            let mut wrong = 0;
+            for i in 0..refs.len() {
+                if want[i].1 != alns[i].score {
+                    eprintln!("{name} pair {i}: naive rectangle scores {} not {}", want[i].1, alns[i].score);
+                    wrong += 1;
+                    continue;
+                }
+                match got[i] {
+                    None => cpu_side += 1,
+                    Some(g) if g == want[i].0 => {}
+                    Some(g) => {
+                        if wrong < 10 {
+                            eprintln!("{name} pair {i} {:?}: gpu {:?} naive {:?}", alns[i], g, want[i].0);
+                        }
+                        wrong += 1;
+                    }
+                }
+            }
+            println!(
+                "check-stats {name}: {} pairs, {:.3e} rectangle cells, GPU {:.3}s ({:.3} TCUPS), naive CPU {:.2}s, mismatches {}",
+                refs.len(),
+                rect,
+                gs,
+                rect / gs / 1e12,
+                cs,
+                wrong
+            );
+            total += refs.len();
+            bad += wrong;
+        }
+    }
+    println!("check-stats total pairs {total} left to the CPU {cpu_side} mismatches {bad}");
+    if bad > 0 {
+        std::process::exit(1);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
+        Some("check-stats") => check_stats(&args),
         Some("bench") => bench(&args),
         Some("make-dna") => make_dna(&args),
         Some("check") => check(&args),

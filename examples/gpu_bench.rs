@@ -13,7 +13,7 @@
 use std::io::Read;
 use std::time::Instant;
 use swarrow::database::Database;
-use swarrow::engine::cuda::{layout::Variant, CudaEngine};
+use swarrow::engine::cuda::{layout::Variant, CudaConfig, CudaEngine};
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::SimdEngine;
 use swarrow::engine::{Engine, Hit};
@@ -95,12 +95,27 @@ fn opt(args: &[String], name: &str) -> Option<String> {
 }
 
 fn engine(args: &[String]) -> R<CudaEngine> {
-    engine_with(opt(args, "--bins").as_deref())
+    engine_with(opt(args, "--bins").as_deref(), "")
 }
 
-fn engine_with(bins: Option<&str>) -> R<CudaEngine> {
+/// This benchmark's own knobs, passed to the engine as configuration: the environment
+/// variable `SWARROW_CUDA_CHUNK_BYTES` (stream the database in chunks of that size) and
+/// `nvrtc` (extra NVRTC options for the search kernels).
+fn cuda_config(nvrtc: &str) -> CudaConfig {
+    CudaConfig {
+        search_chunk_bytes: chunk_bytes(),
+        nvrtc_options: nvrtc.split_whitespace().map(String::from).collect(),
+        ..CudaConfig::default()
+    }
+}
+
+fn chunk_bytes() -> Option<usize> {
+    std::env::var("SWARROW_CUDA_CHUNK_BYTES").ok().and_then(|v| v.trim().parse().ok())
+}
+
+fn engine_with(bins: Option<&str>, nvrtc: &str) -> R<CudaEngine> {
     let t = Instant::now();
-    let mut e = CudaEngine::new(Scoring::blosum62())?;
+    let mut e = CudaEngine::with_config(Scoring::blosum62(), cuda_config(nvrtc))?;
     if let Some(spec) = bins.filter(|s| !s.is_empty() && *s != "default") {
         e.set_bins(parse_bins(spec)?)?;
     }
@@ -216,12 +231,7 @@ fn bench_db(args: &[String], db: &Database, label: &str) -> R<()> {
     };
     let cells: f64 = qs.iter().map(|q| q.len() as f64).sum::<f64>() * db.total_residues() as f64;
     for (bins, opts) in configs {
-        if !opts.is_empty() {
-            std::env::set_var("SWARROW_CUDA_NVRTC_OPTS", &opts);
-        } else {
-            std::env::remove_var("SWARROW_CUDA_NVRTC_OPTS");
-        }
-        let e = engine_with(Some(&bins))?;
+        let e = engine_with(Some(&bins), &opts)?;
         println!("config bins='{}' opts='{}'", bins, opts);
         for i in 0..repeat {
             let t = Instant::now();
@@ -232,7 +242,7 @@ fn bench_db(args: &[String], db: &Database, label: &str) -> R<()> {
                 "{} run {} ({}): {} queries x {} seqs / {} residues: {:.3} s, {:.3} TCUPS (best score {})",
                 label,
                 i + 1,
-                if std::env::var_os("SWARROW_CUDA_CHUNK_BYTES").is_some() {
+                if chunk_bytes().is_some() {
                     "DB streamed"
                 } else if i == 0 {
                     "incl. DB upload"

@@ -66,10 +66,9 @@ if [ "${PROFILE:-0}" = 1 ]; then
   R=${OUT:-$WORK}
   head -131072 "$WORK/prot.q.fa" > "$WORK/pq.fa"; head -131072 "$WORK/prot.t.fa" > "$WORK/pt.fa"
   one=(bench --query "$WORK/pq.fa" --target "$WORK/pt.fa" --gap-open 6 --gap-extend 1 --batch 65536)
-  SWARROW_ALIGN_STREAMS=1 SWARROW_ALIGN_TIMING=2 ncu --clock-control none --csv -k align_pairs \
+  ncu --clock-control none --csv -k align_pairs \
     --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size \
-    "$BIN" "${one[@]}" > "$R/ncu-launches.csv" 2> "$R/ncu-bins.txt"
-  grep "bin rows" "$R/ncu-bins.txt" || true
-  SWARROW_ALIGN_STREAMS=1 ncu --clock-control none --set full -k align_pairs -c 2 "$BIN" "${one[@]}" > "$R/ncu-full.txt" 2>&1
+    "$BIN" "${one[@]}" --streams 1 > "$R/ncu-launches.csv" 2> "$R/ncu-bins.txt"
+  ncu --clock-control none --set full -k align_pairs -c 2 "$BIN" "${one[@]}" --streams 1 > "$R/ncu-full.txt" 2>&1
   grep -E "align_pairs \(|Duration|Occupancy|Issue Slots Busy|Eligible Warps|highest-utilized|Warp Cycles Per Issued" "$R/ncu-full.txt" || true
 fi

@@ -40,7 +40,7 @@ if [ "$mode" = stream ] || [ "$mode" = all ]; then
     SWARROW_CUDA_CHUNK_BYTES=1048576 "$B" check "$G/DB.fasta.gz" "$G/allqueries.fasta" "$G/QUERY.fasta.gz" || rc=1
     if [ -x "$G/swarrow" ]; then
         for dev in cuda cpu; do
-            SWARROW_CUDA_CHUNK_BYTES=1048576 "$G/swarrow" search -q "$G/allqueries.fasta" -d "$G/DB.fasta.gz" \
+            "$G/swarrow" search --gpu-chunk-bytes 1048576 -q "$G/allqueries.fasta" -d "$G/DB.fasta.gz" \
                 --device $dev --quiet --format tsv -o /tmp/stream-$dev.tsv || rc=1
         done
         if cmp -s /tmp/stream-cuda.tsv /tmp/stream-cpu.tsv; then echo "IDENTICAL streamed CLI search ($(wc -l </tmp/stream-cpu.tsv) lines)"

@@ -124,6 +124,43 @@ pub struct RunArgs {
     /// Say which engine runs, and why not the GPU when --device auto falls back to the CPU.
     #[arg(short, long, conflicts_with = "quiet")]
     pub verbose: bool,
+    /// Print what the engine and the pipeline did (work, time per phase) on stderr at the end.
+    #[arg(long, hide = true)]
+    pub stats: bool,
+    /// GPU tuning (hidden): host threads, each with a CUDA stream, per GPU for align.
+    #[arg(long, hide = true, value_name = "N")]
+    pub gpu_streams: Option<usize>,
+    /// GPU tuning (hidden): pairs per piece one stream takes.
+    #[arg(long, hide = true, value_name = "N")]
+    pub gpu_piece: Option<usize>,
+    /// GPU tuning (hidden): how pairs reach the GPU.
+    #[arg(long, hide = true, value_enum)]
+    pub gpu_upload: Option<engine::cuda::Upload>,
+    /// GPU tuning (hidden): stream the search database in chunks of this many bytes.
+    #[arg(long, hide = true, value_name = "BYTES")]
+    pub gpu_chunk_bytes: Option<usize>,
+    /// GPU tuning (hidden): extra NVRTC options for the search kernels.
+    #[arg(long, hide = true, value_name = "OPTIONS", allow_hyphen_values = true)]
+    pub gpu_nvrtc: Option<String>,
+}
+
+impl RunArgs {
+    /// The engine configuration these options ask for (defaults where not given).
+    pub fn engine_options(&self) -> engine::EngineOptions {
+        let mut cuda = engine::cuda::CudaConfig::default();
+        if let Some(n) = self.gpu_streams {
+            cuda.align_streams = n.max(1);
+        }
+        if let Some(n) = self.gpu_piece {
+            cuda.align_piece_pairs = n.max(1);
+        }
+        if let Some(u) = self.gpu_upload {
+            cuda.align_upload = u;
+        }
+        cuda.search_chunk_bytes = self.gpu_chunk_bytes;
+        cuda.nvrtc_options = self.gpu_nvrtc.iter().flat_map(|o| o.split_whitespace().map(String::from)).collect();
+        engine::EngineOptions { threads: self.threads, cuda }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -405,7 +442,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
             }
             db
         });
-        let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.verbose);
+        let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose);
         engine_ready.store(true, Ordering::Relaxed);
         let db = db.join().unwrap_or_else(|_| Err(Error::Internal("database loading panicked".into())));
         (engine, db)
@@ -438,9 +475,19 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     };
     progress.phase_aligning("aligning", input_size(&[&args.query]));
     let name = engine.name();
-    pipeline::search::search(engine, db, Box::new(queries), opts, writer)?;
+    pipeline::search::search(engine.clone(), db, Box::new(queries), opts, writer)?;
     progress.finish("queries", Some("hits"), &name);
+    if args.run.stats {
+        print_stats(engine.statistics());
+    }
     Ok(())
+}
+
+/// `--stats`: one `name: value` line each on stderr.
+fn print_stats(lines: impl IntoIterator<Item = (String, String)>) {
+    for (name, value) in lines {
+        eprintln!("swarrow stats: {name}: {value}");
+    }
 }
 
 /// What the user waits for while the engine starts.
@@ -491,7 +538,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
         },
     };
     progress.phase(starting_phase(args.run.device));
-    let engine = engine::select(args.run.device, &scoring, args.run.threads, args.run.verbose)?;
+    let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose)?;
     let opts = pipeline::align::AlignOptions {
         stats,
         scoring: scoring.clone(),
@@ -505,8 +552,11 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let writer = output::create_writer_carrying(format, Mode::Align, &pairs.carried(), &meta, out_path(&args.out))?;
     progress.phase_aligning("aligning", input_size(&inputs));
     let name = engine.name();
-    pipeline::align::align(engine, pairs, opts, writer)?;
+    let times = pipeline::align::align(engine.clone(), pairs, opts, writer)?;
     progress.finish("pairs", None, &name);
+    if args.run.stats {
+        print_stats(engine.statistics().into_iter().chain(times.lines()));
+    }
     Ok(())
 }
 

@@ -12,6 +12,18 @@ pub enum Bytes {
 }
 
 impl Bytes {
+    /// The same bytes of the same allocation (a clone, not equal content). Sound as an
+    /// identity while `self` is held: the allocation cannot be freed and reused meanwhile.
+    pub fn same(&self, other: &Bytes) -> bool {
+        match (self, other) {
+            (Bytes::Owned(a), Bytes::Owned(b)) => Arc::ptr_eq(a, b),
+            (Bytes::Mapped { map: a, start: s1, len: l1 }, Bytes::Mapped { map: b, start: s2, len: l2 }) => {
+                Arc::ptr_eq(a, b) && s1 == s2 && l1 == l2
+            }
+            _ => false,
+        }
+    }
+
     pub fn as_slice(&self) -> &[u8] {
         match self {
             Bytes::Owned(v) => v,

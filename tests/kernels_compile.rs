@@ -103,7 +103,10 @@ fn every_align_variant_compiles() {
     if !nvrtc_or_skip() {
         return;
     }
-    use swarrow::engine::cuda::align::{KERNEL_SOURCE, PACKED_ROWS, WIDE_ROWS};
+    use swarrow::engine::cuda::{
+        align::KERNEL_SOURCE,
+        align_plan::{PACKED_ROWS, WIDE_ROWS},
+    };
     let src = Source { name: "align.cu", text: KERNEL_SOURCE, headers: &[] };
     let variants = PACKED_ROWS.iter().map(|&r| (true, r)).chain([(false, WIDE_ROWS)]);
     for (packed, rows) in variants {

@@ -84,7 +84,7 @@ fn read(path: &PathBuf) -> Vec<Record> {
 }
 
 fn cpu_engine(sc: &Scoring) -> std::sync::Arc<dyn Engine> {
-    engine::select(Device::Cpu, sc, None, false).unwrap()
+    engine::select(Device::Cpu, sc, &engine::EngineOptions::default(), false).unwrap()
 }
 
 #[test]

@@ -69,9 +69,28 @@ pub trait Engine: Send + Sync {
         self.align(SeqPairs::from_slices(pairs).view())
     }
 
+    /// What the engine has done so far (work done, time per phase), as (name, value) lines
+    /// for `--stats`; engines report, the caller decides whether to print.
+    fn statistics(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Pairs per `align` call that keep this engine busy; the align pipeline batches by it.
     fn align_batch_pairs(&self) -> usize {
         65_536
+    }
+}
+
+/// How engines are built: CPU threads (all cores when `None`) and the CUDA engine's tuning.
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    pub threads: Option<usize>,
+    pub cuda: cuda::CudaConfig,
+}
+
+impl EngineOptions {
+    pub fn threads(threads: Option<usize>) -> EngineOptions {
+        EngineOptions { threads, ..Default::default() }
     }
 }
 
@@ -87,11 +106,12 @@ pub enum Device {
 /// Builds the engine for `device`; `verbose` says on stderr which one, and why not the GPU
 /// when `auto` falls back to the CPU (otherwise a silent, expected event on most machines).
 /// `SWARROW_ENGINE=scalar` forces the scalar reference on the CPU (tests, debugging).
-pub fn select(device: Device, scoring: &Scoring, threads: Option<usize>, verbose: bool) -> Result<Arc<dyn Engine>> {
+pub fn select(device: Device, scoring: &Scoring, options: &EngineOptions, verbose: bool) -> Result<Arc<dyn Engine>> {
+    let threads = options.threads;
     let engine = match device {
         Device::Cpu => cpu_engine(scoring, threads)?,
-        Device::Cuda => gpu_engine(scoring)?,
-        Device::Auto => match gpu_engine(scoring) {
+        Device::Cuda => gpu_engine(scoring, &options.cuda)?,
+        Device::Auto => match gpu_engine(scoring, &options.cuda) {
             Ok(e) => e,
             Err(Error::Device(why)) if !why.is_empty() => {
                 if verbose {
@@ -116,6 +136,6 @@ fn cpu_engine(scoring: &Scoring, threads: Option<usize>) -> Result<Arc<dyn Engin
     Ok(Arc::new(simd::SimdEngine::new(scoring.clone(), threads)?))
 }
 
-fn gpu_engine(scoring: &Scoring) -> Result<Arc<dyn Engine>> {
-    Ok(Arc::new(cuda::CudaEngine::new(scoring.clone())?))
+fn gpu_engine(scoring: &Scoring, config: &cuda::CudaConfig) -> Result<Arc<dyn Engine>> {
+    Ok(Arc::new(cuda::CudaEngine::with_config(scoring.clone(), config.clone())?))
 }

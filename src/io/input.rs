@@ -50,14 +50,31 @@ enum Source {
     },
 }
 
+/// Asks for a 1 MiB pipe buffer (Linux's unprivileged maximum) where the input is a pipe:
+/// with the default 64 KiB every read returns at most that, and the reading thread wakes
+/// the parser once per 64 KiB (measured: a third of the reader's time went to task switches
+/// through `cat file |`). Best effort: anything but a pipe, or a refusal, changes nothing.
+fn widen_pipe(fd: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}
+
 impl Head {
     /// Opens `path` (`-` = stdin) and reads up to `n` bytes.
     pub fn open(path: &Path, n: usize) -> Result<Head> {
         let place = Where::from_arg(path);
         let mut source = match &place {
-            Where::Stdin => Source::Stdin(BufReader::with_capacity(BUFFER_SIZE, io::stdin())),
+            Where::Stdin => {
+                widen_pipe(&io::stdin());
+                Source::Stdin(BufReader::with_capacity(BUFFER_SIZE, io::stdin()))
+            }
             Where::Path(p) => {
                 let file = open_file(p)?;
+                widen_pipe(&file);
                 let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
                 Source::File { reader: BufReader::with_capacity(BUFFER_SIZE, CountingRead(file)), regular }
             }

@@ -1,7 +1,7 @@
 //! One-to-one alignment: batches of pairs stream in, one result per pair streams out in
 //! input order, with several batches in the engine at once.
 
-use super::run_ordered;
+use super::{run_ordered, StageTimes};
 use crate::engine::{Alignment, Engine};
 use crate::error::{Error, Result};
 use crate::io::pairs::{BatchLimits, PairReader};
@@ -39,13 +39,14 @@ pub fn batch_limits(engine: &dyn Engine, opts: &AlignOptions) -> BatchLimits {
     BatchLimits { pairs, residues: engine.align_batch_pairs().max(1) * RESIDUES_PER_BATCH_PAIR }
 }
 
-/// Runs the alignment of every pair and finishes the writer on success.
+/// Runs the alignment of every pair and finishes the writer on success; says where the
+/// time went.
 pub fn align(
     engine: Arc<dyn Engine>,
     mut pairs: Box<dyn PairReader>,
     opts: AlignOptions,
     mut writer: Box<dyn ResultWriter>,
-) -> Result<()> {
+) -> Result<StageTimes> {
     let progress = &opts.progress;
     let read = |batch: &mut PairBatch| {
         batch.clear();
@@ -64,9 +65,10 @@ pub fn align(
         results(batch, &alignments, opts.stats)
     };
     let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
-    run_ordered(opts.in_flight.unwrap_or(IN_FLIGHT), read, compute, write)?;
+    let times = run_ordered(opts.in_flight.unwrap_or(IN_FLIGHT), read, compute, write)?;
     progress.phase("writing");
-    writer.finish()
+    writer.finish()?;
+    Ok(times)
 }
 
 /// Refuses a batch holding a pair whose score could leave the 32-bit range.

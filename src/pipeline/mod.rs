@@ -12,8 +12,34 @@ pub mod search;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+
+/// Where a pipeline's time went: each stage's busy time (compute summed over the batches in
+/// flight, so it can exceed the wall time), for `--stats`.
+#[derive(Debug, Clone, Default)]
+pub struct StageTimes {
+    pub batches: u64,
+    /// In the reader (waiting for input included).
+    pub read: Duration,
+    pub compute: Duration,
+    pub write: Duration,
+    pub wall: Duration,
+}
+
+impl StageTimes {
+    pub fn lines(&self) -> Vec<(String, String)> {
+        let s = |d: Duration| format!("{:.3} s", d.as_secs_f64());
+        vec![
+            ("pipeline batches".into(), self.batches.to_string()),
+            ("pipeline wall".into(), s(self.wall)),
+            ("pipeline reading".into(), s(self.read)),
+            ("pipeline computing (summed over batches in flight)".into(), s(self.compute)),
+            ("pipeline writing".into(), s(self.write)),
+        ]
+    }
+}
 
 /// Runs `read` (fills an empty batch; false at the end of the input), `compute` on up to
 /// `in_flight` batches at once, and `write` on the results in input order. Returns the
@@ -24,11 +50,37 @@ pub(crate) fn run_ordered<B, R>(
     mut read: impl FnMut(&mut B) -> Result<bool> + Send,
     compute: impl Fn(&mut B) -> Result<R> + Sync,
     mut write: impl FnMut(R) -> Result<()>,
-) -> Result<()>
+) -> Result<StageTimes>
 where
     B: Default + Send,
     R: Send,
 {
+    let started = Instant::now();
+    let busy = |f: &mut Duration, t: Instant| *f += t.elapsed();
+    let compute_time = Mutex::new(Duration::ZERO);
+    let compute = |b: &mut B| {
+        let t = Instant::now();
+        let r = compute(b);
+        if let Ok(mut c) = compute_time.lock() {
+            *c += t.elapsed();
+        }
+        r
+    };
+    let mut times = StageTimes::default();
+    let mut read_time = Duration::ZERO;
+    let mut read = |b: &mut B| {
+        let t = Instant::now();
+        let r = read(b);
+        busy(&mut read_time, t);
+        r
+    };
+    let mut write = |r: R| {
+        let t = Instant::now();
+        let out = write(r);
+        busy(&mut times.write, t);
+        times.batches += 1;
+        out
+    };
     let in_flight = in_flight.max(1);
     let (work_tx, work_rx) = sync_channel::<(u64, B)>(1);
     let (spare_tx, spare_rx) = sync_channel::<B>(in_flight + 2);
@@ -59,7 +111,11 @@ where
         }
         read?;
         written
-    })
+    })?;
+    times.read = read_time;
+    times.compute = compute_time.into_inner().unwrap_or_default();
+    times.wall = started.elapsed();
+    Ok(times)
 }
 
 /// One compute worker: batches in, results out, emptied batches back to the reader.

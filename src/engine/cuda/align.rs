@@ -20,6 +20,8 @@
 //!
 //! Results are written by pair index, so the output is in input order whatever the bins.
 
+use super::align_plan::*;
+use super::config::{CudaConfig, Upload};
 use super::runtime::{dev_err, Gpu, Source};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
@@ -27,343 +29,12 @@ use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
 use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 pub const KERNEL_SOURCE: &str = include_str!("../../../kernels/align.cu");
-
-/// Query rows per thread compiled for the 16-bit kernel (the 32-bit one uses `WIDE_ROWS`).
-/// At most 16: the per-thread profile is 2 x (alphabet + 1) x rows bytes of shared memory,
-/// and at 24-32 rows a protein block of 128 threads fills an SM alone (4 warps, one per
-/// scheduler, 30% issue-slot use in ncu); at 16 rows two blocks fit (8 warps).
-pub const PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
-pub const WIDE_ROWS: u32 = 32;
-/// Threads per pair: a power of two up to a warp (shuffles stay inside the warp).
-pub const GROUPS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// Block sizes tried (threads); the one keeping most warps resident on an SM wins, the
-/// first listed on ties (small blocks retire unevenly long pairs more smoothly).
-const BLOCKS: [u32; 4] = [64, 128, 256, 32];
-/// Largest chunk of sequence bytes one kernel batch takes (offsets are 32-bit).
-const CHUNK_BYTES: usize = 1 << 30;
-
-/// One compiled kernel variant and how many threads share a pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Shape {
-    /// 16-bit lanes, two pairs per thread; else 32-bit, one pair per thread.
-    pub packed: bool,
-    /// Query rows each thread holds (the kernel's ROWS).
-    pub rows: u32,
-    /// Threads per pair (the kernel's G).
-    pub group: u32,
-}
-
-impl Shape {
-    pub fn halves(self) -> usize {
-        if self.packed {
-            2
-        } else {
-            1
-        }
-    }
-
-    /// Query rows one pass covers.
-    pub fn span(self) -> usize {
-        (self.rows * self.group) as usize
-    }
-
-    pub fn passes(self, qlen: usize) -> usize {
-        qlen.div_ceil(self.span()).max(1)
-    }
-}
-
-/// The cheapest shape for a pair of these lengths, by a cost model of the kernel: each
-/// thread-step costs its rows' cells plus a fixed overhead (shuffles, loads, best
-/// tracking), and a pass takes `tlen + group - 1` steps (the wavefront fills and drains).
-/// Candidates: per group, the fewest rows covering the query in one pass; and the widest
-/// shape, tiled over several passes. (Cost grows with rows, so for a group the fewest rows
-/// that cover the query win; `tests::analytic_shape_equals_exhaustive_search` checks this.)
-pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
-    let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
-    let max_rows = rows_set[rows_set.len() - 1];
-    let widest = Shape { packed, rows: max_rows, group: 32 };
-    let mut best = (shape_cost(widest, qlen, tlen), widest);
-    for &group in &GROUPS {
-        let need = qlen.div_ceil(group as usize).max(1);
-        if let Some(&rows) = rows_set.iter().find(|&&r| r as usize >= need) {
-            let shape = Shape { packed, rows, group };
-            let cost = shape_cost(shape, qlen, tlen);
-            // Ties go to the fewer threads (the first found), as the widest comes last.
-            if cost < best.0 || (cost == best.0 && group < best.1.group) {
-                best = (cost, shape);
-            }
-        }
-    }
-    best.1
-}
-
-fn shape_cost(shape: Shape, qlen: usize, tlen: usize) -> f64 {
-    const CELL: f64 = 3.5;
-    const STEP: f64 = 14.0;
-    let group = shape.group as f64;
-    shape.passes(qlen) as f64 * group * (shape.rows as f64 * CELL + STEP) * (tlen as f64 + group - 1.0)
-}
-
-/// The work of one launch: pairs of one shape, grouped `halves` to a thread.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bin {
-    pub shape: Shape,
-    /// `halves` entries per group: a pair's index in the chunk, or -1 for an empty slot.
-    pub groups: Vec<i32>,
-    /// Longest target in the bin (columns the tiling scratch must hold).
-    pub max_cols: usize,
-    pub max_passes: usize,
-    /// Per group: wavefront steps of its longest half, over all passes (its run time).
-    pub work: Vec<u32>,
-}
-
-/// One pair to bin: its index, query rows and target columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Item {
-    pub index: u32,
-    pub qlen: u32,
-    pub tlen: u32,
-}
-
-/// Bins `items` by shape; inside a bin pairs are ordered by target length (longest first)
-/// so the pairs sharing a thread, and the groups sharing a warp, run for similar lengths.
-/// Empty pairs (either length 0) must be left out by the caller: they score 0.
-pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
-    use rayon::prelude::*;
-    // Shapes on all cores (this runs once per piece, between the GPU's passes).
-    let shapes: Vec<Shape> = items
-        .par_iter()
-        .with_min_len(4096)
-        .map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed))
-        .collect();
-    let mut buckets: Vec<(Shape, Vec<Item>)> = Vec::new();
-    for (it, &shape) in items.iter().zip(&shapes) {
-        match buckets.iter_mut().find(|(s, _)| *s == shape) {
-            Some((_, v)) => v.push(*it),
-            None => buckets.push((shape, vec![*it])),
-        }
-    }
-    let mut bins: Vec<Bin> = buckets
-        .into_par_iter()
-        .map(|(shape, mut its)| {
-            // Longest target first, then longest query; a stable sort keeps input order
-            // (the callers': by index) among equals.
-            its.sort_by_key(|it| std::cmp::Reverse(((it.tlen as u64) << 32) | it.qlen as u64));
-            let h = shape.halves();
-            let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
-            let mut work = Vec::with_capacity(its.len().div_ceil(h));
-            for chunk in its.chunks(h) {
-                groups.extend(chunk.iter().map(|it| it.index as i32));
-                groups.extend(std::iter::repeat(-1).take(h - chunk.len()));
-                let steps = |it: &Item| (it.tlen + shape.group - 1) as u64 * shape.passes(it.qlen as usize) as u64;
-                work.push(chunk.iter().map(steps).max().unwrap_or(0).min(u32::MAX as u64) as u32);
-            }
-            let max_cols = its.iter().map(|it| it.tlen as usize).max().unwrap_or(0);
-            let max_passes = its.iter().map(|it| shape.passes(it.qlen as usize)).max().unwrap_or(1);
-            Bin { shape, groups, max_cols, max_passes, work }
-        })
-        .collect();
-    // Biggest work first, so small bins fill the GPU's tail.
-    bins.sort_by_key(|b| (std::cmp::Reverse(b.groups.len() * b.max_cols * b.shape.span()), b.shape));
-    bins
-}
-
-/// One launch: every bin of one kernel variant (rows per thread, lane width), as a table
-/// of warps, each running 32 / G groups of one bin.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
-    pub packed: bool,
-    pub rows: u32,
-    /// Per warp: (G, first group in the concatenated group table, scratch slot of that
-    /// group (multi-pass bins; 0 otherwise), groups in the warp). Longest work first.
-    pub warps: Vec<[i32; 4]>,
-    /// Columns each scratch slot holds (1 when no bin takes several passes).
-    pub stride: usize,
-    /// Scratch slots (groups of multi-pass bins).
-    pub slots: usize,
-}
-
-/// Groups launches by kernel variant. `offsets[k]` is bin k's first group in the
-/// concatenated group table. Warps go longest first so the long serial ones start early
-/// and short ones fill the tail.
-pub fn plan_launches(bins: &[Bin], offsets: &[usize]) -> Vec<Launch> {
-    let mut launches: Vec<(Launch, Vec<u32>)> = Vec::new();
-    for (bin, &first) in bins.iter().zip(offsets) {
-        let key = (bin.shape.packed, bin.shape.rows);
-        let pos = match launches.iter().position(|(l, _)| (l.packed, l.rows) == key) {
-            Some(p) => p,
-            None => {
-                let l = Launch { packed: key.0, rows: key.1, warps: Vec::new(), stride: 1, slots: 0 };
-                launches.push((l, Vec::new()));
-                launches.len() - 1
-            }
-        };
-        let (launch, work) = &mut launches[pos];
-        let g = bin.shape.group as usize;
-        let per_warp = 32 / g;
-        let ngroups = bin.groups.len() / bin.shape.halves();
-        let multi = bin.max_passes > 1;
-        for j in (0..ngroups).step_by(per_warp) {
-            let slot = if multi { launch.slots + j } else { 0 };
-            launch.warps.push([g as i32, (first + j) as i32, slot as i32, per_warp.min(ngroups - j) as i32]);
-            work.push(bin.work[j]);
-        }
-        if multi {
-            launch.slots += ngroups;
-            launch.stride = launch.stride.max(bin.max_cols);
-        }
-    }
-    launches
-        .into_iter()
-        .map(|(mut l, work)| {
-            let mut order: Vec<usize> = (0..l.warps.len()).collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(work[i]));
-            l.warps = order.iter().map(|&i| l.warps[i]).collect();
-            l
-        })
-        .collect()
-}
-
-/// The kernel's scoring table: `(n + 1)^2` bytes, code n padding rows and columns with a
-/// score below every real one (padding cells then never reach or tie a real best).
-pub fn kernel_matrix(sc: &Scoring) -> Result<(Vec<i8>, usize)> {
-    let n = sc.matrix.size();
-    let nc1 = n + 1;
-    let mut m = vec![-128i8; nc1 * nc1];
-    for a in 0..n {
-        for b in 0..n {
-            let s = sc.score(a as u8, b as u8);
-            if !(-127..=127).contains(&s) {
-                return Err(Error::usage(format!(
-                    "the CUDA engine needs substitution scores within -127..127 ({} has {})",
-                    sc.matrix.name, s
-                )));
-            }
-            m[a * nc1 + b] = s as i8;
-        }
-    }
-    Ok((m, nc1))
-}
-
-/// Largest best score the 16-bit kernel reports exactly: under it no lane can have wrapped.
-pub fn overflow_limit(sc: &Scoring) -> i32 {
-    i16::MAX as i32 - sc.matrix.max_score().max(0) - 1
-}
-
-/// Threads per block and dynamic shared memory for a kernel variant: the block size that
-/// keeps most warps resident on one SM (larger blocks on ties), given the shared memory a
-/// block needs (`fixed` + `per_thread` x threads), registers per thread, the SM's shared
-/// memory and the per-block limit. None when not even 32 threads fit.
-pub fn choose_block(
-    fixed: u32,
-    per_thread: u32,
-    regs: u32,
-    shared_per_sm: u32,
-    max_per_block: u32,
-) -> Option<(u32, u32)> {
-    // Hopper/Ampere limits: 64 K registers (allocated per warp in 256s), 2048 threads and
-    // 32 blocks per SM, 1 KB of shared memory reserved per block.
-    let warp_regs = (regs.max(1) * 32).div_ceil(256) * 256;
-    let mut best: Option<(u32, u32, u32)> = None;
-    for &block in &BLOCKS {
-        let shared = fixed + block * per_thread;
-        if shared > max_per_block {
-            continue;
-        }
-        let by_shared = shared_per_sm / (shared + 1024);
-        let by_regs = (65536 / warp_regs) / (block / 32);
-        let blocks = by_shared.min(by_regs).min(2048 / block).min(32);
-        let warps = blocks * block / 32;
-        if best.map_or(true, |(w, _, _)| warps > w) {
-            best = Some((warps, block, shared));
-        }
-    }
-    best.map(|(_, b, s)| (b, s))
-}
-
-/// Sequences of a chunk laid out for the kernel: all codes in one buffer and per pair
-/// (query offset, target offset, query length, target length).
-#[derive(Debug, Default)]
-pub struct Packed {
-    pub seqs: Vec<u8>,
-    pub descs: Vec<u32>,
-}
-
-pub fn pack(pairs: PairSeqs<'_>) -> Packed {
-    let mut p = Packed::default();
-    pack_into(pairs, &mut p);
-    p
-}
-
-/// `pack` into reused buffers (a worker keeps them between pieces: no page faults).
-/// `seqs` may be longer than the bytes written.
-pub fn pack_into(pairs: PairSeqs<'_>, out: &mut Packed) {
-    let total = pack_descs(pairs, &mut out.descs);
-    if out.seqs.len() < total {
-        out.seqs.resize(total, 0);
-    }
-    pack_seqs(pairs, &mut out.seqs);
-}
-
-/// The pair table; returns the sequence bytes needed (at least 1).
-pub fn pack_descs(pairs: PairSeqs<'_>, descs: &mut Vec<u32>) -> usize {
-    descs.clear();
-    let offsets: Vec<usize> = pairs.offsets().collect();
-    for b in offsets.windows(3).step_by(2) {
-        descs.extend_from_slice(&[b[0] as u32, b[1] as u32, (b[1] - b[0]) as u32, (b[2] - b[1]) as u32]);
-    }
-    offsets.last().copied().unwrap_or(0).max(1)
-}
-
-/// Copies the pairs' residues into `dst` (long enough): they already lie back to back in
-/// the batch, so this is one copy, cut in parallel chunks.
-pub fn pack_seqs(pairs: PairSeqs<'_>, dst: &mut [u8]) {
-    use rayon::prelude::*;
-    const CHUNK: usize = 1 << 20;
-    let src = pairs.residues();
-    dst[..src.len()].par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
-}
-
-/// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
-/// `max_bytes` (the kernel's offsets are 32-bit).
-pub fn piece_ranges(pairs: PairSeqs<'_>, max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
-    super::layout::consecutive_ranges(pairs.iter().map(|(q, t)| q.len() + t.len()), 0, max_bytes, max_pairs)
-}
-
-/// One cell reported by the kernel: score and 0-based (row, column); -1 when score is 0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cell {
-    pub score: i32,
-    pub row: i32,
-    pub col: i32,
-    pub overflow: bool,
-}
-
-fn cells(raw: &[i32]) -> Vec<Cell> {
-    raw.chunks_exact(4).map(|c| Cell { score: c[0], row: c[1], col: c[2], overflow: c[3] & 1 != 0 }).collect()
-}
-
-/// Combines the forward end and the reverse start (in reversed coordinates) of one pair.
-/// `recomputed` follows the one rule of [`crate::engine::recomputed`], not the GPU's path.
-pub fn finish(end: Cell, start: Option<Cell>) -> Result<Alignment> {
-    let recomputed = crate::engine::recomputed(end.score);
-    if end.score <= 0 {
-        return Ok(Alignment::default());
-    }
-    let (qend, tend) = (end.row as u32 + 1, end.col as u32 + 1);
-    let s = start.ok_or_else(|| Error::Internal("reverse pass result missing".into()))?;
-    if s.score != end.score || s.row < 0 || s.col < 0 || s.row as u32 >= qend || s.col as u32 >= tend {
-        return Err(Error::Internal(format!(
-            "GPU reverse pass reached score {} at ({}, {}) for forward score {} ending at ({}, {})",
-            s.score, s.row, s.col, end.score, qend, tend
-        )));
-    }
-    Ok(Alignment { score: end.score, qstart: qend - s.row as u32, qend, tstart: tend - s.col as u32, tend, recomputed })
-}
+pub const STATS_SOURCE: &str = include_str!("../../../kernels/path_stats.cu");
 
 /// The kernels and scoring table of one GPU, and its work streams: one host thread per
 /// stream, so one thread packs and bins its piece while the GPU runs another's.
@@ -374,6 +45,7 @@ struct Device {
     streams: Vec<Arc<CudaStream>>,
     matrix: CudaSlice<i8>,
     kernels: Mutex<HashMap<(bool, u32), CudaFunction>>,
+    stats_kernel: Mutex<Option<CudaFunction>>,
     /// Per stream: pinned staging and device buffers for the sequences, reused between
     /// pieces and calls (no page faults, DMA straight from pinned memory).
     staging: Vec<Mutex<Staging>>,
@@ -386,25 +58,25 @@ struct Staging {
     descs: Vec<u32>,
 }
 
-/// Host threads (and streams) per GPU: while one packs and bins its piece, the others'
-/// kernels keep the GPU busy.
-const STREAMS_PER_GPU: usize = 4;
-/// Pairs per piece of work handed to one stream (fewer pieces for small calls).
-const PIECE_PAIRS: usize = 65_536;
 /// Smallest piece a call is cut into (fewer, fuller launches for small calls).
 const MIN_PIECE_PAIRS: usize = 4_096;
 
-/// `SWARROW_ALIGN_STREAMS` / `SWARROW_ALIGN_PIECE` override the two above (tuning runs).
-fn streams_per_gpu() -> usize {
-    env_count("SWARROW_ALIGN_STREAMS").unwrap_or(STREAMS_PER_GPU)
-}
-
-fn piece_pairs() -> usize {
-    env_count("SWARROW_ALIGN_PIECE").unwrap_or(PIECE_PAIRS)
-}
-
-fn env_count(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0)
+/// What the aligner has done so far, summed over its calls and workers (nanoseconds are
+/// summed over workers, so they can exceed the wall time).
+#[derive(Debug, Default)]
+struct Counters {
+    pieces: AtomicU64,
+    pairs: AtomicU64,
+    cells: AtomicU64,
+    wide_pairs: AtomicU64,
+    /// Pair table, bins and launch tables on the host.
+    prepare_ns: AtomicU64,
+    /// Sequences into the GPU (staging copy and DMA, or the driver's copy).
+    upload_ns: AtomicU64,
+    /// From the first launch to the results back on the host (both passes, wide pairs).
+    gpu_ns: AtomicU64,
+    /// Traceback statistics: upload, kernel and read-back.
+    stats_ns: AtomicU64,
 }
 
 /// One-to-one alignment on every visible GPU.
@@ -417,21 +89,23 @@ pub struct GpuAligner {
     /// Threads for packing and binning: the aligner's own, so that its host work does not
     /// queue behind the callers' jobs in rayon's global pool (input parsing, say).
     pool: rayon::ThreadPool,
+    config: CudaConfig,
+    counters: Counters,
 }
 
 impl GpuAligner {
-    pub fn new(sc: &Scoring) -> Result<GpuAligner> {
-        Self::on(Gpu::open_all()?, sc)
+    pub fn new(sc: &Scoring, config: &CudaConfig) -> Result<GpuAligner> {
+        Self::on(Gpu::open_all()?, sc, config)
     }
 
-    pub fn on(gpus: Vec<Gpu>, sc: &Scoring) -> Result<GpuAligner> {
+    pub fn on(gpus: Vec<Gpu>, sc: &Scoring, config: &CudaConfig) -> Result<GpuAligner> {
         let (m, nc1) = kernel_matrix(sc)?;
         let mut devices = Vec::new();
         for gpu in gpus {
             let matrix = gpu.stream.clone_htod(&m).map_err(dev_err("uploading the scoring matrix"))?;
             gpu.stream.synchronize().map_err(dev_err("uploading the scoring matrix"))?;
             let mut streams = vec![gpu.stream.clone()];
-            for _ in 1..streams_per_gpu() {
+            for _ in 1..config.align_streams.max(1) {
                 streams.push(gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?);
             }
             let staging = (0..streams.len()).map(|_| Mutex::new(Staging::default())).collect();
@@ -439,7 +113,15 @@ impl GpuAligner {
                 .ctx
                 .attribute(dsys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
                 .map_err(dev_err("device attribute"))? as u32;
-            devices.push(Device { gpu, shared_per_sm, streams, matrix, kernels: Mutex::new(HashMap::new()), staging });
+            devices.push(Device {
+                gpu,
+                shared_per_sm,
+                streams,
+                matrix,
+                kernels: Mutex::new(HashMap::new()),
+                stats_kernel: Mutex::new(None),
+                staging,
+            });
         }
         if devices.is_empty() {
             return Err(Error::Device("no GPU to align on".into()));
@@ -454,6 +136,8 @@ impl GpuAligner {
                 .num_threads(std::thread::available_parallelism().map_or(4, |n| n.get()).min(8))
                 .build()
                 .map_err(|e| Error::Internal(format!("thread pool: {}", e)))?,
+            config: config.clone(),
+            counters: Counters::default(),
         })
     }
 
@@ -504,38 +188,60 @@ impl GpuAligner {
         Ok(f)
     }
 
-    /// Score, end and start of each pair, in input order. The pairs are cut into pieces
-    /// that every (GPU, stream) worker takes from a shared queue.
+    /// Score, end and start of each pair, in input order.
     pub fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
+        self.by_pieces(pairs, |d, s, piece, _| self.align_chunk(d, s, piece))
+    }
+
+    /// Runs `f` on pieces of `pairs` and returns its results in input order: the pieces are
+    /// cut by the configured size and taken from a shared queue by every (GPU, stream)
+    /// worker, one host thread each. `f` gets the piece and its range in `pairs`.
+    fn by_pieces<T: Clone + Default + Send>(
+        &self,
+        pairs: PairSeqs<'_>,
+        f: impl Fn(&Device, usize, PairSeqs<'_>, std::ops::Range<usize>) -> Result<Vec<T>> + Sync,
+    ) -> Result<Vec<T>> {
         let workers: Vec<(&Device, usize)> =
             self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
         // At least two pieces per worker where the call is big enough, so the workers drift
-        // out of phase: one packs and bins on the host while the others' kernels run.
-        let per_piece = pairs.len().div_ceil(2 * workers.len()).max(MIN_PIECE_PAIRS).min(piece_pairs()).max(1);
+        // out of phase: one prepares its piece on the host while the others' kernels run.
+        let per_piece = pairs
+            .len()
+            .div_ceil(2 * workers.len())
+            .max(MIN_PIECE_PAIRS)
+            .min(self.config.align_piece_pairs.max(1))
+            .max(1);
         let pieces = piece_ranges(pairs, per_piece, CHUNK_BYTES);
-        let mut out = vec![Alignment::default(); pairs.len()];
+        let mut out = vec![T::default(); pairs.len()];
+        let place = |out: &mut [T], r: &std::ops::Range<usize>, res: Vec<T>| -> Result<()> {
+            if res.len() != r.len() {
+                return Err(Error::Internal(format!("GPU piece gave {} results for {} pairs", res.len(), r.len())));
+            }
+            out[r.clone()].clone_from_slice(&res);
+            Ok(())
+        };
         if pieces.len() <= 1 {
             for r in pieces {
                 let (d, s) = workers[0];
-                let res = self.align_chunk(d, s, pairs.slice(r.clone()))?;
-                out[r].copy_from_slice(&res);
+                let res = f(d, s, pairs.slice(r.clone()), r.clone())?;
+                place(&mut out, &r, res)?;
             }
             return Ok(out);
         }
         let next = AtomicUsize::new(0);
-        let done: Mutex<Vec<(usize, Vec<Alignment>)>> = Mutex::new(Vec::new());
+        let done: Mutex<Vec<(usize, Vec<T>)>> = Mutex::new(Vec::new());
         let used = workers.len().min(pieces.len());
         let results: Vec<Result<()>> = std::thread::scope(|sc| {
             let handles: Vec<_> = workers[..used]
                 .iter()
                 .map(|&(d, stream)| {
-                    let (next, done, pieces) = (&next, &done, &pieces);
+                    let (next, done, pieces, f) = (&next, &done, &pieces, &f);
                     sc.spawn(move || -> Result<()> {
                         d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             let Some(r) = pieces.get(k) else { return Ok(()) };
-                            let res = self.align_chunk(d, stream, pairs.slice(r.clone()))?;
+                            let res = f(d, stream, pairs.slice(r.clone()), r.clone())?;
                             done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
                         }
                     })
@@ -551,9 +257,91 @@ impl GpuAligner {
         }
         let done = done.into_inner().map_err(|_| Error::Internal("result lock poisoned".into()))?;
         for (k, res) in done {
-            out[pieces[k].clone()].copy_from_slice(&res);
+            place(&mut out, &pieces[k], res)?;
         }
         Ok(out)
+    }
+
+    /// Counters of each alignment's traceback path by the path rule (see
+    /// `kernels/path_stats.cu`), in input order: `Some([pairs, nident, gap opens])`, or
+    /// `None` for a rectangle the GPU leaves to the caller (a side of 65,536 or more, or
+    /// more than [`GPU_STATS_MAX_CELLS`] cells: one GPU thread walks a rectangle). Score 0
+    /// gives zeros.
+    pub fn path_counts(&self, pairs: PairSeqs<'_>, alignments: &[Alignment]) -> Result<Vec<Option<[u32; 3]>>> {
+        if alignments.len() != pairs.len() {
+            return Err(Error::Internal("path statistics: alignments and pairs differ in number".into()));
+        }
+        self.by_pieces(pairs, |d, s, piece, r| self.path_counts_chunk(d, s, piece, &alignments[r]))
+    }
+
+    fn path_counts_chunk(
+        &self,
+        d: &Device,
+        si: usize,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+    ) -> Result<Vec<Option<[u32; 3]>>> {
+        let stream = &d.streams[si];
+        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
+        let staging = &mut *staging;
+        let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
+        let plan = plan_path_stats(pairs, alignments, STATS_ROWS);
+        for &i in &plan.elsewhere {
+            out[i as usize] = None;
+        }
+        if plan.index.is_empty() {
+            return Ok(out);
+        }
+        let t0 = Instant::now();
+        let total = pack_descs(pairs, &mut staging.descs);
+        let seqs = self.upload(d, stream, staging, pairs, total)?;
+        let err = |what: &'static str| dev_err(what);
+        let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
+        let index = stream.clone_htod(&plan.index).map_err(err("uploading path jobs"))?;
+        let at = stream.clone_htod(&plan.scratch_at).map_err(err("uploading path jobs"))?;
+        let cols = plan.scratch_cols.max(1);
+        let scratch_h = unsafe { stream.alloc::<u32>(4 * cols) }.map_err(err("allocating path scratch"))?;
+        let scratch_b = unsafe { stream.alloc::<u32>(2 * cols) }.map_err(err("allocating path scratch"))?;
+        let mut res = stream.alloc_zeros::<i32>(4 * pairs.len()).map_err(err("allocating path results"))?;
+        let f = self.stats_kernel(d)?;
+        let njobs = plan.index.len() as i32;
+        let cfg = LaunchConfig {
+            grid_dim: ((plan.index.len() as u32).div_ceil(128), 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: (self.nc1 * self.nc1) as u32,
+        };
+        let mut lb = stream.launch_builder(&f);
+        lb.arg(&jobs).arg(&index).arg(&njobs).arg(seqs).arg(&d.matrix).arg(&self.nc1);
+        lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(&mut res).arg(&scratch_h).arg(&scratch_b).arg(&at);
+        unsafe { lb.launch(cfg) }.map_err(err("launching path_stats"))?;
+        let raw = stream.clone_dtoh(&res).map_err(err("reading path statistics"))?;
+        for &i in &plan.index {
+            let i = i as usize;
+            let c = &raw[4 * i..4 * i + 4];
+            if c[3] != alignments[i].score {
+                return Err(Error::Internal(format!(
+                    "GPU path statistics: the rectangle of pair {} scores {} end to end, not its score {}",
+                    i + 1,
+                    c[3],
+                    alignments[i].score
+                )));
+            }
+            out[i] = Some([c[0] as u32, c[1] as u32, c[2] as u32]);
+        }
+        self.counters.stats_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(out)
+    }
+
+    fn stats_kernel(&self, d: &Device) -> Result<CudaFunction> {
+        let mut slot = d.stats_kernel.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
+        if let Some(f) = &*slot {
+            return Ok(f.clone());
+        }
+        let src = Source { name: "path_stats.cu", text: STATS_SOURCE, headers: &[] };
+        let module = d.gpu.load(&src, &[format!("-DROWS={STATS_ROWS}")])?;
+        let f = d.gpu.function(&module, "path_stats")?;
+        *slot = Some(f.clone());
+        Ok(f)
     }
 
     fn align_chunk(&self, d: &Device, si: usize, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
@@ -563,36 +351,8 @@ impl GpuAligner {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
-        let timing = std::env::var_os("SWARROW_ALIGN_TIMING").is_some();
-        let t0 = std::time::Instant::now();
+        let t0 = Instant::now();
         let total = pack_descs(pairs, &mut staging.descs);
-        if staging.host.as_ref().map_or(true, |h| h.len() < total) {
-            staging.dev = None;
-            staging.host = None;
-            let cap = total + total / 4;
-            // Plain page-locked memory (not write-combined: the copy loop reads nothing back).
-            staging.host = Some(
-                unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }
-                    .map_err(dev_err("allocating pinned memory"))?,
-            );
-            staging.dev = Some(unsafe { stream.alloc::<u8>(cap) }.map_err(dev_err("allocating sequence memory"))?);
-        }
-        let (Some(host), Some(seqs)) = (staging.host.as_mut(), staging.dev.as_mut()) else {
-            return Err(Error::Internal("staging buffers missing".into()));
-        };
-        let dst = host.as_mut_slice().map_err(dev_err("pinned buffer"))?;
-        self.pool.install(|| pack_seqs(pairs, dst));
-        let t_pack = t0.elapsed();
-        {
-            // Only the bytes this piece uses (the buffers may be larger). The next write to
-            // `host` is this worker's next piece, after this piece's results were read back.
-            let src = &host.as_slice().map_err(dev_err("pinned buffer"))?[..total];
-            stream.memcpy_htod(src, &mut seqs.slice_mut(..total)).map_err(dev_err("uploading sequences"))?;
-        }
-        let seqs = &*seqs;
-        let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
-
-        // Forward (16-bit) then, on the same bins, reverse: queued back to back, one wait.
         let items: Vec<Item> = pairs
             .iter()
             .enumerate()
@@ -600,37 +360,15 @@ impl GpuAligner {
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
         let bins = self.pool.install(|| make_bins(&items, true));
-        if std::env::var("SWARROW_ALIGN_TIMING").is_ok_and(|v| v == "2") {
-            // Per launch: real cells against the lane-cells the kernel steps through.
-            for b in &bins {
-                let (h, g) = (b.shape.halves(), b.shape.group as usize);
-                let (mut real, mut lanes) = (0f64, 0f64);
-                for grp in b.groups.chunks(h) {
-                    let ps: Vec<(&[u8], &[u8])> =
-                        grp.iter().filter(|&&i| i >= 0).map(|&i| pairs.pair(i as usize)).collect();
-                    real += ps.iter().map(|(q, t)| q.len() as f64 * t.len() as f64).sum::<f64>();
-                    let steps = ps.iter().map(|(_, t)| t.len()).max().unwrap_or(0) + g - 1;
-                    let passes = ps.iter().map(|(q, _)| b.shape.passes(q.len())).max().unwrap_or(1);
-                    lanes += (steps * passes * b.shape.span() * h) as f64;
-                }
-                eprintln!(
-                    "  bin rows {} group {} groups {} cells {:.3e} lane-cells {:.3e}",
-                    b.shape.rows,
-                    g,
-                    b.groups.len() / h,
-                    real,
-                    lanes
-                );
-            }
-        }
-        let t1 = std::time::Instant::now();
-        let (mut ends, starts) = self.run_both(d, stream, seqs, &descs, &bins, pairs.len())?;
-        let t_gpu = t1.elapsed();
+        let t1 = Instant::now();
+        let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
+        let seqs = self.upload(d, stream, staging, pairs, total)?;
+        let t2 = Instant::now();
 
+        // Forward (16-bit) then, on the same bins, reverse: queued back to back, one wait.
+        let (mut ends, mut starts) = self.run_both(d, stream, seqs, &descs, &bins, pairs.len())?;
         // Where 16 bits may have wrapped: both passes again at 32 bits.
-        let t2 = std::time::Instant::now();
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
-        let mut starts = starts;
         if !wide.is_empty() {
             let (e, st) = self.run_both(d, stream, seqs, &descs, &make_bins(&wide, false), pairs.len())?;
             for it in &wide {
@@ -639,22 +377,82 @@ impl GpuAligner {
                 starts[i] = st[i];
             }
         }
-        if timing {
-            let cells = pairs.cells() as f64;
-            eprintln!(
-                "align piece: {} pairs, {} bins, pack {:.1} ms, bins {:.1} ms, gpu {:.1} ms ({:.3} TCUPS), wide {} pairs {:.1} ms, all {:.1} ms",
-                pairs.len(),
-                bins.len(),
-                t_pack.as_secs_f64() * 1e3,
-                (t1 - t0 - t_pack).as_secs_f64() * 1e3,
-                t_gpu.as_secs_f64() * 1e3,
-                cells / t_gpu.as_secs_f64() / 1e12,
-                wide.len(),
-                t2.elapsed().as_secs_f64() * 1e3,
-                t0.elapsed().as_secs_f64() * 1e3
+        let c = &self.counters;
+        let ns = |a: Instant, b: Instant| (b - a).as_nanos() as u64;
+        c.pieces.fetch_add(1, Ordering::Relaxed);
+        c.pairs.fetch_add(pairs.len() as u64, Ordering::Relaxed);
+        c.cells.fetch_add(pairs.cells(), Ordering::Relaxed);
+        c.wide_pairs.fetch_add(wide.len() as u64, Ordering::Relaxed);
+        c.prepare_ns.fetch_add(ns(t0, t1), Ordering::Relaxed);
+        c.upload_ns.fetch_add(ns(t1, t2), Ordering::Relaxed);
+        c.gpu_ns.fetch_add(ns(t2, Instant::now()), Ordering::Relaxed);
+        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]))).collect()
+    }
+
+    /// The piece's residues (`total` bytes) into the stream's device buffer, by the
+    /// configured [`Upload`]. The buffers grow, and are reused, per stream.
+    fn upload<'s>(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        staging: &'s mut Staging,
+        pairs: PairSeqs<'_>,
+        total: usize,
+    ) -> Result<&'s CudaSlice<u8>> {
+        let staged = self.config.align_upload == Upload::Staged;
+        if staging.dev.as_ref().map_or(true, |b| b.len() < total) {
+            staging.dev = None;
+            staging.host = None;
+            let cap = total + total / 4;
+            staging.dev = Some(unsafe { stream.alloc::<u8>(cap) }.map_err(dev_err("allocating sequence memory"))?);
+        }
+        if staged && staging.host.as_ref().map_or(true, |h| h.len() < total) {
+            let cap = staging.dev.as_ref().map_or(total, |b| b.len());
+            // Plain page-locked memory (not write-combined: the copy loop reads nothing back).
+            staging.host = Some(
+                unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }
+                    .map_err(dev_err("allocating pinned memory"))?,
             );
         }
-        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]))).collect()
+        let Some(dev) = staging.dev.as_mut() else {
+            return Err(Error::Internal("sequence buffer missing".into()));
+        };
+        let mut dst = dev.slice_mut(..total);
+        if staged {
+            let Some(host) = staging.host.as_mut() else {
+                return Err(Error::Internal("staging buffer missing".into()));
+            };
+            let dst_host = host.as_mut_slice().map_err(dev_err("pinned buffer"))?;
+            self.pool.install(|| pack_seqs(pairs, dst_host));
+            // Only the bytes this piece uses (the buffers may be larger). The next write to
+            // `host` is this worker's next piece, after this piece's results were read back.
+            let src = &host.as_slice().map_err(dev_err("pinned buffer"))?[..total];
+            stream.memcpy_htod(src, &mut dst).map_err(dev_err("uploading sequences"))?;
+        } else {
+            // One driver copy from the batch (at least one byte: an all-empty piece uploads a pad).
+            let src = pairs.residues();
+            let src: &[u8] = if src.is_empty() { &[0] } else { src };
+            stream.memcpy_htod(src, &mut dst.slice_mut(..src.len())).map_err(dev_err("uploading sequences"))?;
+        }
+        drop(dst);
+        staging.dev.as_ref().ok_or_else(|| Error::Internal("sequence buffer missing".into()))
+    }
+
+    /// What the aligner has done so far, as (name, value) lines for `--stats`.
+    pub fn statistics(&self) -> Vec<(String, String)> {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let secs = |a: &AtomicU64| format!("{:.3} s", get(a) as f64 / 1e9);
+        vec![
+            ("align pieces".into(), get(&c.pieces).to_string()),
+            ("align pairs".into(), get(&c.pairs).to_string()),
+            ("align cells".into(), format!("{:.4e}", get(&c.cells) as f64)),
+            ("align pairs recomputed at 32 bits".into(), get(&c.wide_pairs).to_string()),
+            ("align host preparation (summed over streams)".into(), secs(&c.prepare_ns)),
+            ("align upload (summed over streams)".into(), secs(&c.upload_ns)),
+            ("align GPU passes and read-back (summed over streams)".into(), secs(&c.gpu_ns)),
+            ("path statistics on the GPU (summed over streams)".into(), secs(&c.stats_ns)),
+        ]
     }
 
     /// Forward pass over every bin, then the reverse pass over the same bins reading the
@@ -765,359 +563,5 @@ impl GpuAligner {
         lb.arg(if l.packed { &self.limit } else { &i32::MAX }).arg(out).arg(scratch).arg(&stride_i);
         unsafe { lb.launch(cfg) }.map_err(dev_err("launching align_pairs"))?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::scalar;
-    use crate::scoring::{Alphabet, Matrix};
-
-    /// A small deterministic generator (xorshift), so failures reproduce.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    fn random_pair(rng: &mut Rng, n: u8, qmax: usize, tmax: usize) -> (Vec<u8>, Vec<u8>) {
-        let qlen = 1 + rng.below(qmax);
-        let tlen = 1 + rng.below(tmax);
-        let t: Vec<u8> = (0..tlen).map(|_| rng.below(n as usize) as u8).collect();
-        // Half the pairs: the query is a mutated window of the target, so alignments are long.
-        let q: Vec<u8> = if rng.below(2) == 0 && qlen <= tlen {
-            let s = rng.below(tlen - qlen + 1);
-            t[s..s + qlen].iter().map(|&c| if rng.below(5) == 0 { rng.below(n as usize) as u8 } else { c }).collect()
-        } else {
-            (0..qlen).map(|_| rng.below(n as usize) as u8).collect()
-        };
-        (q, t)
-    }
-
-    /// A CPU model of what the kernel computes for one pair at one shape: the offset
-    /// recurrences over the padded matrix, then per-thread best tracking (strict improvement
-    /// in column order, first row of the column), the group reduction and the pass merge.
-    /// Returns (score, row, col) 0-based, or (0, -1, -1).
-    fn model(q: &[u8], t: &[u8], pad_cols: usize, sc: &Scoring, shape: Shape) -> (i32, i32, i32) {
-        let (mat, nc1) = kernel_matrix(sc).unwrap();
-        let pad = (nc1 - 1) as u8;
-        let passes = shape.passes(q.len());
-        let rows = passes * shape.span();
-        let cols = t.len() + pad_cols;
-        let qc = |i: usize| if i < q.len() { q[i] } else { pad };
-        let tc = |j: usize| if j < t.len() { t[j] } else { pad };
-        let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
-        // h[i][j] over the padded matrix, with e* = E + oe and g = F + oe.
-        let mut h = vec![vec![0i32; cols]; rows];
-        let mut estar = vec![0i32; rows];
-        let mut hprev = vec![0i32; rows];
-        for j in 0..cols {
-            let mut g = 0; // F(0, j) + oe with H(0, j) = 0
-            let mut diag = 0;
-            for i in 0..rows {
-                let old = hprev[i];
-                let s = mat[qc(i) as usize * nc1 + tc(j) as usize] as i32;
-                estar[i] = (estar[i] - ext).max(old);
-                let a = (diag + s).max(estar[i] - oe).max(0);
-                let hv = a.max(g - oe);
-                g = (g - ext).max(hv);
-                h[i][j] = hv;
-                diag = old;
-                hprev[i] = hv;
-            }
-        }
-        let better = |a: (i32, i32, i32), b: (i32, i32, i32)| {
-            a.0 > b.0 || (a.0 == b.0 && (a.2 < b.2 || (a.2 == b.2 && a.1 < b.1)))
-        };
-        let none = (0, i32::MAX, i32::MAX);
-        let mut run = none;
-        let r = shape.rows as usize;
-        for p in 0..passes {
-            let mut group = none;
-            for th in 0..shape.group as usize {
-                let row0 = p * shape.span() + th * r;
-                let (mut best, mut bcol, mut snap) = (0, i32::MAX, vec![0; r]);
-                for j in 0..cols {
-                    let cm = (0..r).map(|k| h[row0 + k][j]).max().unwrap();
-                    if cm > best {
-                        best = cm;
-                        bcol = j as i32;
-                        snap = (0..r).map(|k| h[row0 + k][j]).collect();
-                    }
-                }
-                let b = if best > 0 {
-                    let k = snap.iter().position(|&v| v == best).unwrap();
-                    (best, (row0 + k) as i32, bcol)
-                } else {
-                    none
-                };
-                if better(b, group) {
-                    group = b;
-                }
-            }
-            if better(group, run) {
-                run = group;
-            }
-        }
-        if run.0 == 0 {
-            (0, -1, -1)
-        } else {
-            run
-        }
-    }
-
-    fn cell(m: (i32, i32, i32)) -> Cell {
-        Cell { score: m.0, row: m.1, col: m.2, overflow: false }
-    }
-
-    fn check_model(sc: &Scoring, n: u8, seed: u64, count: usize, qmax: usize, tmax: usize) {
-        let mut rng = Rng(seed);
-        for k in 0..count {
-            let (q, t) = random_pair(&mut rng, n, qmax, tmax);
-            let want = scalar::align_pair(&q, &t, sc).unwrap();
-            let shape = match k % 3 {
-                0 => choose_shape(q.len(), t.len(), true),
-                1 => Shape { packed: true, rows: 4, group: 2 },
-                _ => Shape { packed: false, rows: 4, group: 1 },
-            };
-            let end = model(&q, &t, rng.below(4), sc, shape);
-            let (qe, te) = if end.0 > 0 { (end.1 as usize + 1, end.2 as usize + 1) } else { (0, 0) };
-            let rq: Vec<u8> = q[..qe].iter().rev().copied().collect();
-            let rt: Vec<u8> = t[..te].iter().rev().copied().collect();
-            let start = if end.0 > 0 { Some(cell(model(&rq, &rt, 0, sc, shape))) } else { None };
-            let got = finish(cell(end), start).unwrap();
-            assert_eq!(got, want, "pair {} shape {:?}: q {:?} t {:?}", k, shape, q, t);
-        }
-    }
-
-    #[test]
-    fn kernel_model_matches_scalar_protein() {
-        check_model(&Scoring::blosum62(), 24, 0x9e3779b97f4a7c15, 300, 60, 80);
-        let sc = Scoring::new(Matrix::protein("PAM30").unwrap(), 6, 1).unwrap();
-        check_model(&sc, 24, 12345, 200, 40, 40);
-    }
-
-    #[test]
-    fn kernel_model_matches_scalar_dna() {
-        let sc = Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap();
-        check_model(&sc, 5, 777, 300, 50, 70);
-        // Tiny alphabets make many ties: the tie rule is exercised hard.
-        let sc = Scoring::new(Matrix::dna(1, -1), 1, 1).unwrap();
-        check_model(&sc, 2, 4242, 300, 12, 12);
-    }
-
-    #[test]
-    fn reverse_local_pass_equals_anchored_start() {
-        // The claim the reverse kernel rests on, without the kernel model: a plain local
-        // pass on the reversed prefixes finds the anchored start of `start_from_end`.
-        let sc = Scoring::new(Matrix::dna(1, -1), 1, 1).unwrap();
-        let mut rng = Rng(99);
-        for _ in 0..500 {
-            let (q, t) = random_pair(&mut rng, 3, 15, 15);
-            let p = scalar::Profile::new(&q, &sc);
-            let end = scalar::score_end(&p, &t, &sc, &mut scalar::Scratch::default());
-            if end.score == 0 {
-                continue;
-            }
-            let rq: Vec<u8> = q[..end.qend as usize].iter().rev().copied().collect();
-            let rt: Vec<u8> = t[..end.tend as usize].iter().rev().copied().collect();
-            let rev = scalar::score_end(&scalar::Profile::new(&rq, &sc), &rt, &sc, &mut scalar::Scratch::default());
-            assert_eq!(rev.score, end.score);
-            let (qs, ts) = scalar::start_from_end(&q, &t, &sc, end).unwrap();
-            assert_eq!((end.qend - rev.qend + 1, end.tend - rev.tend + 1), (qs, ts));
-        }
-    }
-
-    /// Every (rows, group) of the compiled set, multi-pass only at the widest: the search
-    /// `choose_shape` shortcuts.
-    fn exhaustive_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
-        let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
-        let max_rows = *rows_set.last().unwrap();
-        let mut best: Option<(f64, Shape)> = None;
-        for &group in &GROUPS {
-            for &rows in rows_set {
-                let shape = Shape { packed, rows, group };
-                if shape.passes(qlen) > 1 && (group != 32 || rows != max_rows) {
-                    continue;
-                }
-                let g = group as f64;
-                let cost = shape.passes(qlen) as f64 * g * (rows as f64 * 3.5 + 14.0) * (tlen as f64 + g - 1.0);
-                if best.map_or(true, |(c, _)| cost < c) {
-                    best = Some((cost, shape));
-                }
-            }
-        }
-        best.unwrap().1
-    }
-
-    #[test]
-    fn analytic_shape_equals_exhaustive_search() {
-        let mut rng = Rng(17);
-        for k in 0..20_000 {
-            let qlen = if k < 3000 { k + 1 } else { 1 + rng.below(20_000) };
-            let tlen = 1 + rng.below(if k % 2 == 0 { 300 } else { 20_000 });
-            for packed in [true, false] {
-                assert_eq!(choose_shape(qlen, tlen, packed), exhaustive_shape(qlen, tlen, packed), "{} {}", qlen, tlen);
-            }
-        }
-    }
-
-    #[test]
-    fn shapes_cover_the_query_and_prefer_little_padding() {
-        for qlen in 1..3000 {
-            for packed in [true, false] {
-                let s = choose_shape(qlen, 1000, packed);
-                assert!(s.passes(qlen) * s.span() >= qlen);
-                assert!(GROUPS.contains(&s.group));
-                if s.passes(qlen) == 1 && packed {
-                    // Within one pass, padding stays under a third of the rows (or 16 rows).
-                    let waste = s.span() - qlen;
-                    assert!(waste * 3 <= s.span() || waste < 16, "qlen {} -> {:?}", qlen, s);
-                }
-            }
-        }
-        assert_eq!(choose_shape(5000, 100, true), Shape { packed: true, rows: 16, group: 32 });
-        assert_eq!(choose_shape(20, 100, false).rows, WIDE_ROWS);
-    }
-
-    #[test]
-    fn bins_hold_every_pair_once_sorted_by_target_length() {
-        let mut rng = Rng(5);
-        let items: Vec<Item> = (0..1001)
-            .map(|i| Item { index: i, qlen: 1 + rng.below(700) as u32, tlen: 1 + rng.below(2000) as u32 })
-            .collect();
-        for packed in [true, false] {
-            let bins = make_bins(&items, packed);
-            let mut seen = vec![0; items.len()];
-            for b in &bins {
-                assert_eq!(b.groups.len() % b.shape.halves(), 0);
-                let members: Vec<&Item> = b.groups.iter().filter(|&&g| g >= 0).map(|&g| &items[g as usize]).collect();
-                for w in members.windows(2) {
-                    assert!(w[0].tlen >= w[1].tlen);
-                }
-                for m in &members {
-                    seen[m.index as usize] += 1;
-                    assert_eq!(choose_shape(m.qlen as usize, m.tlen as usize, packed), b.shape);
-                    assert!(b.max_cols >= m.tlen as usize);
-                    assert!(b.max_passes >= b.shape.passes(m.qlen as usize));
-                }
-                // Empty slots only at the very end of a bin.
-                let first_empty = b.groups.iter().position(|&g| g < 0).unwrap_or(b.groups.len());
-                assert!(b.groups[first_empty..].iter().all(|&g| g < 0));
-                assert!(b.groups.len() - first_empty < b.shape.halves());
-            }
-            assert!(seen.iter().all(|&c| c == 1));
-        }
-    }
-
-    #[test]
-    fn launches_cover_every_group_once_with_its_bin_shape() {
-        let mut rng = Rng(23);
-        // Short and long queries: single-pass bins of several shapes and multi-pass ones.
-        let items: Vec<Item> = (0..3000)
-            .map(|i| {
-                let qlen = if i % 10 == 0 { 600 + rng.below(3000) } else { 1 + rng.below(500) };
-                Item { index: i, qlen: qlen as u32, tlen: 1 + rng.below(2000) as u32 }
-            })
-            .collect();
-        let bins = make_bins(&items, true);
-        let mut offsets = Vec::new();
-        let mut total = 0;
-        for b in &bins {
-            offsets.push(total);
-            total += b.groups.len() / 2;
-        }
-        let launches = plan_launches(&bins, &offsets);
-        // Which bin (and shape) each concatenated group belongs to.
-        let owner = |g: usize| bins.iter().zip(&offsets).find(|(b, &o)| g >= o && g < o + b.groups.len() / 2).unwrap();
-        let mut seen = vec![0; total];
-        let mut slots_seen = std::collections::HashSet::new();
-        for l in &launches {
-            assert!(l.warps.windows(2).all(|w| {
-                let work = |x: &[i32; 4]| owner(x[1] as usize).0.work[x[1] as usize - *owner(x[1] as usize).1];
-                work(&w[0]) >= work(&w[1])
-            }));
-            for w in &l.warps {
-                let (g, first, slot, count) = (w[0], w[1] as usize, w[2] as usize, w[3] as usize);
-                assert!(count >= 1 && count <= 32 / g as usize);
-                for k in 0..count {
-                    let (b, _) = owner(first + k);
-                    assert_eq!((b.shape.packed, b.shape.rows, b.shape.group), (l.packed, l.rows, g as u32));
-                    seen[first + k] += 1;
-                    if b.max_passes > 1 {
-                        assert!(slot + k < l.slots && l.stride >= b.max_cols);
-                        assert!(slots_seen.insert((l.rows, slot + k)));
-                    }
-                }
-            }
-        }
-        assert!(seen.iter().all(|&c| c == 1));
-        assert!(bins.iter().any(|b| b.max_passes > 1) && launches.iter().any(|l| l.slots > 0));
-    }
-
-    #[test]
-    fn packing_and_pieces_keep_input_order() {
-        let a = vec![1u8; 10];
-        let b = vec![2u8; 7];
-        let owned = crate::seq::SeqPairs::from_slices(&[(&a, &b), (&b[..0], &a), (&a[..3], &b[..1])]);
-        let pairs = owned.view();
-        let p = pack(pairs);
-        assert_eq!(p.descs, vec![0, 10, 10, 7, 17, 17, 0, 10, 27, 30, 3, 1]);
-        assert_eq!(&p.seqs[27..31], &[1, 1, 1, 2]);
-        assert_eq!(piece_ranges(pairs, 10, 20), vec![0..1, 1..3]);
-        assert_eq!(piece_ranges(pairs, 10, 5), vec![0..1, 1..2, 2..3]);
-        assert_eq!(piece_ranges(pairs, 2, 100), vec![0..2, 2..3]);
-        assert!(piece_ranges(pairs.slice(0..0), 2, 100).is_empty());
-        // A piece's residues are the batch's, relative to the piece.
-        let tail = pack(pairs.slice(1..3));
-        assert_eq!(tail.descs, vec![0, 0, 0, 10, 10, 13, 3, 1]);
-    }
-
-    #[test]
-    fn finish_converts_reversed_start_and_rejects_mismatch() {
-        let end = Cell { score: 17, row: 2, col: 5, overflow: false };
-        let start = Cell { score: 17, row: 2, col: 2, overflow: false };
-        let a = finish(end, Some(start)).unwrap();
-        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 3, 4, 6));
-        assert!(finish(end, Some(Cell { score: 16, ..start })).is_err());
-        assert!(finish(end, None).is_err());
-        let zero = Cell { score: 0, row: -1, col: -1, overflow: false };
-        assert_eq!(finish(zero, None).unwrap(), Alignment::default());
-    }
-
-    #[test]
-    fn blocks_keep_most_warps_resident() {
-        // H100: 228 KB of shared memory per SM, 227 KB per block at most.
-        let (sm, max) = (233_472, 232_448);
-        // Protein, 16 rows, 2 halves: 800 bytes per thread, 118 registers. 64 threads: 51,840
-        // bytes, 4 blocks by shared memory = 8 warps (registers allow 17 warps); larger
-        // blocks also reach 8 warps, and 64 comes first on ties.
-        assert_eq!(choose_block(640, 800, 118, sm, max), Some((64, 51_840)));
-        // 12 rows: 32 threads x 600 + 640 = 19,840 bytes, 11 blocks = 11 warps beats 64
-        // threads (5 blocks = 10 warps).
-        assert_eq!(choose_block(640, 600, 100, sm, max), Some((32, 19_840)));
-        // Registers bind: 255 registers = 8,192 per warp, 8 warps per SM whatever the block.
-        assert_eq!(choose_block(0, 8, 255, sm, max), Some((64, 512)));
-        // Too big for any block.
-        assert_eq!(choose_block(640, 8_000, 100, sm, max), None);
-    }
-
-    #[test]
-    fn kernel_matrix_pads_below_every_score() {
-        let (m, nc1) = kernel_matrix(&Scoring::blosum62()).unwrap();
-        assert_eq!(nc1, 25);
-        assert_eq!(m[17 * 25 + 17], 11); // W/W
-        assert!((0..25).all(|i| m[24 * 25 + i] == -128 && m[i * 25 + 24] == -128));
-        let bad = Scoring::new(Matrix::dna(200, -3), 5, 2).unwrap();
-        assert!(kernel_matrix(&bad).is_err());
-        let _ = Alphabet::Dna;
     }
 }

@@ -7,6 +7,8 @@
 //! few scores that may have overflowed 16 bits are recomputed exactly at 32 bits.
 
 pub mod align;
+pub mod align_plan;
+pub mod config;
 pub mod layout;
 pub mod runtime;
 pub mod search;
@@ -17,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::progress::Work;
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
+pub use config::{CudaConfig, Upload};
 use layout::Variant;
 use std::sync::Mutex;
 
@@ -35,11 +38,16 @@ pub struct CudaEngine {
     bins: Vec<(u32, Variant)>,
     /// One-to-one aligner, opened on the first `align` call (its kernels compile then).
     aligner: Mutex<Option<std::sync::Arc<align::GpuAligner>>>,
+    config: CudaConfig,
 }
 
 impl CudaEngine {
     /// Opens every visible GPU and compiles the kernels for it (cached on disk).
     pub fn new(scoring: Scoring) -> Result<CudaEngine> {
+        Self::with_config(scoring, CudaConfig::default())
+    }
+
+    pub fn with_config(scoring: Scoring, config: CudaConfig) -> Result<CudaEngine> {
         if let Some(why) = runtime::unavailable_reason() {
             return Err(Error::Device(format!("the CUDA engine cannot run: {}", why)));
         }
@@ -56,7 +64,8 @@ impl CudaEngine {
         let n = runtime::device_count()?;
         // Contexts and modules of several GPUs load in parallel: each takes a while.
         let opened: Vec<Result<search::Device>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..n).map(|i| s.spawn(move || search::Device::open(i))).collect();
+            let config = &config;
+            let handles: Vec<_> = (0..n).map(|i| s.spawn(move || search::Device::open(i, config))).collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU setup panicked".into()))))
@@ -69,7 +78,7 @@ impl CudaEngine {
             names.push(d.gpu.name.clone());
             devices.push(Mutex::new(d));
         }
-        Ok(CudaEngine { scoring, devices, names, bins: layout::default_bins(), aligner: Mutex::new(None) })
+        Ok(CudaEngine { scoring, devices, names, bins: layout::default_bins(), aligner: Mutex::new(None), config })
     }
 
     /// Replaces the length bins (which kernel specialisation runs which target lengths);
@@ -102,7 +111,7 @@ impl Engine for CudaEngine {
 
     fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {
         let ngpus = self.devices.len();
-        let key = (db.residues.as_slice().as_ptr() as usize, db.total_residues(), db.len());
+        let key = search::DbKey::of(db);
         let sc = &self.scoring;
         let per_gpu: Vec<Result<Vec<search::RawHits>>> = std::thread::scope(|s| {
             let handles: Vec<_> = self
@@ -110,6 +119,7 @@ impl Engine for CudaEngine {
                 .iter()
                 .enumerate()
                 .map(|(g, dev)| {
+                    let key = key.clone();
                     s.spawn(move || {
                         let mut dev = dev.lock().map_err(|_| Error::Internal("GPU state poisoned".into()))?;
                         dev.search(key, db, g, ngpus, queries, sc, &self.bins, top, work)
@@ -163,13 +173,20 @@ impl Engine for CudaEngine {
         262_144 * self.devices.len().max(1)
     }
 
+    fn statistics(&self) -> Vec<(String, String)> {
+        match self.aligner.lock() {
+            Ok(slot) => slot.as_ref().map(|a| a.statistics()).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let aligner = {
             let mut slot = self.aligner.lock().map_err(|_| Error::Internal("GPU aligner poisoned".into()))?;
             match &*slot {
                 Some(a) => a.clone(),
                 None => {
-                    let a = std::sync::Arc::new(align::GpuAligner::new(&self.scoring)?);
+                    let a = std::sync::Arc::new(align::GpuAligner::new(&self.scoring, &self.config)?);
                     *slot = Some(a.clone());
                     a
                 }

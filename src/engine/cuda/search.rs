@@ -2,6 +2,7 @@
 //! search kernels for a batch of query pairs, and top-k selection on the GPU, so that only
 //! the best hits of each query come back.
 
+use super::config::CudaConfig;
 use super::layout::{self, Bin, Variant};
 use super::runtime::{dev_err, Gpu, Source};
 use crate::database::Database;
@@ -81,8 +82,24 @@ impl Chunk {
     }
 }
 
-/// Identifies a database across calls (address of its residues, residues, sequences).
-pub type DbKey = (usize, u64, usize);
+/// Identifies a database across calls: a clone of its residue buffer (kept alive by the
+/// cache, so no other database can take its place at the same address) and its sequence
+/// boundaries' count.
+#[derive(Clone)]
+pub struct DbKey {
+    residues: crate::database::Bytes,
+    sequences: usize,
+}
+
+impl DbKey {
+    pub fn of(db: &Database) -> DbKey {
+        DbKey { residues: db.residues.clone(), sequences: db.len() }
+    }
+
+    fn same(&self, other: &DbKey) -> bool {
+        self.residues.same(&other.residues) && self.sequences == other.sequences
+    }
+}
 
 /// Targets of one scan as the kernels see them: device pointers, plus the lengths (for
 /// binning) and database indices on the host.
@@ -115,7 +132,7 @@ const STREAMS: usize = 2;
 
 /// Resident when the shard fits (with headroom), otherwise
 /// streamed through two buffers of at most `MAX_CHUNK` or an eighth of free memory.
-/// `SWARROW_CUDA_CHUNK_BYTES` forces streaming with that chunk size (tests, benchmarks).
+/// `forced_chunk` (`CudaConfig::search_chunk_bytes`) forces streaming with that chunk size.
 pub fn placement(shard_bytes: usize, free: usize, forced_chunk: Option<usize>) -> Placement {
     if let Some(c) = forced_chunk {
         return Placement::Streamed { chunk_bytes: c.max(1024) };
@@ -125,10 +142,6 @@ pub fn placement(shard_bytes: usize, free: usize, forced_chunk: Option<usize>) -
     } else {
         Placement::Streamed { chunk_bytes: MAX_CHUNK.min(free / 8).max(1 << 20) }
     }
-}
-
-fn forced_chunk() -> Option<usize> {
-    std::env::var("SWARROW_CUDA_CHUNK_BYTES").ok().and_then(|v| v.trim().parse().ok())
 }
 
 /// Query profiles of one batch of query pairs, for every variant the bins use.
@@ -156,6 +169,8 @@ pub struct Device {
     streams: Vec<Arc<CudaStream>>,
     /// Pinned host buffers the chunks are packed into for upload, one per stream.
     staging: Vec<PinnedHostSlice<u8>>,
+    /// `CudaConfig::search_chunk_bytes`.
+    chunk_bytes: Option<usize>,
 }
 
 /// Hits of one query on one GPU: (database index in length order, raw 16-bit lane score;
@@ -163,15 +178,11 @@ pub struct Device {
 pub type RawHits = Vec<(u32, u32)>;
 
 impl Device {
-    pub fn open(ordinal: usize) -> Result<Device> {
+    pub fn open(ordinal: usize, config: &CudaConfig) -> Result<Device> {
         let gpu = Gpu::open(ordinal)?;
         // Our streams order all work on their buffers; cudarc's per-buffer events add nothing.
         unsafe { gpu.ctx.disable_event_tracking() };
-        // Extra NVRTC flags for tuning experiments, e.g. "-DSEARCH_MIN_BLOCKS=6".
-        let opts: Vec<String> = std::env::var("SWARROW_CUDA_NVRTC_OPTS")
-            .map(|v| v.split_whitespace().map(String::from).collect())
-            .unwrap_or_default();
-        let module = gpu.load(&SEARCH_SOURCE, &opts)?;
+        let module = gpu.load(&SEARCH_SOURCE, &config.nvrtc_options)?;
         let mut search = HashMap::new();
         for v in layout::VARIANTS {
             let f = gpu.function(&module, &v.kernel_name())?;
@@ -190,6 +201,7 @@ impl Device {
                 .collect::<std::result::Result<_, _>>()
                 .map_err(dev_err("creating streams"))?,
             staging: Vec::new(),
+            chunk_bytes: config.search_chunk_bytes,
             gpu,
             resident: None,
         })
@@ -222,8 +234,8 @@ impl Device {
         let lens: Vec<usize> = queries.iter().map(|q| q.len()).collect();
         let pairs = layout::pair_queries(&lens);
         let host_lengths: Vec<u32> = targets.iter().map(|&i| db.seq_len(i as usize) as u32).collect();
-        let forced = forced_chunk();
-        if self.resident.as_ref().map(|r| r.key) != Some(key) || forced.is_some() {
+        let forced = self.chunk_bytes;
+        if !self.resident.as_ref().is_some_and(|r| r.key.same(&key)) || forced.is_some() {
             self.resident = None;
         }
         let (keep, chunk_bytes) = match &self.resident {

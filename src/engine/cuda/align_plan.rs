@@ -1,0 +1,784 @@
+//! Planning of the GPU pair aligner, pure CPU code unit-tested without a GPU: kernel shapes
+//! and their cost model, bins of pairs per shape, launches (warp tables), block sizes, the
+//! kernel's scoring table, the packed pair table, pieces, and decoding the kernel's cells.
+
+use crate::engine::Alignment;
+use crate::error::{Error, Result};
+use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
+
+/// Query rows per thread compiled for the 16-bit kernel (the 32-bit one uses `WIDE_ROWS`).
+/// At most 16: the per-thread profile is 2 x (alphabet + 1) x rows bytes of shared memory,
+/// and at 24-32 rows a protein block of 128 threads fills an SM alone (4 warps, one per
+/// scheduler, 30% issue-slot use in ncu); at 16 rows two blocks fit (8 warps).
+pub const PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
+pub const WIDE_ROWS: u32 = 32;
+/// Threads per pair: a power of two up to a warp (shuffles stay inside the warp).
+pub const GROUPS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+/// Block sizes tried (threads); the one keeping most warps resident on an SM wins, the
+/// first listed on ties (small blocks retire unevenly long pairs more smoothly).
+const BLOCKS: [u32; 4] = [64, 128, 256, 32];
+/// Largest chunk of sequence bytes one kernel batch takes (offsets are 32-bit).
+pub const CHUNK_BYTES: usize = 1 << 30;
+
+/// One compiled kernel variant and how many threads share a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shape {
+    /// 16-bit lanes, two pairs per thread; else 32-bit, one pair per thread.
+    pub packed: bool,
+    /// Query rows each thread holds (the kernel's ROWS).
+    pub rows: u32,
+    /// Threads per pair (the kernel's G).
+    pub group: u32,
+}
+
+impl Shape {
+    pub fn halves(self) -> usize {
+        if self.packed {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Query rows one pass covers.
+    pub fn span(self) -> usize {
+        (self.rows * self.group) as usize
+    }
+
+    pub fn passes(self, qlen: usize) -> usize {
+        qlen.div_ceil(self.span()).max(1)
+    }
+}
+
+/// The cheapest shape for a pair of these lengths, by a cost model of the kernel: each
+/// thread-step costs its rows' cells plus a fixed overhead (shuffles, loads, best
+/// tracking), and a pass takes `tlen + group - 1` steps (the wavefront fills and drains).
+/// Candidates: per group, the fewest rows covering the query in one pass; and the widest
+/// shape, tiled over several passes. (Cost grows with rows, so for a group the fewest rows
+/// that cover the query win; `tests::analytic_shape_equals_exhaustive_search` checks this.)
+pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
+    let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
+    let max_rows = rows_set[rows_set.len() - 1];
+    let widest = Shape { packed, rows: max_rows, group: 32 };
+    let mut best = (shape_cost(widest, qlen, tlen), widest);
+    for &group in &GROUPS {
+        let need = qlen.div_ceil(group as usize).max(1);
+        if let Some(&rows) = rows_set.iter().find(|&&r| r as usize >= need) {
+            let shape = Shape { packed, rows, group };
+            let cost = shape_cost(shape, qlen, tlen);
+            // Ties go to the fewer threads (the first found), as the widest comes last.
+            if cost < best.0 || (cost == best.0 && group < best.1.group) {
+                best = (cost, shape);
+            }
+        }
+    }
+    best.1
+}
+
+fn shape_cost(shape: Shape, qlen: usize, tlen: usize) -> f64 {
+    const CELL: f64 = 3.5;
+    const STEP: f64 = 14.0;
+    let group = shape.group as f64;
+    shape.passes(qlen) as f64 * group * (shape.rows as f64 * CELL + STEP) * (tlen as f64 + group - 1.0)
+}
+
+/// The work of one launch: pairs of one shape, grouped `halves` to a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bin {
+    pub shape: Shape,
+    /// `halves` entries per group: a pair's index in the chunk, or -1 for an empty slot.
+    pub groups: Vec<i32>,
+    /// Longest target in the bin (columns the tiling scratch must hold).
+    pub max_cols: usize,
+    pub max_passes: usize,
+    /// Per group: wavefront steps of its longest half, over all passes (its run time).
+    pub work: Vec<u32>,
+}
+
+/// One pair to bin: its index, query rows and target columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item {
+    pub index: u32,
+    pub qlen: u32,
+    pub tlen: u32,
+}
+
+/// Bins `items` by shape; inside a bin pairs are ordered by target length (longest first)
+/// so the pairs sharing a thread, and the groups sharing a warp, run for similar lengths.
+/// Empty pairs (either length 0) must be left out by the caller: they score 0.
+pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
+    use rayon::prelude::*;
+    // Shapes on all cores (this runs once per piece, between the GPU's passes).
+    let shapes: Vec<Shape> = items
+        .par_iter()
+        .with_min_len(4096)
+        .map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed))
+        .collect();
+    let mut buckets: Vec<(Shape, Vec<Item>)> = Vec::new();
+    for (it, &shape) in items.iter().zip(&shapes) {
+        match buckets.iter_mut().find(|(s, _)| *s == shape) {
+            Some((_, v)) => v.push(*it),
+            None => buckets.push((shape, vec![*it])),
+        }
+    }
+    let mut bins: Vec<Bin> = buckets
+        .into_par_iter()
+        .map(|(shape, mut its)| {
+            // Longest target first, then longest query; a stable sort keeps input order
+            // (the callers': by index) among equals.
+            its.sort_by_key(|it| std::cmp::Reverse(((it.tlen as u64) << 32) | it.qlen as u64));
+            let h = shape.halves();
+            let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
+            let mut work = Vec::with_capacity(its.len().div_ceil(h));
+            for chunk in its.chunks(h) {
+                groups.extend(chunk.iter().map(|it| it.index as i32));
+                groups.extend(std::iter::repeat(-1).take(h - chunk.len()));
+                let steps = |it: &Item| (it.tlen + shape.group - 1) as u64 * shape.passes(it.qlen as usize) as u64;
+                work.push(chunk.iter().map(steps).max().unwrap_or(0).min(u32::MAX as u64) as u32);
+            }
+            let max_cols = its.iter().map(|it| it.tlen as usize).max().unwrap_or(0);
+            let max_passes = its.iter().map(|it| shape.passes(it.qlen as usize)).max().unwrap_or(1);
+            Bin { shape, groups, max_cols, max_passes, work }
+        })
+        .collect();
+    // Biggest work first, so small bins fill the GPU's tail.
+    bins.sort_by_key(|b| (std::cmp::Reverse(b.groups.len() * b.max_cols * b.shape.span()), b.shape));
+    bins
+}
+
+/// One launch: every bin of one kernel variant (rows per thread, lane width), as a table
+/// of warps, each running 32 / G groups of one bin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub packed: bool,
+    pub rows: u32,
+    /// Per warp: (G, first group in the concatenated group table, scratch slot of that
+    /// group (multi-pass bins; 0 otherwise), groups in the warp). Longest work first.
+    pub warps: Vec<[i32; 4]>,
+    /// Columns each scratch slot holds (1 when no bin takes several passes).
+    pub stride: usize,
+    /// Scratch slots (groups of multi-pass bins).
+    pub slots: usize,
+}
+
+/// Groups launches by kernel variant. `offsets[k]` is bin k's first group in the
+/// concatenated group table. Warps go longest first so the long serial ones start early
+/// and short ones fill the tail.
+pub fn plan_launches(bins: &[Bin], offsets: &[usize]) -> Vec<Launch> {
+    let mut launches: Vec<(Launch, Vec<u32>)> = Vec::new();
+    for (bin, &first) in bins.iter().zip(offsets) {
+        let key = (bin.shape.packed, bin.shape.rows);
+        let pos = match launches.iter().position(|(l, _)| (l.packed, l.rows) == key) {
+            Some(p) => p,
+            None => {
+                let l = Launch { packed: key.0, rows: key.1, warps: Vec::new(), stride: 1, slots: 0 };
+                launches.push((l, Vec::new()));
+                launches.len() - 1
+            }
+        };
+        let (launch, work) = &mut launches[pos];
+        let g = bin.shape.group as usize;
+        let per_warp = 32 / g;
+        let ngroups = bin.groups.len() / bin.shape.halves();
+        let multi = bin.max_passes > 1;
+        for j in (0..ngroups).step_by(per_warp) {
+            let slot = if multi { launch.slots + j } else { 0 };
+            launch.warps.push([g as i32, (first + j) as i32, slot as i32, per_warp.min(ngroups - j) as i32]);
+            work.push(bin.work[j]);
+        }
+        if multi {
+            launch.slots += ngroups;
+            launch.stride = launch.stride.max(bin.max_cols);
+        }
+    }
+    launches
+        .into_iter()
+        .map(|(mut l, work)| {
+            let mut order: Vec<usize> = (0..l.warps.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(work[i]));
+            l.warps = order.iter().map(|&i| l.warps[i]).collect();
+            l
+        })
+        .collect()
+}
+
+/// The kernel's scoring table: `(n + 1)^2` bytes, code n padding rows and columns with a
+/// score below every real one (padding cells then never reach or tie a real best).
+pub fn kernel_matrix(sc: &Scoring) -> Result<(Vec<i8>, usize)> {
+    let n = sc.matrix.size();
+    let nc1 = n + 1;
+    let mut m = vec![-128i8; nc1 * nc1];
+    for a in 0..n {
+        for b in 0..n {
+            let s = sc.score(a as u8, b as u8);
+            if !(-127..=127).contains(&s) {
+                return Err(Error::usage(format!(
+                    "the CUDA engine needs substitution scores within -127..127 ({} has {})",
+                    sc.matrix.name, s
+                )));
+            }
+            m[a * nc1 + b] = s as i8;
+        }
+    }
+    Ok((m, nc1))
+}
+
+/// Largest best score the 16-bit kernel reports exactly: under it no lane can have wrapped.
+pub fn overflow_limit(sc: &Scoring) -> i32 {
+    i16::MAX as i32 - sc.matrix.max_score().max(0) - 1
+}
+
+/// Threads per block and dynamic shared memory for a kernel variant: the block size that
+/// keeps most warps resident on one SM (larger blocks on ties), given the shared memory a
+/// block needs (`fixed` + `per_thread` x threads), registers per thread, the SM's shared
+/// memory and the per-block limit. None when not even 32 threads fit.
+pub fn choose_block(
+    fixed: u32,
+    per_thread: u32,
+    regs: u32,
+    shared_per_sm: u32,
+    max_per_block: u32,
+) -> Option<(u32, u32)> {
+    // Hopper/Ampere limits: 64 K registers (allocated per warp in 256s), 2048 threads and
+    // 32 blocks per SM, 1 KB of shared memory reserved per block.
+    let warp_regs = (regs.max(1) * 32).div_ceil(256) * 256;
+    let mut best: Option<(u32, u32, u32)> = None;
+    for &block in &BLOCKS {
+        let shared = fixed + block * per_thread;
+        if shared > max_per_block {
+            continue;
+        }
+        let by_shared = shared_per_sm / (shared + 1024);
+        let by_regs = (65536 / warp_regs) / (block / 32);
+        let blocks = by_shared.min(by_regs).min(2048 / block).min(32);
+        let warps = blocks * block / 32;
+        if best.map_or(true, |(w, _, _)| warps > w) {
+            best = Some((warps, block, shared));
+        }
+    }
+    best.map(|(_, b, s)| (b, s))
+}
+
+/// Sequences of a chunk laid out for the kernel: all codes in one buffer and per pair
+/// (query offset, target offset, query length, target length).
+#[derive(Debug, Default)]
+pub struct Packed {
+    pub seqs: Vec<u8>,
+    pub descs: Vec<u32>,
+}
+
+pub fn pack(pairs: PairSeqs<'_>) -> Packed {
+    let mut p = Packed::default();
+    pack_into(pairs, &mut p);
+    p
+}
+
+/// `pack` into reused buffers (a worker keeps them between pieces: no page faults).
+/// `seqs` may be longer than the bytes written.
+pub fn pack_into(pairs: PairSeqs<'_>, out: &mut Packed) {
+    let total = pack_descs(pairs, &mut out.descs);
+    if out.seqs.len() < total {
+        out.seqs.resize(total, 0);
+    }
+    pack_seqs(pairs, &mut out.seqs);
+}
+
+/// The pair table; returns the sequence bytes needed (at least 1).
+pub fn pack_descs(pairs: PairSeqs<'_>, descs: &mut Vec<u32>) -> usize {
+    descs.clear();
+    let offsets: Vec<usize> = pairs.offsets().collect();
+    for b in offsets.windows(3).step_by(2) {
+        descs.extend_from_slice(&[b[0] as u32, b[1] as u32, (b[1] - b[0]) as u32, (b[2] - b[1]) as u32]);
+    }
+    offsets.last().copied().unwrap_or(0).max(1)
+}
+
+/// Copies the pairs' residues into `dst` (long enough): they already lie back to back in
+/// the batch, so this is one copy, cut in parallel chunks.
+pub fn pack_seqs(pairs: PairSeqs<'_>, dst: &mut [u8]) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 20;
+    let src = pairs.residues();
+    dst[..src.len()].par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
+/// `max_bytes` (the kernel's offsets are 32-bit).
+pub fn piece_ranges(pairs: PairSeqs<'_>, max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
+    super::layout::consecutive_ranges(pairs.iter().map(|(q, t)| q.len() + t.len()), 0, max_bytes, max_pairs)
+}
+
+/// Query rows per strip of the path-statistics kernel (its ROWS).
+pub const STATS_ROWS: u32 = 16;
+/// Largest rectangle one GPU thread walks for path statistics; larger ones go to the CPU.
+pub const GPU_STATS_MAX_CELLS: u64 = 1 << 24;
+
+/// The path-statistics kernel's work for one piece (see `kernels/path_stats.cu`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct StatsPlan {
+    /// Per job: (query offset, target offset, m, n) of the rectangle, largest first.
+    pub jobs: Vec<u32>,
+    /// Per job: the pair it belongs to.
+    pub index: Vec<u32>,
+    /// Per job: its first scratch column (jobs of one strip share column 0, unused).
+    pub scratch_at: Vec<u64>,
+    pub scratch_cols: usize,
+    /// Pairs with an alignment the GPU does not take (too large a rectangle).
+    pub elsewhere: Vec<u32>,
+}
+
+/// Jobs for the alignments with a score: rectangles q[qstart..=qend] x t[tstart..=tend]
+/// (offsets into the piece's residues, as `pack_descs` lays them out), largest first so a
+/// warp's threads walk similar areas. Strips of `rows` run over the shorter side; a
+/// rectangle of several strips gets scratch columns along its longer side.
+pub fn plan_path_stats(pairs: PairSeqs<'_>, alignments: &[Alignment], rows: u32) -> StatsPlan {
+    let offsets: Vec<usize> = pairs.offsets().collect();
+    let mut plan = StatsPlan::default();
+    let mut order: Vec<(u64, u32, [u32; 4])> = Vec::new();
+    for (i, a) in alignments.iter().enumerate() {
+        if a.score <= 0 {
+            continue;
+        }
+        let (m, n) = ((a.qend - a.qstart + 1) as u64, (a.tend - a.tstart + 1) as u64);
+        if m.max(n) >= 1 << 16 || m * n > GPU_STATS_MAX_CELLS {
+            plan.elsewhere.push(i as u32);
+            continue;
+        }
+        let q = offsets[2 * i] as u32 + a.qstart - 1;
+        let t = offsets[2 * i + 1] as u32 + a.tstart - 1;
+        order.push((m * n, i as u32, [q, t, m as u32, n as u32]));
+    }
+    order.sort_by_key(|&(cells, i, _)| (std::cmp::Reverse(cells), i));
+    for (_, i, job) in order {
+        plan.jobs.extend_from_slice(&job);
+        plan.index.push(i);
+        let (short, long) = (job[2].min(job[3]), job[2].max(job[3]));
+        if short > rows {
+            plan.scratch_at.push(plan.scratch_cols as u64);
+            plan.scratch_cols += long as usize;
+        } else {
+            plan.scratch_at.push(0);
+        }
+    }
+    plan
+}
+
+/// One cell reported by the kernel: score and 0-based (row, column); -1 when score is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub score: i32,
+    pub row: i32,
+    pub col: i32,
+    pub overflow: bool,
+}
+
+pub fn cells(raw: &[i32]) -> Vec<Cell> {
+    raw.chunks_exact(4).map(|c| Cell { score: c[0], row: c[1], col: c[2], overflow: c[3] & 1 != 0 }).collect()
+}
+
+/// Combines the forward end and the reverse start (in reversed coordinates) of one pair.
+/// `recomputed` follows the one rule of [`crate::engine::recomputed`], not the GPU's path.
+pub fn finish(end: Cell, start: Option<Cell>) -> Result<Alignment> {
+    let recomputed = crate::engine::recomputed(end.score);
+    if end.score <= 0 {
+        return Ok(Alignment::default());
+    }
+    let (qend, tend) = (end.row as u32 + 1, end.col as u32 + 1);
+    let s = start.ok_or_else(|| Error::Internal("reverse pass result missing".into()))?;
+    if s.score != end.score || s.row < 0 || s.col < 0 || s.row as u32 >= qend || s.col as u32 >= tend {
+        return Err(Error::Internal(format!(
+            "GPU reverse pass reached score {} at ({}, {}) for forward score {} ending at ({}, {})",
+            s.score, s.row, s.col, end.score, qend, tend
+        )));
+    }
+    Ok(Alignment { score: end.score, qstart: qend - s.row as u32, qend, tstart: tend - s.col as u32, tend, recomputed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::scalar;
+    use crate::scoring::{Alphabet, Matrix};
+
+    /// A small deterministic generator (xorshift), so failures reproduce.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn random_pair(rng: &mut Rng, n: u8, qmax: usize, tmax: usize) -> (Vec<u8>, Vec<u8>) {
+        let qlen = 1 + rng.below(qmax);
+        let tlen = 1 + rng.below(tmax);
+        let t: Vec<u8> = (0..tlen).map(|_| rng.below(n as usize) as u8).collect();
+        // Half the pairs: the query is a mutated window of the target, so alignments are long.
+        let q: Vec<u8> = if rng.below(2) == 0 && qlen <= tlen {
+            let s = rng.below(tlen - qlen + 1);
+            t[s..s + qlen].iter().map(|&c| if rng.below(5) == 0 { rng.below(n as usize) as u8 } else { c }).collect()
+        } else {
+            (0..qlen).map(|_| rng.below(n as usize) as u8).collect()
+        };
+        (q, t)
+    }
+
+    /// A CPU model of what the kernel computes for one pair at one shape: the offset
+    /// recurrences over the padded matrix, then per-thread best tracking (strict improvement
+    /// in column order, first row of the column), the group reduction and the pass merge.
+    /// Returns (score, row, col) 0-based, or (0, -1, -1).
+    fn model(q: &[u8], t: &[u8], pad_cols: usize, sc: &Scoring, shape: Shape) -> (i32, i32, i32) {
+        let (mat, nc1) = kernel_matrix(sc).unwrap();
+        let pad = (nc1 - 1) as u8;
+        let passes = shape.passes(q.len());
+        let rows = passes * shape.span();
+        let cols = t.len() + pad_cols;
+        let qc = |i: usize| if i < q.len() { q[i] } else { pad };
+        let tc = |j: usize| if j < t.len() { t[j] } else { pad };
+        let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+        // h[i][j] over the padded matrix, with e* = E + oe and g = F + oe.
+        let mut h = vec![vec![0i32; cols]; rows];
+        let mut estar = vec![0i32; rows];
+        let mut hprev = vec![0i32; rows];
+        for j in 0..cols {
+            let mut g = 0; // F(0, j) + oe with H(0, j) = 0
+            let mut diag = 0;
+            for i in 0..rows {
+                let old = hprev[i];
+                let s = mat[qc(i) as usize * nc1 + tc(j) as usize] as i32;
+                estar[i] = (estar[i] - ext).max(old);
+                let a = (diag + s).max(estar[i] - oe).max(0);
+                let hv = a.max(g - oe);
+                g = (g - ext).max(hv);
+                h[i][j] = hv;
+                diag = old;
+                hprev[i] = hv;
+            }
+        }
+        let better = |a: (i32, i32, i32), b: (i32, i32, i32)| {
+            a.0 > b.0 || (a.0 == b.0 && (a.2 < b.2 || (a.2 == b.2 && a.1 < b.1)))
+        };
+        let none = (0, i32::MAX, i32::MAX);
+        let mut run = none;
+        let r = shape.rows as usize;
+        for p in 0..passes {
+            let mut group = none;
+            for th in 0..shape.group as usize {
+                let row0 = p * shape.span() + th * r;
+                let (mut best, mut bcol, mut snap) = (0, i32::MAX, vec![0; r]);
+                for j in 0..cols {
+                    let cm = (0..r).map(|k| h[row0 + k][j]).max().unwrap();
+                    if cm > best {
+                        best = cm;
+                        bcol = j as i32;
+                        snap = (0..r).map(|k| h[row0 + k][j]).collect();
+                    }
+                }
+                let b = if best > 0 {
+                    let k = snap.iter().position(|&v| v == best).unwrap();
+                    (best, (row0 + k) as i32, bcol)
+                } else {
+                    none
+                };
+                if better(b, group) {
+                    group = b;
+                }
+            }
+            if better(group, run) {
+                run = group;
+            }
+        }
+        if run.0 == 0 {
+            (0, -1, -1)
+        } else {
+            run
+        }
+    }
+
+    fn cell(m: (i32, i32, i32)) -> Cell {
+        Cell { score: m.0, row: m.1, col: m.2, overflow: false }
+    }
+
+    fn check_model(sc: &Scoring, n: u8, seed: u64, count: usize, qmax: usize, tmax: usize) {
+        let mut rng = Rng(seed);
+        for k in 0..count {
+            let (q, t) = random_pair(&mut rng, n, qmax, tmax);
+            let want = scalar::align_pair(&q, &t, sc).unwrap();
+            let shape = match k % 3 {
+                0 => choose_shape(q.len(), t.len(), true),
+                1 => Shape { packed: true, rows: 4, group: 2 },
+                _ => Shape { packed: false, rows: 4, group: 1 },
+            };
+            let end = model(&q, &t, rng.below(4), sc, shape);
+            let (qe, te) = if end.0 > 0 { (end.1 as usize + 1, end.2 as usize + 1) } else { (0, 0) };
+            let rq: Vec<u8> = q[..qe].iter().rev().copied().collect();
+            let rt: Vec<u8> = t[..te].iter().rev().copied().collect();
+            let start = if end.0 > 0 { Some(cell(model(&rq, &rt, 0, sc, shape))) } else { None };
+            let got = finish(cell(end), start).unwrap();
+            assert_eq!(got, want, "pair {} shape {:?}: q {:?} t {:?}", k, shape, q, t);
+        }
+    }
+
+    #[test]
+    fn kernel_model_matches_scalar_protein() {
+        check_model(&Scoring::blosum62(), 24, 0x9e3779b97f4a7c15, 300, 60, 80);
+        let sc = Scoring::new(Matrix::protein("PAM30").unwrap(), 6, 1).unwrap();
+        check_model(&sc, 24, 12345, 200, 40, 40);
+    }
+
+    #[test]
+    fn kernel_model_matches_scalar_dna() {
+        let sc = Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap();
+        check_model(&sc, 5, 777, 300, 50, 70);
+        // Tiny alphabets make many ties: the tie rule is exercised hard.
+        let sc = Scoring::new(Matrix::dna(1, -1), 1, 1).unwrap();
+        check_model(&sc, 2, 4242, 300, 12, 12);
+    }
+
+    #[test]
+    fn reverse_local_pass_equals_anchored_start() {
+        // The claim the reverse kernel rests on, without the kernel model: a plain local
+        // pass on the reversed prefixes finds the anchored start of `start_from_end`.
+        let sc = Scoring::new(Matrix::dna(1, -1), 1, 1).unwrap();
+        let mut rng = Rng(99);
+        for _ in 0..500 {
+            let (q, t) = random_pair(&mut rng, 3, 15, 15);
+            let p = scalar::Profile::new(&q, &sc);
+            let end = scalar::score_end(&p, &t, &sc, &mut scalar::Scratch::default());
+            if end.score == 0 {
+                continue;
+            }
+            let rq: Vec<u8> = q[..end.qend as usize].iter().rev().copied().collect();
+            let rt: Vec<u8> = t[..end.tend as usize].iter().rev().copied().collect();
+            let rev = scalar::score_end(&scalar::Profile::new(&rq, &sc), &rt, &sc, &mut scalar::Scratch::default());
+            assert_eq!(rev.score, end.score);
+            let (qs, ts) = scalar::start_from_end(&q, &t, &sc, end).unwrap();
+            assert_eq!((end.qend - rev.qend + 1, end.tend - rev.tend + 1), (qs, ts));
+        }
+    }
+
+    /// Every (rows, group) of the compiled set, multi-pass only at the widest: the search
+    /// `choose_shape` shortcuts.
+    fn exhaustive_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
+        let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
+        let max_rows = *rows_set.last().unwrap();
+        let mut best: Option<(f64, Shape)> = None;
+        for &group in &GROUPS {
+            for &rows in rows_set {
+                let shape = Shape { packed, rows, group };
+                if shape.passes(qlen) > 1 && (group != 32 || rows != max_rows) {
+                    continue;
+                }
+                let g = group as f64;
+                let cost = shape.passes(qlen) as f64 * g * (rows as f64 * 3.5 + 14.0) * (tlen as f64 + g - 1.0);
+                if best.map_or(true, |(c, _)| cost < c) {
+                    best = Some((cost, shape));
+                }
+            }
+        }
+        best.unwrap().1
+    }
+
+    #[test]
+    fn analytic_shape_equals_exhaustive_search() {
+        let mut rng = Rng(17);
+        for k in 0..20_000 {
+            let qlen = if k < 3000 { k + 1 } else { 1 + rng.below(20_000) };
+            let tlen = 1 + rng.below(if k % 2 == 0 { 300 } else { 20_000 });
+            for packed in [true, false] {
+                assert_eq!(choose_shape(qlen, tlen, packed), exhaustive_shape(qlen, tlen, packed), "{} {}", qlen, tlen);
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_cover_the_query_and_prefer_little_padding() {
+        for qlen in 1..3000 {
+            for packed in [true, false] {
+                let s = choose_shape(qlen, 1000, packed);
+                assert!(s.passes(qlen) * s.span() >= qlen);
+                assert!(GROUPS.contains(&s.group));
+                if s.passes(qlen) == 1 && packed {
+                    // Within one pass, padding stays under a third of the rows (or 16 rows).
+                    let waste = s.span() - qlen;
+                    assert!(waste * 3 <= s.span() || waste < 16, "qlen {} -> {:?}", qlen, s);
+                }
+            }
+        }
+        assert_eq!(choose_shape(5000, 100, true), Shape { packed: true, rows: 16, group: 32 });
+        assert_eq!(choose_shape(20, 100, false).rows, WIDE_ROWS);
+    }
+
+    #[test]
+    fn bins_hold_every_pair_once_sorted_by_target_length() {
+        let mut rng = Rng(5);
+        let items: Vec<Item> = (0..1001)
+            .map(|i| Item { index: i, qlen: 1 + rng.below(700) as u32, tlen: 1 + rng.below(2000) as u32 })
+            .collect();
+        for packed in [true, false] {
+            let bins = make_bins(&items, packed);
+            let mut seen = vec![0; items.len()];
+            for b in &bins {
+                assert_eq!(b.groups.len() % b.shape.halves(), 0);
+                let members: Vec<&Item> = b.groups.iter().filter(|&&g| g >= 0).map(|&g| &items[g as usize]).collect();
+                for w in members.windows(2) {
+                    assert!(w[0].tlen >= w[1].tlen);
+                }
+                for m in &members {
+                    seen[m.index as usize] += 1;
+                    assert_eq!(choose_shape(m.qlen as usize, m.tlen as usize, packed), b.shape);
+                    assert!(b.max_cols >= m.tlen as usize);
+                    assert!(b.max_passes >= b.shape.passes(m.qlen as usize));
+                }
+                // Empty slots only at the very end of a bin.
+                let first_empty = b.groups.iter().position(|&g| g < 0).unwrap_or(b.groups.len());
+                assert!(b.groups[first_empty..].iter().all(|&g| g < 0));
+                assert!(b.groups.len() - first_empty < b.shape.halves());
+            }
+            assert!(seen.iter().all(|&c| c == 1));
+        }
+    }
+
+    #[test]
+    fn launches_cover_every_group_once_with_its_bin_shape() {
+        let mut rng = Rng(23);
+        // Short and long queries: single-pass bins of several shapes and multi-pass ones.
+        let items: Vec<Item> = (0..3000)
+            .map(|i| {
+                let qlen = if i % 10 == 0 { 600 + rng.below(3000) } else { 1 + rng.below(500) };
+                Item { index: i, qlen: qlen as u32, tlen: 1 + rng.below(2000) as u32 }
+            })
+            .collect();
+        let bins = make_bins(&items, true);
+        let mut offsets = Vec::new();
+        let mut total = 0;
+        for b in &bins {
+            offsets.push(total);
+            total += b.groups.len() / 2;
+        }
+        let launches = plan_launches(&bins, &offsets);
+        // Which bin (and shape) each concatenated group belongs to.
+        let owner = |g: usize| bins.iter().zip(&offsets).find(|(b, &o)| g >= o && g < o + b.groups.len() / 2).unwrap();
+        let mut seen = vec![0; total];
+        let mut slots_seen = std::collections::HashSet::new();
+        for l in &launches {
+            assert!(l.warps.windows(2).all(|w| {
+                let work = |x: &[i32; 4]| owner(x[1] as usize).0.work[x[1] as usize - *owner(x[1] as usize).1];
+                work(&w[0]) >= work(&w[1])
+            }));
+            for w in &l.warps {
+                let (g, first, slot, count) = (w[0], w[1] as usize, w[2] as usize, w[3] as usize);
+                assert!(count >= 1 && count <= 32 / g as usize);
+                for k in 0..count {
+                    let (b, _) = owner(first + k);
+                    assert_eq!((b.shape.packed, b.shape.rows, b.shape.group), (l.packed, l.rows, g as u32));
+                    seen[first + k] += 1;
+                    if b.max_passes > 1 {
+                        assert!(slot + k < l.slots && l.stride >= b.max_cols);
+                        assert!(slots_seen.insert((l.rows, slot + k)));
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1));
+        assert!(bins.iter().any(|b| b.max_passes > 1) && launches.iter().any(|l| l.slots > 0));
+    }
+
+    #[test]
+    fn packing_and_pieces_keep_input_order() {
+        let a = vec![1u8; 10];
+        let b = vec![2u8; 7];
+        let owned = crate::seq::SeqPairs::from_slices(&[(&a, &b), (&b[..0], &a), (&a[..3], &b[..1])]);
+        let pairs = owned.view();
+        let p = pack(pairs);
+        assert_eq!(p.descs, vec![0, 10, 10, 7, 17, 17, 0, 10, 27, 30, 3, 1]);
+        assert_eq!(&p.seqs[27..31], &[1, 1, 1, 2]);
+        assert_eq!(piece_ranges(pairs, 10, 20), vec![0..1, 1..3]);
+        assert_eq!(piece_ranges(pairs, 10, 5), vec![0..1, 1..2, 2..3]);
+        assert_eq!(piece_ranges(pairs, 2, 100), vec![0..2, 2..3]);
+        assert!(piece_ranges(pairs.slice(0..0), 2, 100).is_empty());
+        // A piece's residues are the batch's, relative to the piece.
+        let tail = pack(pairs.slice(1..3));
+        assert_eq!(tail.descs, vec![0, 0, 0, 10, 10, 13, 3, 1]);
+    }
+
+    #[test]
+    fn finish_converts_reversed_start_and_rejects_mismatch() {
+        let end = Cell { score: 17, row: 2, col: 5, overflow: false };
+        let start = Cell { score: 17, row: 2, col: 2, overflow: false };
+        let a = finish(end, Some(start)).unwrap();
+        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 3, 4, 6));
+        assert!(finish(end, Some(Cell { score: 16, ..start })).is_err());
+        assert!(finish(end, None).is_err());
+        let zero = Cell { score: 0, row: -1, col: -1, overflow: false };
+        assert_eq!(finish(zero, None).unwrap(), Alignment::default());
+    }
+
+    #[test]
+    fn blocks_keep_most_warps_resident() {
+        // H100: 228 KB of shared memory per SM, 227 KB per block at most.
+        let (sm, max) = (233_472, 232_448);
+        // Protein, 16 rows, 2 halves: 800 bytes per thread, 118 registers. 64 threads: 51,840
+        // bytes, 4 blocks by shared memory = 8 warps (registers allow 17 warps); larger
+        // blocks also reach 8 warps, and 64 comes first on ties.
+        assert_eq!(choose_block(640, 800, 118, sm, max), Some((64, 51_840)));
+        // 12 rows: 32 threads x 600 + 640 = 19,840 bytes, 11 blocks = 11 warps beats 64
+        // threads (5 blocks = 10 warps).
+        assert_eq!(choose_block(640, 600, 100, sm, max), Some((32, 19_840)));
+        // Registers bind: 255 registers = 8,192 per warp, 8 warps per SM whatever the block.
+        assert_eq!(choose_block(0, 8, 255, sm, max), Some((64, 512)));
+        // Too big for any block.
+        assert_eq!(choose_block(640, 8_000, 100, sm, max), None);
+    }
+
+    #[test]
+    fn kernel_matrix_pads_below_every_score() {
+        let (m, nc1) = kernel_matrix(&Scoring::blosum62()).unwrap();
+        assert_eq!(nc1, 25);
+        assert_eq!(m[17 * 25 + 17], 11); // W/W
+        assert!((0..25).all(|i| m[24 * 25 + i] == -128 && m[i * 25 + 24] == -128));
+        let bad = Scoring::new(Matrix::dna(200, -3), 5, 2).unwrap();
+        assert!(kernel_matrix(&bad).is_err());
+        let _ = Alphabet::Dna;
+    }
+
+    #[test]
+    fn path_stats_jobs_point_at_each_rectangle_largest_first() {
+        let mut rng = Rng(99);
+        let owned: Vec<(Vec<u8>, Vec<u8>)> = (0..300).map(|_| random_pair(&mut rng, 20, 60, 90)).collect();
+        let refs: Vec<(&[u8], &[u8])> = owned.iter().map(|(q, t)| (&q[..], &t[..])).collect();
+        let seqs = crate::seq::SeqPairs::from_slices(&refs);
+        let sc = Scoring::blosum62();
+        let alns: Vec<Alignment> = refs.iter().map(|(q, t)| scalar::align_pair(q, t, &sc).unwrap()).collect();
+        let plan = plan_path_stats(seqs.view(), &alns, 16);
+        let scored: Vec<u32> = (0..alns.len() as u32).filter(|&i| alns[i as usize].score > 0).collect();
+        let mut got = plan.index.clone();
+        got.sort();
+        assert_eq!(got, scored, "every scored pair once, no other");
+        assert!(plan.elsewhere.is_empty());
+        let residues = seqs.view().residues();
+        let mut last = u64::MAX;
+        let mut cols = 0;
+        for (k, &i) in plan.index.iter().enumerate() {
+            let (a, (q, t)) = (&alns[i as usize], refs[i as usize]);
+            let job = &plan.jobs[4 * k..4 * k + 4];
+            let (m, n) = (job[2] as usize, job[3] as usize);
+            assert_eq!((m, n), ((a.qend - a.qstart + 1) as usize, (a.tend - a.tstart + 1) as usize));
+            assert_eq!(&residues[job[0] as usize..job[0] as usize + m], &q[a.qstart as usize - 1..a.qend as usize]);
+            assert_eq!(&residues[job[1] as usize..job[1] as usize + n], &t[a.tstart as usize - 1..a.tend as usize]);
+            assert!((m * n) as u64 <= last, "largest first");
+            last = (m * n) as u64;
+            if m.min(n) > 16 {
+                assert_eq!(plan.scratch_at[k], cols as u64);
+                cols += m.max(n);
+            }
+        }
+        assert_eq!(plan.scratch_cols, cols);
+    }
+}

@@ -1,0 +1,41 @@
+//! Tuning of the CUDA engine in one place. The CLI's hidden `--gpu-*` options and the
+//! benchmarks fill it; the engine itself reads no environment variables.
+
+/// How a piece of pairs reaches the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Upload {
+    /// Copied into a pinned buffer of the stream on the host's cores, then DMA'd
+    /// asynchronously (the default).
+    Staged,
+    /// Copied by the driver straight from the batch's own (pageable) buffer: no copy of our
+    /// own, but the driver's copy is synchronous for the calling thread.
+    Direct,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaConfig {
+    /// Host threads, each with its CUDA stream, per GPU for one-to-one alignment: while one
+    /// prepares its piece on the host, the others' kernels keep the GPU busy.
+    pub align_streams: usize,
+    /// Pairs per piece of work one stream takes (fewer for small calls).
+    pub align_piece_pairs: usize,
+    pub align_upload: Upload,
+    /// Stream the database through the GPU in chunks of this many bytes even when it would
+    /// fit (tests and benchmarks of the streamed path).
+    pub search_chunk_bytes: Option<usize>,
+    /// Extra NVRTC options for the search kernels (tuning experiments, e.g.
+    /// `-DSEARCH_MIN_BLOCKS=6`).
+    pub nvrtc_options: Vec<String>,
+}
+
+impl Default for CudaConfig {
+    fn default() -> Self {
+        CudaConfig {
+            align_streams: 4,
+            align_piece_pairs: 65_536,
+            align_upload: Upload::Staged,
+            search_chunk_bytes: None,
+            nvrtc_options: Vec::new(),
+        }
+    }
+}
