@@ -13,7 +13,7 @@
 use std::io::Read;
 use std::time::Instant;
 use swarrow::database::Database;
-use swarrow::engine::cuda::{layout::Variant, CudaConfig, CudaEngine};
+use swarrow::engine::cuda::{layout::Shape, CudaConfig, CudaEngine};
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::SimdEngine;
 use swarrow::engine::{Engine, Hit};
@@ -79,13 +79,13 @@ impl Rng {
     }
 }
 
-fn parse_bins(spec: &str) -> R<Vec<(u32, Variant)>> {
+fn parse_bins(spec: &str) -> R<Vec<(u32, Shape)>> {
     spec.split(',')
         .map(|part| {
             let (lim, v) = part.split_once(':').ok_or("bin needs LIMIT:PxK")?;
             let (p, k) = v.split_once('x').ok_or("bin needs PxK")?;
             let lim = if lim == "max" { u32::MAX } else { lim.parse()? };
-            Ok((lim, Variant { p: p.parse()?, k: k.parse()? }))
+            Ok((lim, Shape { threads: p.parse()?, rows: k.parse()? }))
         })
         .collect()
 }

@@ -206,16 +206,18 @@ __device__ void search(const SearchArgs& a) {
 #define SEARCH_MIN_BLOCKS 3
 #endif
 
-#define SEARCH_KERNEL(P, K)                                                              \
-    extern "C" __global__ void __launch_bounds__(128, SEARCH_MIN_BLOCKS)                 \
-        sw_search_p##P##_k##K(const SearchArgs a) {                                      \
-        search<P, K>(a);                                                                 \
-    }
+// The variant: THREADS per target (P), ROWS per thread (K), chosen by -D options
+// (src/engine/cuda/kernels.rs lists the variants compiled).
+#ifndef THREADS
+#define THREADS 8
+#endif
+#ifndef ROWS
+#define ROWS 32
+#endif
 
-SEARCH_KERNEL(8, 16)
-SEARCH_KERNEL(16, 16)
-SEARCH_KERNEL(32, 16)
-SEARCH_KERNEL(8, 32)
+extern "C" __global__ void __launch_bounds__(128, SEARCH_MIN_BLOCKS) sw_search(const SearchArgs a) {
+    search<THREADS, ROWS>(a);
+}
 
 // ---- Top-k on the GPU -----------------------------------------------------------------
 // Scores of query q (lane q & 1 of pair q >> 1) are bucketed by min(score, BINS - 1); the

@@ -28,8 +28,6 @@ grep -o -m1 -w avx512f /proc/cpuinfo >/dev/null && echo "host has AVX-512F"
 
 echo "== bench (regions of 10-100 reads x 2-10 haplotypes, reads 100-150, haplotypes 300-500)"
 SWARROW_PAIRHMM_TIMING=1 "$DIR/pairhmm_bench" bench "$REGIONS" cuda
-# Tuning: registers capped so that 8 blocks of 256 threads fit per SM.
-SWARROW_PAIRHMM_NVRTC_OPTS=-DMIN_BLOCKS=8 "$DIR/pairhmm_bench" bench "$REGIONS" cuda
 "$DIR/pairhmm_bench" bench "$CPU_REGIONS" simd "$CORES"
 "$DIR/pairhmm_bench" bench "$((CPU_REGIONS / 4))" simd 1
 if [ -f "$DIR/gkl/jre.tar.xz" ]; then

@@ -70,23 +70,6 @@ fn every_kernel_compiles_for_compute_80_and_90() {
 }
 
 #[test]
-fn search_kernels_all_exported() {
-    if !nvrtc_or_skip() {
-        return;
-    }
-    let src = swarrow::engine::cuda::search::SEARCH_SOURCE;
-    let Image::Ptx(ptx) = runtime::compile(&src, Arch::Virtual(90), &[]).expect("sw_search.cu compiles") else {
-        panic!("expected PTX")
-    };
-    for v in swarrow::engine::cuda::layout::VARIANTS {
-        assert!(ptx.contains(&v.kernel_name()), "missing kernel {}", v.kernel_name());
-    }
-    for k in ["topk_hist", "topk_threshold", "topk_select"] {
-        assert!(ptx.contains(k), "missing kernel {}", k);
-    }
-}
-
-#[test]
 fn compile_errors_carry_the_nvrtc_log() {
     if !nvrtc_or_skip() {
         return;
@@ -99,48 +82,39 @@ fn compile_errors_carry_the_nvrtc_log() {
 }
 
 #[test]
-fn every_align_variant_compiles() {
+fn every_registered_variant_compiles_with_its_entry_points() {
     if !nvrtc_or_skip() {
         return;
     }
-    use swarrow::engine::cuda::{
-        align::KERNEL_SOURCE,
-        align_plan::{PACKED_ROWS, WIDE_ROWS},
-    };
-    let src = Source { name: "align.cu", text: KERNEL_SOURCE, headers: &[] };
-    let variants = PACKED_ROWS.iter().map(|&r| (true, r)).chain([(false, WIDE_ROWS)]);
-    for (packed, rows) in variants {
-        let opts = vec![format!("-DROWS={}", rows), format!("-DPACKED={}", packed as i32)];
-        match runtime::compile(&src, Arch::Virtual(90), &opts) {
-            Ok(Image::Ptx(ptx)) => assert!(ptx.contains("align_pairs"), "rows {} packed {}: no entry", rows, packed),
-            Ok(Image::Cubin(_)) => panic!("expected PTX"),
-            Err(e) => panic!("align.cu rows {} packed {}: {}", rows, packed, e),
-        }
+    use swarrow::engine::cuda::kernels::{self, Kernel};
+    let builds = kernels::all();
+    // Every kernel source is registered (one registry for the host and this test).
+    let registered: Vec<&str> = builds.iter().map(|b| b.kernel.source().name).collect();
+    for (file, _) in kernel_files() {
+        assert!(registered.contains(&file.as_str()), "kernels/{file} is not in engine::cuda::kernels");
     }
-}
-
-#[test]
-fn pairhmm_kernel_compiles_in_float_and_double() {
-    if !nvrtc_or_skip() {
-        return;
-    }
-    let src = Source { name: "pairhmm.cu", text: swarrow::pairhmm::cuda::KERNEL_SOURCE, headers: &[] };
-    for arch in [Arch::Virtual(80), Arch::Virtual(90)] {
-        for double in [0, 1] {
-            let opts = vec![format!("-DPAIRHMM_DOUBLE={double}")];
-            match runtime::compile(&src, arch, &opts) {
+    let mut failures = Vec::new();
+    for b in &builds {
+        for arch in [Arch::Virtual(80), Arch::Virtual(90)] {
+            match runtime::compile(&b.kernel.source(), arch, &b.options) {
                 Ok(Image::Ptx(ptx)) => {
-                    assert!(ptx.contains("pairhmm_forward"), "{arch:?} double={double}: no entry");
-                    // The double build computes in double: f64 arithmetic in the PTX.
-                    assert_eq!(
-                        ptx.contains("fma.rn.f64") || ptx.contains("mul.rn.f64"),
-                        double == 1,
-                        "{arch:?} double={double}"
-                    );
+                    let mut entries = vec![b.kernel.entry()];
+                    if b.kernel == Kernel::Search {
+                        entries.extend(kernels::TOPK_ENTRIES);
+                    }
+                    for e in entries {
+                        assert!(ptx.contains(&format!(".entry {e}(")), "{} {arch:?}: no entry {e}", b.name);
+                    }
+                    if b.kernel == Kernel::PairHmm {
+                        // The double build computes in double: f64 arithmetic in the PTX.
+                        let double = b.options.iter().any(|o| o == "-DPAIRHMM_DOUBLE=1");
+                        assert_eq!(ptx.contains("fma.rn.f64") || ptx.contains("mul.rn.f64"), double, "{}", b.name);
+                    }
                 }
-                Ok(Image::Cubin(_)) => panic!("expected PTX"),
-                Err(e) => panic!("pairhmm.cu {arch:?} double={double}: {e}"),
+                Ok(Image::Cubin(_)) => panic!("{}: expected PTX", b.name),
+                Err(e) => failures.push(format!("{} for {arch:?}: {e}", b.name)),
             }
         }
     }
+    assert!(failures.is_empty(), "kernel compile failures:\n{}", failures.join("\n\n"));
 }

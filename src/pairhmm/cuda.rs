@@ -11,13 +11,12 @@
 use super::batch::PairBatch;
 use super::model::{tables, Probabilities, Real, FLOAT_RESULT_THRESHOLD};
 use super::{Engine, Likelihood};
-use crate::engine::cuda::runtime::{dev_err, Gpu, Source};
+use crate::engine::cuda::kernels;
+use crate::engine::cuda::runtime::{dev_err, Gpu};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-
-pub const KERNEL_SOURCE: &str = include_str!("../../kernels/pairhmm.cu");
 
 /// Streams (each with a host thread) sharing a batch.
 const STREAMS: usize = 2;
@@ -36,14 +35,9 @@ struct Precision<T> {
 
 impl<T: Real + DeviceRepr> Precision<T> {
     fn new(gpu: &Gpu, probs: &Probabilities<T>, double: bool) -> Result<Self> {
-        let src = Source { name: "pairhmm.cu", text: KERNEL_SOURCE, headers: &[] };
-        let mut opts = vec![format!("-DPAIRHMM_DOUBLE={}", double as i32)];
-        // Tuning: extra NVRTC flags, e.g. -DMIN_BLOCKS=8.
-        if let Ok(extra) = std::env::var("SWARROW_PAIRHMM_NVRTC_OPTS") {
-            opts.extend(extra.split_whitespace().map(String::from));
-        }
-        let module = gpu.load(&src, &opts)?;
-        let func = gpu.function(&module, "pairhmm_forward")?;
+        let build = kernels::pairhmm(double, &[]);
+        let module = gpu.load(&build.kernel.source(), &build.options)?;
+        let func = gpu.function(&module, build.kernel.entry())?;
         let mm: Vec<T> = (0..128u8)
             .flat_map(|hi| (0..=hi).map(move |lo| (hi, lo)))
             .map(|(hi, lo)| probs.match_to_match(hi, lo))

@@ -22,7 +22,8 @@
 
 use super::align_plan::*;
 use super::config::{CudaConfig, Upload};
-use super::runtime::{dev_err, Gpu, Source};
+use super::kernels;
+use super::runtime::{dev_err, Gpu};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
@@ -32,9 +33,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-pub const KERNEL_SOURCE: &str = include_str!("../../../kernels/align.cu");
-pub const STATS_SOURCE: &str = include_str!("../../../kernels/path_stats.cu");
 
 /// The kernels and scoring table of one GPU, and its work streams: one host thread per
 /// stream, so one thread packs and bins its piece while the GPU runs another's.
@@ -180,10 +178,9 @@ impl GpuAligner {
         if let Some(f) = k.get(&(packed, rows)) {
             return Ok(f.clone());
         }
-        let src = Source { name: "align.cu", text: KERNEL_SOURCE, headers: &[] };
-        let opts = vec![format!("-DROWS={}", rows), format!("-DPACKED={}", packed as i32)];
-        let module = d.gpu.load(&src, &opts)?;
-        let f = d.gpu.function(&module, "align_pairs")?;
+        let build = kernels::align(rows, packed);
+        let module = d.gpu.load(&build.kernel.source(), &build.options)?;
+        let f = d.gpu.function(&module, build.kernel.entry())?;
         k.insert((packed, rows), f.clone());
         Ok(f)
     }
@@ -285,7 +282,7 @@ impl GpuAligner {
         let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
         let staging = &mut *staging;
         let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
-        let plan = plan_path_stats(pairs, alignments, STATS_ROWS);
+        let plan = plan_path_stats(pairs, alignments, kernels::PATH_STATS_ROWS);
         for &i in &plan.elsewhere {
             out[i as usize] = None;
         }
@@ -337,9 +334,9 @@ impl GpuAligner {
         if let Some(f) = &*slot {
             return Ok(f.clone());
         }
-        let src = Source { name: "path_stats.cu", text: STATS_SOURCE, headers: &[] };
-        let module = d.gpu.load(&src, &[format!("-DROWS={STATS_ROWS}")])?;
-        let f = d.gpu.function(&module, "path_stats")?;
+        let build = kernels::path_stats();
+        let module = d.gpu.load(&build.kernel.source(), &build.options)?;
+        let f = d.gpu.function(&module, build.kernel.entry())?;
         *slot = Some(f.clone());
         Ok(f)
     }
@@ -471,11 +468,11 @@ impl GpuAligner {
         let mut all_groups = Vec::with_capacity(bins.iter().map(|b| b.groups.len()).sum::<usize>() + 1);
         let mut offsets = Vec::with_capacity(bins.len());
         for b in bins {
-            offsets.push(all_groups.len() / b.shape.halves());
+            offsets.push(all_groups.len() / halves(b.packed));
             all_groups.extend_from_slice(&b.groups);
         }
         // Group indices count in units of one shape's halves: one lane width per table.
-        if bins.windows(2).any(|w| w[0].shape.halves() != w[1].shape.halves()) {
+        if bins.windows(2).any(|w| w[0].packed != w[1].packed) {
             return Err(Error::Internal("align bins of both lane widths in one table".into()));
         }
         all_groups.push(-1);

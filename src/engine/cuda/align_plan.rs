@@ -7,12 +7,7 @@ use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
 
-/// Query rows per thread compiled for the 16-bit kernel (the 32-bit one uses `WIDE_ROWS`).
-/// At most 16: the per-thread profile is 2 x (alphabet + 1) x rows bytes of shared memory,
-/// and at 24-32 rows a protein block of 128 threads fills an SM alone (4 warps, one per
-/// scheduler, 30% issue-slot use in ncu); at 16 rows two blocks fit (8 warps).
-pub const PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
-pub const WIDE_ROWS: u32 = 32;
+pub use super::kernels::{Shape, ALIGN_PACKED_ROWS as PACKED_ROWS, ALIGN_WIDE_ROWS as WIDE_ROWS};
 /// Threads per pair: a power of two up to a warp (shuffles stay inside the warp).
 pub const GROUPS: [u32; 6] = [1, 2, 4, 8, 16, 32];
 /// Block sizes tried (threads); the one keeping most warps resident on an SM wins, the
@@ -21,33 +16,12 @@ const BLOCKS: [u32; 4] = [64, 128, 256, 32];
 /// Largest chunk of sequence bytes one kernel batch takes (offsets are 32-bit).
 pub const CHUNK_BYTES: usize = 1 << 30;
 
-/// One compiled kernel variant and how many threads share a pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Shape {
-    /// 16-bit lanes, two pairs per thread; else 32-bit, one pair per thread.
-    pub packed: bool,
-    /// Query rows each thread holds (the kernel's ROWS).
-    pub rows: u32,
-    /// Threads per pair (the kernel's G).
-    pub group: u32,
-}
-
-impl Shape {
-    pub fn halves(self) -> usize {
-        if self.packed {
-            2
-        } else {
-            1
-        }
-    }
-
-    /// Query rows one pass covers.
-    pub fn span(self) -> usize {
-        (self.rows * self.group) as usize
-    }
-
-    pub fn passes(self, qlen: usize) -> usize {
-        qlen.div_ceil(self.span()).max(1)
+/// Pairs per thread: two in s16x2 lanes (`packed`), else one at 32 bits.
+pub fn halves(packed: bool) -> usize {
+    if packed {
+        2
+    } else {
+        1
     }
 }
 
@@ -60,15 +34,15 @@ impl Shape {
 pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
     let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
     let max_rows = rows_set[rows_set.len() - 1];
-    let widest = Shape { packed, rows: max_rows, group: 32 };
+    let widest = Shape { threads: 32, rows: max_rows };
     let mut best = (shape_cost(widest, qlen, tlen), widest);
     for &group in &GROUPS {
         let need = qlen.div_ceil(group as usize).max(1);
         if let Some(&rows) = rows_set.iter().find(|&&r| r as usize >= need) {
-            let shape = Shape { packed, rows, group };
+            let shape = Shape { threads: group, rows };
             let cost = shape_cost(shape, qlen, tlen);
             // Ties go to the fewer threads (the first found), as the widest comes last.
-            if cost < best.0 || (cost == best.0 && group < best.1.group) {
+            if cost < best.0 || (cost == best.0 && group < best.1.threads) {
                 best = (cost, shape);
             }
         }
@@ -79,14 +53,17 @@ pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
 fn shape_cost(shape: Shape, qlen: usize, tlen: usize) -> f64 {
     const CELL: f64 = 3.5;
     const STEP: f64 = 14.0;
-    let group = shape.group as f64;
+    let group = shape.threads as f64;
     shape.passes(qlen) as f64 * group * (shape.rows as f64 * CELL + STEP) * (tlen as f64 + group - 1.0)
 }
 
 /// The work of one launch: pairs of one shape, grouped `halves` to a thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bin {
+    /// Threads per pair (the kernel's G) and rows per thread.
     pub shape: Shape,
+    /// 16-bit lanes, two pairs per thread; else 32-bit, one pair per thread.
+    pub packed: bool,
     /// `halves` entries per group: a pair's index in the chunk, or -1 for an empty slot.
     pub groups: Vec<i32>,
     /// Longest target in the bin (columns the tiling scratch must hold).
@@ -128,18 +105,18 @@ pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
             // Longest target first, then longest query; a stable sort keeps input order
             // (the callers': by index) among equals.
             its.sort_by_key(|it| std::cmp::Reverse(((it.tlen as u64) << 32) | it.qlen as u64));
-            let h = shape.halves();
+            let h = halves(packed);
             let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
             let mut work = Vec::with_capacity(its.len().div_ceil(h));
             for chunk in its.chunks(h) {
                 groups.extend(chunk.iter().map(|it| it.index as i32));
                 groups.extend(std::iter::repeat(-1).take(h - chunk.len()));
-                let steps = |it: &Item| (it.tlen + shape.group - 1) as u64 * shape.passes(it.qlen as usize) as u64;
+                let steps = |it: &Item| (it.tlen + shape.threads - 1) as u64 * shape.passes(it.qlen as usize) as u64;
                 work.push(chunk.iter().map(steps).max().unwrap_or(0).min(u32::MAX as u64) as u32);
             }
             let max_cols = its.iter().map(|it| it.tlen as usize).max().unwrap_or(0);
             let max_passes = its.iter().map(|it| shape.passes(it.qlen as usize)).max().unwrap_or(1);
-            Bin { shape, groups, max_cols, max_passes, work }
+            Bin { shape, packed, groups, max_cols, max_passes, work }
         })
         .collect();
     // Biggest work first, so small bins fill the GPU's tail.
@@ -168,7 +145,7 @@ pub struct Launch {
 pub fn plan_launches(bins: &[Bin], offsets: &[usize]) -> Vec<Launch> {
     let mut launches: Vec<(Launch, Vec<u32>)> = Vec::new();
     for (bin, &first) in bins.iter().zip(offsets) {
-        let key = (bin.shape.packed, bin.shape.rows);
+        let key = (bin.packed, bin.shape.rows);
         let pos = match launches.iter().position(|(l, _)| (l.packed, l.rows) == key) {
             Some(p) => p,
             None => {
@@ -178,9 +155,9 @@ pub fn plan_launches(bins: &[Bin], offsets: &[usize]) -> Vec<Launch> {
             }
         };
         let (launch, work) = &mut launches[pos];
-        let g = bin.shape.group as usize;
+        let g = bin.shape.threads as usize;
         let per_warp = 32 / g;
-        let ngroups = bin.groups.len() / bin.shape.halves();
+        let ngroups = bin.groups.len() / halves(bin.packed);
         let multi = bin.max_passes > 1;
         for j in (0..ngroups).step_by(per_warp) {
             let slot = if multi { launch.slots + j } else { 0 };
@@ -309,8 +286,6 @@ pub fn piece_ranges(pairs: PairSeqs<'_>, max_pairs: usize, max_bytes: usize) -> 
     super::layout::consecutive_ranges(pairs.iter().map(|(q, t)| q.len() + t.len()), 0, max_bytes, max_pairs)
 }
 
-/// Query rows per strip of the path-statistics kernel (its ROWS).
-pub const STATS_ROWS: u32 = 16;
 /// Largest rectangle one GPU thread walks for path statistics; larger ones go to the CPU.
 pub const GPU_STATS_MAX_CELLS: u64 = 1 << 24;
 
@@ -469,7 +444,7 @@ mod tests {
         let r = shape.rows as usize;
         for p in 0..passes {
             let mut group = none;
-            for th in 0..shape.group as usize {
+            for th in 0..shape.threads as usize {
                 let row0 = p * shape.span() + th * r;
                 let (mut best, mut bcol, mut snap) = (0, i32::MAX, vec![0; r]);
                 for j in 0..cols {
@@ -512,8 +487,8 @@ mod tests {
             let want = scalar::align_pair(&q, &t, sc).unwrap();
             let shape = match k % 3 {
                 0 => choose_shape(q.len(), t.len(), true),
-                1 => Shape { packed: true, rows: 4, group: 2 },
-                _ => Shape { packed: false, rows: 4, group: 1 },
+                1 => Shape { threads: 2, rows: 4 },
+                _ => Shape { threads: 1, rows: 4 },
             };
             let end = model(&q, &t, rng.below(4), sc, shape);
             let (qe, te) = if end.0 > 0 { (end.1 as usize + 1, end.2 as usize + 1) } else { (0, 0) };
@@ -571,7 +546,7 @@ mod tests {
         let mut best: Option<(f64, Shape)> = None;
         for &group in &GROUPS {
             for &rows in rows_set {
-                let shape = Shape { packed, rows, group };
+                let shape = Shape { threads: group, rows };
                 if shape.passes(qlen) > 1 && (group != 32 || rows != max_rows) {
                     continue;
                 }
@@ -603,7 +578,7 @@ mod tests {
             for packed in [true, false] {
                 let s = choose_shape(qlen, 1000, packed);
                 assert!(s.passes(qlen) * s.span() >= qlen);
-                assert!(GROUPS.contains(&s.group));
+                assert!(GROUPS.contains(&s.threads));
                 if s.passes(qlen) == 1 && packed {
                     // Within one pass, padding stays under a third of the rows (or 16 rows).
                     let waste = s.span() - qlen;
@@ -611,7 +586,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(choose_shape(5000, 100, true), Shape { packed: true, rows: 16, group: 32 });
+        assert_eq!(choose_shape(5000, 100, true), Shape { threads: 32, rows: 16 });
         assert_eq!(choose_shape(20, 100, false).rows, WIDE_ROWS);
     }
 
@@ -625,7 +600,7 @@ mod tests {
             let bins = make_bins(&items, packed);
             let mut seen = vec![0; items.len()];
             for b in &bins {
-                assert_eq!(b.groups.len() % b.shape.halves(), 0);
+                assert_eq!(b.groups.len() % halves(b.packed), 0);
                 let members: Vec<&Item> = b.groups.iter().filter(|&&g| g >= 0).map(|&g| &items[g as usize]).collect();
                 for w in members.windows(2) {
                     assert!(w[0].tlen >= w[1].tlen);
@@ -639,7 +614,7 @@ mod tests {
                 // Empty slots only at the very end of a bin.
                 let first_empty = b.groups.iter().position(|&g| g < 0).unwrap_or(b.groups.len());
                 assert!(b.groups[first_empty..].iter().all(|&g| g < 0));
-                assert!(b.groups.len() - first_empty < b.shape.halves());
+                assert!(b.groups.len() - first_empty < halves(b.packed));
             }
             assert!(seen.iter().all(|&c| c == 1));
         }
@@ -677,7 +652,7 @@ mod tests {
                 assert!(count >= 1 && count <= 32 / g as usize);
                 for k in 0..count {
                     let (b, _) = owner(first + k);
-                    assert_eq!((b.shape.packed, b.shape.rows, b.shape.group), (l.packed, l.rows, g as u32));
+                    assert_eq!((b.packed, b.shape.rows, b.shape.threads), (l.packed, l.rows, g as u32));
                     seen[first + k] += 1;
                     if b.max_passes > 1 {
                         assert!(slot + k < l.slots && l.stride >= b.max_cols);

@@ -10,39 +10,19 @@ use crate::scoring::Scoring;
 /// padded cells never exceed a real cell, and small enough that no s16 arithmetic wraps.
 pub const PAD_SCORE: i32 = -1024;
 
-/// A kernel specialisation: P threads per target, K query rows per thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Variant {
-    pub p: u32,
-    pub k: u32,
+pub use super::kernels::Shape;
+
+/// Targets (subwarps) per 128-thread block of a search variant.
+pub fn targets_per_block(shape: Shape) -> u32 {
+    128 / shape.threads
 }
-
-impl Variant {
-    /// Query rows per pass.
-    pub fn rows(self) -> u32 {
-        self.p * self.k
-    }
-
-    pub fn kernel_name(self) -> String {
-        format!("sw_search_p{}_k{}", self.p, self.k)
-    }
-
-    /// Targets (subwarps) per 128-thread block.
-    pub fn targets_per_block(self) -> u32 {
-        128 / self.p
-    }
-}
-
-/// The specialisations compiled into `kernels/sw_search.cu`.
-pub const VARIANTS: [Variant; 4] =
-    [Variant { p: 8, k: 16 }, Variant { p: 16, k: 16 }, Variant { p: 32, k: 16 }, Variant { p: 8, k: 32 }];
 
 /// Which specialisation runs which target lengths: `(longest target, variant)`, ascending.
 /// Measured on the H100 (BENCHMARKS.md, ncu): the kernel is issue-bound at 3 warps per
 /// scheduler, so the variant with the most rows per thread (least per-step overhead per
 /// cell) wins at every length: 8 threads x 32 rows, for short and long targets alike.
-pub fn default_bins() -> Vec<(u32, Variant)> {
-    vec![(u32::MAX, Variant { p: 8, k: 32 })]
+pub fn default_bins() -> Vec<(u32, Shape)> {
+    vec![(u32::MAX, Shape { threads: 8, rows: 32 })]
 }
 
 /// A contiguous run of targets (indices into a shard, ascending length) and its kernel.
@@ -50,22 +30,22 @@ pub fn default_bins() -> Vec<(u32, Variant)> {
 pub struct Bin {
     pub begin: u32,
     pub end: u32,
-    pub variant: Variant,
+    pub shape: Shape,
     /// Longest target in the bin.
     pub max_len: u32,
 }
 
 /// Splits targets sorted by ascending length into bins by `bins` (see `default_bins`).
-pub fn split_bins(lengths: &[u32], bins: &[(u32, Variant)]) -> Vec<Bin> {
+pub fn split_bins(lengths: &[u32], bins: &[(u32, Shape)]) -> Vec<Bin> {
     let mut out = Vec::new();
     let mut begin = 0usize;
-    for &(limit, variant) in bins {
+    for &(limit, shape) in bins {
         if begin >= lengths.len() {
             break;
         }
         let end = begin + lengths[begin..].partition_point(|&l| l <= limit);
         if end > begin {
-            out.push(Bin { begin: begin as u32, end: end as u32, variant, max_len: lengths[end - 1] });
+            out.push(Bin { begin: begin as u32, end: end as u32, shape, max_len: lengths[end - 1] });
         }
         begin = end;
     }
@@ -86,7 +66,7 @@ pub struct Profiles {
     pub data: Vec<i32>,
     /// Start of each pair in `data`.
     pub offsets: Vec<u32>,
-    /// Passes (tiles of `variant.rows()` rows) of each pair.
+    /// Passes (tiles of `shape.span()` rows) of each pair.
     pub passes: Vec<u32>,
 }
 
@@ -98,16 +78,16 @@ pub fn alpha(sc: &Scoring) -> u32 {
 /// Index in a pair's profile of (pass, residue code, query row within the pass): thread t
 /// holds rows t*K .. t*K+K and reads them as K/4 16-byte words interleaved across threads.
 #[inline]
-pub fn profile_index(v: Variant, alpha: u32, pass: u32, code: u32, row: u32) -> usize {
-    let (t, r) = (row / v.k, row % v.k);
+pub fn profile_index(v: Shape, alpha: u32, pass: u32, code: u32, row: u32) -> usize {
+    let (t, r) = (row / v.rows, row % v.rows);
     let (i, e) = (r / 4, r % 4);
-    ((pass * alpha + code) * v.rows() + (i * v.p + t) * 4 + e) as usize
+    ((pass * alpha + code) * v.span() as u32 + (i * v.threads + t) * 4 + e) as usize
 }
 
-pub fn build_profiles(queries: &[&[u8]], pairs: &[(usize, Option<usize>)], sc: &Scoring, v: Variant) -> Profiles {
+pub fn build_profiles(queries: &[&[u8]], pairs: &[(usize, Option<usize>)], sc: &Scoring, v: Shape) -> Profiles {
     let al = alpha(sc);
     let size = sc.matrix.size() as u32;
-    let rows = v.rows();
+    let rows = v.span() as u32;
     let mut data = Vec::new();
     let mut offsets = Vec::with_capacity(pairs.len());
     let mut passes = Vec::with_capacity(pairs.len());
@@ -287,20 +267,20 @@ mod tests {
     #[test]
     fn bins_cover_every_target_once_in_order() {
         let lens = [1, 5, 5, 9, 100, 5000, 5001, 70000];
-        let v8 = Variant { p: 8, k: 16 };
-        let v16 = Variant { p: 16, k: 16 };
+        let v8 = Shape { threads: 8, rows: 16 };
+        let v16 = Shape { threads: 16, rows: 16 };
         let bins = split_bins(&lens, &[(5, v8), (5000, v16), (u32::MAX, v8)]);
         assert_eq!(
             bins,
             vec![
-                Bin { begin: 0, end: 3, variant: v8, max_len: 5 },
-                Bin { begin: 3, end: 6, variant: v16, max_len: 5000 },
-                Bin { begin: 6, end: 8, variant: v8, max_len: 70000 },
+                Bin { begin: 0, end: 3, shape: v8, max_len: 5 },
+                Bin { begin: 3, end: 6, shape: v16, max_len: 5000 },
+                Bin { begin: 6, end: 8, shape: v8, max_len: 70000 },
             ]
         );
         // An empty range produces no bin.
         let bins = split_bins(&[10, 20], &[(5, v8), (u32::MAX, v16)]);
-        assert_eq!(bins, vec![Bin { begin: 0, end: 2, variant: v16, max_len: 20 }]);
+        assert_eq!(bins, vec![Bin { begin: 0, end: 2, shape: v16, max_len: 20 }]);
         assert!(split_bins(&[], &default_bins()).is_empty());
     }
 
@@ -316,11 +296,11 @@ mod tests {
         let sc = Scoring::blosum62();
         let qa = Alphabet::Protein.encode(b"WAC").unwrap();
         let qb = Alphabet::Protein.encode(b"HE").unwrap();
-        let v = Variant { p: 8, k: 16 };
+        let v = Shape { threads: 8, rows: 16 };
         let p = build_profiles(&[&qa, &qb], &[(0, Some(1))], &sc, v);
         let al = alpha(&sc);
         assert_eq!(p.passes, vec![1]);
-        assert_eq!(p.data.len(), (al * v.rows()) as usize);
+        assert_eq!(p.data.len(), (al * v.span() as u32) as usize);
         let at = |code: u32, row: u32| {
             let w = p.data[profile_index(v, al, 0, code, row)] as u32;
             ((w & 0xffff) as u16 as i16 as i32, (w >> 16) as u16 as i16 as i32)
@@ -336,7 +316,7 @@ mod tests {
         // Every index of the tile is used exactly once.
         let mut seen = vec![false; p.data.len()];
         for code in 0..al {
-            for row in 0..v.rows() {
+            for row in 0..v.span() as u32 {
                 let i = profile_index(v, al, 0, code, row);
                 assert!(!seen[i]);
                 seen[i] = true;
@@ -348,7 +328,7 @@ mod tests {
     fn long_queries_take_several_passes() {
         let sc = Scoring::blosum62();
         let q = vec![0u8; 300];
-        let v = Variant { p: 8, k: 16 };
+        let v = Shape { threads: 8, rows: 16 };
         let p = build_profiles(&[&q], &[(0, None)], &sc, v);
         assert_eq!(p.passes, vec![3]);
         // Row 290 (pass 2, row 34) is real; row 300 (pass 2, row 44) is padding.

@@ -9,6 +9,7 @@
 pub mod align;
 pub mod align_plan;
 pub mod config;
+pub mod kernels;
 pub mod layout;
 pub mod runtime;
 pub mod search;
@@ -20,7 +21,7 @@ use crate::progress::Work;
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
 pub use config::{CudaConfig, Upload};
-use layout::Variant;
+use layout::Shape;
 use std::sync::Mutex;
 
 /// Whether the CUDA engine can run here (driver, NVRTC and at least one GPU).
@@ -35,7 +36,7 @@ pub struct CudaEngine {
     scoring: Scoring,
     devices: Vec<Mutex<search::Device>>,
     names: Vec<String>,
-    bins: Vec<(u32, Variant)>,
+    bins: Vec<(u32, Shape)>,
     /// One-to-one aligner, opened on the first `align` call (its kernels compile then).
     aligner: Mutex<Option<std::sync::Arc<align::GpuAligner>>>,
     config: CudaConfig,
@@ -82,10 +83,10 @@ impl CudaEngine {
     }
 
     /// Replaces the length bins (which kernel specialisation runs which target lengths);
-    /// for tuning. Every variant must be one of `layout::VARIANTS`.
-    pub fn set_bins(&mut self, bins: Vec<(u32, Variant)>) -> Result<()> {
-        if let Some(v) = bins.iter().map(|b| b.1).find(|v| !layout::VARIANTS.contains(v)) {
-            return Err(Error::usage(format!("no compiled CUDA kernel for P={} K={}", v.p, v.k)));
+    /// for tuning. Every shape must be one of `kernels::SEARCH_SHAPES`.
+    pub fn set_bins(&mut self, bins: Vec<(u32, Shape)>) -> Result<()> {
+        if let Some(v) = bins.iter().map(|b| b.1).find(|v| !kernels::SEARCH_SHAPES.contains(v)) {
+            return Err(Error::usage(format!("no CUDA search kernel for {} threads x {} rows", v.threads, v.rows)));
         }
         if bins.last().map(|b| b.0) != Some(u32::MAX) {
             return Err(Error::usage("the last CUDA length bin must cover all lengths"));

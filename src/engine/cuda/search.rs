@@ -3,8 +3,9 @@
 //! the best hits of each query come back.
 
 use super::config::CudaConfig;
-use super::layout::{self, Bin, Variant};
-use super::runtime::{dev_err, Gpu, Source};
+use super::kernels;
+use super::layout::{self, Bin, Shape};
+use super::runtime::{dev_err, Gpu};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::progress::Work;
@@ -15,9 +16,6 @@ use cudarc::driver::{
 };
 use std::collections::HashMap;
 use std::sync::Arc;
-
-pub const SEARCH_SOURCE: Source<'static> =
-    Source { name: "sw_search.cu", text: include_str!("../../../kernels/sw_search.cu"), headers: &[] };
 
 /// Bins of the score histogram used by top-k selection (kernels/sw_search.cu: BINS).
 const TOPK_BINS: usize = 4096;
@@ -145,7 +143,7 @@ pub fn placement(shard_bytes: usize, free: usize, forced_chunk: Option<usize>) -
 }
 
 /// Query profiles of one batch of query pairs, for every variant the bins use.
-type Profiles = HashMap<Variant, (CudaSlice<i32>, CudaSlice<u32>, CudaSlice<u32>)>;
+type Profiles = HashMap<Shape, (CudaSlice<i32>, CudaSlice<u32>, CudaSlice<u32>)>;
 
 /// A scan whose kernels and result copies are queued on `stream`; `collect` waits for it.
 struct Pending {
@@ -160,8 +158,8 @@ struct Pending {
 /// One GPU with its compiled kernels and resident database shard.
 pub struct Device {
     pub gpu: Gpu,
-    _module: Arc<CudaModule>,
-    search: HashMap<Variant, CudaFunction>,
+    _modules: Vec<Arc<CudaModule>>,
+    search: HashMap<Shape, CudaFunction>,
     hist: CudaFunction,
     threshold: CudaFunction,
     select: CudaFunction,
@@ -171,6 +169,18 @@ pub struct Device {
     staging: Vec<PinnedHostSlice<u8>>,
     /// `CudaConfig::search_chunk_bytes`.
     chunk_bytes: Option<usize>,
+    /// `CudaConfig::nvrtc_options`, for the shapes loaded later.
+    nvrtc: Vec<String>,
+}
+
+/// Compiles (or takes from the cache) and loads the search variant of `shape`.
+fn load_search(gpu: &Gpu, shape: Shape, nvrtc: &[String]) -> Result<(Arc<CudaModule>, CudaFunction)> {
+    let build = kernels::search(shape, nvrtc);
+    let module = gpu.load(&build.kernel.source(), &build.options)?;
+    let f = gpu.function(&module, build.kernel.entry())?;
+    f.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 * 1024)
+        .map_err(dev_err("raising the shared-memory limit"))?;
+    Ok((module, f))
 }
 
 /// Hits of one query on one GPU: (database index in length order, raw 16-bit lane score;
@@ -182,26 +192,26 @@ impl Device {
         let gpu = Gpu::open(ordinal)?;
         // Our streams order all work on their buffers; cudarc's per-buffer events add nothing.
         unsafe { gpu.ctx.disable_event_tracking() };
-        let module = gpu.load(&SEARCH_SOURCE, &config.nvrtc_options)?;
+        // The default shape's module now (its top-k kernels serve every shape); the other
+        // shapes when bins first use them.
         let mut search = HashMap::new();
-        for v in layout::VARIANTS {
-            let f = gpu.function(&module, &v.kernel_name())?;
-            f.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 * 1024)
-                .map_err(dev_err("raising the shared-memory limit"))?;
-            search.insert(v, f);
-        }
+        let shape = layout::default_bins()[0].1;
+        let (module, f) = load_search(&gpu, shape, &config.nvrtc_options)?;
+        search.insert(shape, f);
+        let modules = vec![module.clone()];
         Ok(Device {
             hist: gpu.function(&module, "topk_hist")?,
             threshold: gpu.function(&module, "topk_threshold")?,
             select: gpu.function(&module, "topk_select")?,
             search,
-            _module: module,
+            _modules: modules,
             streams: (0..STREAMS)
                 .map(|_| gpu.ctx.new_stream())
                 .collect::<std::result::Result<_, _>>()
                 .map_err(dev_err("creating streams"))?,
             staging: Vec::new(),
             chunk_bytes: config.search_chunk_bytes,
+            nvrtc: config.nvrtc_options.clone(),
             gpu,
             resident: None,
         })
@@ -222,10 +232,17 @@ impl Device {
         ngpus: usize,
         queries: &[&[u8]],
         sc: &Scoring,
-        bins: &[(u32, Variant)],
+        bins: &[(u32, Shape)],
         top: usize,
         work: &Work,
     ) -> Result<Vec<RawHits>> {
+        for &(_, shape) in bins {
+            if !self.search.contains_key(&shape) {
+                let (module, f) = load_search(&self.gpu, shape, &self.nvrtc)?;
+                self.search.insert(shape, f);
+                self._modules.push(module);
+            }
+        }
         let mut out: Vec<RawHits> = vec![Vec::new(); queries.len()];
         let targets = layout::shard_targets(db, g, ngpus);
         if targets.is_empty() || top == 0 {
@@ -361,19 +378,19 @@ impl Device {
         queries: &[&[u8]],
         pairs: &[(usize, Option<usize>)],
         sc: &Scoring,
-        bins: &[(u32, Variant)],
+        bins: &[(u32, Shape)],
         lengths: &[u32],
     ) -> Result<Profiles> {
         let st = &self.gpu.stream;
         let up = "uploading query profiles";
         let mut profiles = Profiles::new();
         for b in layout::split_bins(lengths, bins) {
-            if profiles.contains_key(&b.variant) {
+            if profiles.contains_key(&b.shape) {
                 continue;
             }
-            let p = layout::build_profiles(queries, pairs, sc, b.variant);
+            let p = layout::build_profiles(queries, pairs, sc, b.shape);
             profiles.insert(
-                b.variant,
+                b.shape,
                 (
                     st.clone_htod(&p.data).map_err(dev_err(up))?,
                     st.clone_htod(&p.offsets).map_err(dev_err(up))?,
@@ -395,7 +412,7 @@ impl Device {
         profiles: &Profiles,
         pairs: &[(usize, Option<usize>)],
         sc: &Scoring,
-        bins: &[(u32, Variant)],
+        bins: &[(u32, Shape)],
         top: usize,
     ) -> Result<Pending> {
         let ntargets = targets.host_lengths.len();
@@ -411,13 +428,13 @@ impl Device {
         let mut plans = Vec::new();
         let mut scratch_ints = 0usize;
         for b in &bins {
-            let f = &self.search[&b.variant];
-            let smem = (alpha * b.variant.rows() * 4) as usize;
+            let f = &self.search[&b.shape];
+            let smem = (alpha * b.shape.span() as u32 * 4) as usize;
             let per_sm = f
                 .occupancy_max_active_blocks_per_multiprocessor(BLOCK, smem, None)
                 .map_err(e("occupancy query"))?
                 .max(1);
-            let w = b.variant.targets_per_block();
+            let w = layout::targets_per_block(b.shape);
             let groups = (b.end - b.begin).div_ceil(w) as usize;
             let grid = (per_sm as usize * self.gpu.sms as usize).min(groups * npairs).max(1);
             let maxcols = ((b.max_len as usize + 3) & !3) + 4;
@@ -428,8 +445,8 @@ impl Device {
 
         for (bi, (b, &(grid, smem, maxcols))) in bins.iter().zip(&plans).enumerate() {
             let (prof, offs, passes) = profiles
-                .get(&b.variant)
-                .ok_or_else(|| Error::Internal(format!("no profile for variant {:?}", b.variant)))?;
+                .get(&b.shape)
+                .ok_or_else(|| Error::Internal(format!("no profile for variant {:?}", b.shape)))?;
             let args = SearchArgs {
                 residues: targets.residues,
                 starts: targets.starts,
@@ -451,7 +468,7 @@ impl Device {
                 threshold: 32767 - smax - (sc.gap_open + sc.gap_extend),
             };
             let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: smem };
-            unsafe { st.launch_builder(&self.search[&b.variant]).arg(&args).launch(cfg) }
+            unsafe { st.launch_builder(&self.search[&b.shape]).arg(&args).launch(cfg) }
                 .map_err(e("launching the search kernel"))?;
         }
 

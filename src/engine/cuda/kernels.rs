@@ -1,0 +1,168 @@
+//! Every CUDA kernel the engines load, in one registry. A kernel is one source file with
+//! one entry point; its variants are generated one way, by `-D` options on that source
+//! (NVRTC compiles and caches each variant), and are named by one rule:
+//! `<entry>` + `_t<threads>` + `_r<rows>` + a lane suffix, from the variant's [`Shape`].
+//! The engines load through [`Build`]s from here; `tests/kernels_compile.rs` compiles
+//! every build of [`all`] for compute_80 and compute_90.
+
+use super::runtime::Source;
+
+/// A kernel variant's shape, the one vocabulary of the search and align kernels:
+/// `threads` cooperate on one sequence (a database target, a pair), each holding `rows`
+/// query rows in registers; together they cover `span` rows per pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shape {
+    pub threads: u32,
+    pub rows: u32,
+}
+
+impl Shape {
+    /// Query rows one pass covers.
+    pub fn span(self) -> usize {
+        (self.threads * self.rows) as usize
+    }
+
+    /// Passes over a query of `qlen` rows (at least one).
+    pub fn passes(self, qlen: usize) -> usize {
+        qlen.div_ceil(self.span()).max(1)
+    }
+}
+
+/// The kernels, by source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// Database search, scores only (`kernels/sw_search.cu`; with the top-k kernels).
+    Search,
+    /// One-to-one alignment: score, end and start (`kernels/align.cu`).
+    Align,
+    /// Traceback statistics by the path rule (`kernels/path_stats.cu`).
+    PathStats,
+    /// GATK PairHMM likelihoods (`kernels/pairhmm.cu`).
+    PairHmm,
+}
+
+impl Kernel {
+    pub fn source(self) -> Source<'static> {
+        let (name, text) = match self {
+            Kernel::Search => ("sw_search.cu", include_str!("../../../kernels/sw_search.cu")),
+            Kernel::Align => ("align.cu", include_str!("../../../kernels/align.cu")),
+            Kernel::PathStats => ("path_stats.cu", include_str!("../../../kernels/path_stats.cu")),
+            Kernel::PairHmm => ("pairhmm.cu", include_str!("../../../kernels/pairhmm.cu")),
+        };
+        Source { name, text, headers: &[] }
+    }
+
+    /// The main entry point (the search source also holds `topk_*`, see [`TOPK_ENTRIES`]).
+    pub fn entry(self) -> &'static str {
+        match self {
+            Kernel::Search => "sw_search",
+            Kernel::Align => "align_pairs",
+            Kernel::PathStats => "path_stats",
+            Kernel::PairHmm => "pairhmm_forward",
+        }
+    }
+}
+
+/// The top-k entry points compiled with every search variant.
+pub const TOPK_ENTRIES: [&str; 3] = ["topk_hist", "topk_threshold", "topk_select"];
+
+/// One variant: a kernel and the options that select it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Build {
+    pub kernel: Kernel,
+    pub options: Vec<String>,
+    /// The variant's name by the one rule (for messages, reports and tests).
+    pub name: String,
+}
+
+fn build(kernel: Kernel, shape: Option<Shape>, suffix: &str, options: Vec<String>) -> Build {
+    let mut name = kernel.entry().to_string();
+    if let Some(s) = shape {
+        name += &format!("_t{}_r{}", s.threads, s.rows);
+    }
+    name += suffix;
+    Build { kernel, options, name }
+}
+
+/// Search shapes compiled: threads per target x query rows per thread.
+pub const SEARCH_SHAPES: [Shape; 4] = [
+    Shape { threads: 8, rows: 16 },
+    Shape { threads: 16, rows: 16 },
+    Shape { threads: 32, rows: 16 },
+    Shape { threads: 8, rows: 32 },
+];
+
+/// A search variant; `extra` are tuning options (`CudaConfig::nvrtc_options`).
+pub fn search(shape: Shape, extra: &[String]) -> Build {
+    let mut options = vec![format!("-DTHREADS={}", shape.threads), format!("-DROWS={}", shape.rows)];
+    options.extend(extra.iter().cloned());
+    build(Kernel::Search, Some(shape), "", options)
+}
+
+/// Query rows per thread compiled for the 16-bit align kernel (the 32-bit one uses
+/// `ALIGN_WIDE_ROWS`). At most 16: the per-thread profile is 2 x (alphabet + 1) x rows bytes
+/// of shared memory, and at 24-32 rows a protein block of 128 threads fills an SM alone (4
+/// warps, one per scheduler, 30% issue-slot use in ncu); at 16 rows two blocks fit (8 warps).
+pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
+pub const ALIGN_WIDE_ROWS: u32 = 32;
+
+/// An align variant: `rows` per thread, two pairs per thread in s16x2 lanes (`packed`) or
+/// one at 32 bits. Threads per pair vary inside one launch (a table), so they are not part
+/// of the variant: its shape is named with 0 threads.
+pub fn align(rows: u32, packed: bool) -> Build {
+    let options = vec![format!("-DROWS={rows}"), format!("-DPACKED={}", packed as i32)];
+    build(Kernel::Align, Some(Shape { threads: 0, rows }), if packed { "_s16x2" } else { "_s32" }, options)
+}
+
+/// Rows per strip of the path-statistics kernel (one thread per rectangle).
+pub const PATH_STATS_ROWS: u32 = 16;
+
+pub fn path_stats() -> Build {
+    build(
+        Kernel::PathStats,
+        Some(Shape { threads: 1, rows: PATH_STATS_ROWS }),
+        "",
+        vec![format!("-DROWS={PATH_STATS_ROWS}")],
+    )
+}
+
+/// The PairHMM kernel in single or double precision; `extra` are tuning options.
+pub fn pairhmm(double: bool, extra: &[String]) -> Build {
+    let mut options = vec![format!("-DPAIRHMM_DOUBLE={}", double as i32)];
+    options.extend(extra.iter().cloned());
+    build(Kernel::PairHmm, None, if double { "_f64" } else { "_f32" }, options)
+}
+
+/// Every build the engines may load.
+pub fn all() -> Vec<Build> {
+    let mut out: Vec<Build> = SEARCH_SHAPES.iter().map(|&s| search(s, &[])).collect();
+    out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true)));
+    out.push(align(ALIGN_WIDE_ROWS, false));
+    out.push(path_stats());
+    out.extend([false, true].map(|d| pairhmm(d, &[])));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_rule_and_are_unique() {
+        let names: Vec<String> = all().into_iter().map(|b| b.name).collect();
+        assert!(names.contains(&"sw_search_t8_r32".to_string()));
+        assert!(names.contains(&"align_pairs_t0_r16_s16x2".to_string()));
+        assert!(names.contains(&"pairhmm_forward_f64".to_string()));
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "{names:?}");
+    }
+
+    #[test]
+    fn passes_cover_the_query() {
+        let s = Shape { threads: 8, rows: 16 };
+        assert_eq!(s.span(), 128);
+        assert_eq!((s.passes(0), s.passes(1), s.passes(128), s.passes(129)), (1, 1, 1, 2));
+    }
+}
