@@ -7,6 +7,7 @@
 //! Oracles: the scalar reference engine (scores and coordinates), a naive full-matrix
 //! traceback written here (path counters by the path rule), the CPU search.
 
+use rayon::prelude::*;
 use swarrow::database::Database;
 use swarrow::engine::cuda::{self, align::GpuAligner, CudaConfig, CudaEngine};
 use swarrow::engine::scalar::{self, ScalarEngine};
@@ -38,14 +39,16 @@ impl Rng {
 }
 
 /// Random pairs over `codes` residue codes: half are a mutated window of the target (long
-/// alignments with gaps), a few are long identical pairs whose scores overflow 16 bits.
-fn pairs(rng: &mut Rng, n: usize, codes: usize, max_len: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+/// alignments with gaps); with `overflow`, one in 500 is a long identical pair whose score
+/// exceeds the 16-bit range (recomputed at 32 bits).
+fn pairs(rng: &mut Rng, n: usize, codes: usize, max_len: usize, overflow: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
     (0..n)
         .map(|k| {
             let tlen = 1 + rng.below(max_len);
             let t: Vec<u8> = (0..tlen).map(|_| rng.below(codes) as u8).collect();
-            if k % 500 == 7 {
-                let long: Vec<u8> = (0..3000 + rng.below(3000)).map(|_| rng.below(codes) as u8).collect();
+            if overflow && k % 500 == 7 {
+                // At least +2 a residue (DNA match; BLOSUM62's diagonal is 4-11) over 17,000.
+                let long: Vec<u8> = (0..17_000 + rng.below(2000)).map(|_| rng.below(codes) as u8).collect();
                 return (long.clone(), long);
             }
             let q: Vec<u8> = if k % 2 == 0 {
@@ -86,14 +89,14 @@ fn gpu_alignments_equal_the_scalar_reference() {
     }
     let mut rng = Rng(0x5eed);
     for (name, sc) in schemes() {
-        let owned = pairs(&mut rng, 6000, sc.matrix.size(), 1500);
+        let owned = pairs(&mut rng, 6000, sc.matrix.size(), 1500, true);
         let refs: Vec<(&[u8], &[u8])> = owned.iter().map(|(q, t)| (&q[..], &t[..])).collect();
         let seqs = SeqPairs::from_slices(&refs);
         // Small pieces and several streams: the piece queue and result placement are exercised.
         let config = CudaConfig { align_piece_pairs: 700, align_streams: 3, ..CudaConfig::default() };
         let gpu = GpuAligner::new(&sc, &config).expect("GPU aligner");
         let got = gpu.align(seqs.view()).expect("GPU align");
-        let want: Vec<Alignment> = refs.iter().map(|(q, t)| scalar::align_pair(q, t, &sc).unwrap()).collect();
+        let want: Vec<Alignment> = refs.par_iter().map(|(q, t)| scalar::align_pair(q, t, &sc).unwrap()).collect();
         let wide = want.iter().filter(|a| a.recomputed).count();
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(g, w, "{name}: pair {i} (qlen {}, tlen {})", refs[i].0.len(), refs[i].1.len());
@@ -161,19 +164,17 @@ fn gpu_path_counters_equal_a_naive_traceback() {
     }
     let mut rng = Rng(0xfeed);
     for (name, sc) in schemes() {
-        let owned = pairs(&mut rng, 3000, sc.matrix.size(), 800);
+        let owned = pairs(&mut rng, 3000, sc.matrix.size(), 800, false);
         let refs: Vec<(&[u8], &[u8])> = owned.iter().map(|(q, t)| (&q[..], &t[..])).collect();
         let seqs = SeqPairs::from_slices(&refs);
         let gpu = GpuAligner::new(&sc, &CudaConfig::default()).expect("GPU aligner");
         let alns = gpu.align(seqs.view()).expect("GPU align");
         let got = gpu.path_counts(seqs.view(), &alns).expect("GPU path counters");
-        for i in 0..refs.len() {
+        assert!(got.iter().all(|c| c.is_some()), "{name}: these rectangles are all small enough for the GPU");
+        (0..refs.len()).into_par_iter().for_each(|i| {
             let want = naive_counts(refs[i].0, refs[i].1, &sc, &alns[i]);
-            // Rectangles the GPU leaves to the CPU come back as None.
-            if let Some(g) = got[i] {
-                assert_eq!(g, want, "{name}: pair {i} {:?}", alns[i]);
-            }
-        }
+            assert_eq!(got[i], Some(want), "{name}: pair {i} {:?}", alns[i]);
+        });
     }
 }
 
@@ -184,7 +185,7 @@ fn gpu_search_equals_the_cpu_search() {
     }
     let mut rng = Rng(0xdb);
     let sc = Scoring::blosum62();
-    let owned = pairs(&mut rng, 4000, sc.matrix.size(), 2000);
+    let owned = pairs(&mut rng, 4000, sc.matrix.size(), 2000, false);
     let records: Vec<Record> =
         owned.iter().enumerate().map(|(i, (_, t))| Record { id: format!("t{i}"), seq: t.clone() }).collect();
     let db = Database::from_records("random", records);

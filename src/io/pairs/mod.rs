@@ -187,8 +187,9 @@ fn append_pairs<'a>(
         batch.seqs.bounds.push(end);
     }
     let good = bad.unwrap_or(n);
-    // Pass 2, in parallel: residues into disjoint slices of one buffer.
-    batch.seqs.residues.resize(end, 0);
+    // Pass 2, in parallel: residues into disjoint slices of one buffer (grown in parallel
+    // too: a serial zero-fill of a block's residues cost as much as encoding them).
+    batch.seqs.residues.par_extend(rayon::iter::repeat_n(0u8, end - base));
     let bounds = &batch.seqs.bounds[2 * seqs_start..];
     let mut slices: Vec<(usize, &mut [u8])> = Vec::with_capacity(good);
     let mut rest = &mut batch.seqs.residues[base..];

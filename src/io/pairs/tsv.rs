@@ -1,8 +1,9 @@
 //! TSV pairs (`query_id, query_seq, target_id, target_seq`, header optional), parsed in
-//! parallel blocks: one thread reads (and inflates) the input in chunks, while the caller's
-//! thread gathers them into blocks of whole lines, splits each block into lines on the
-//! thread pool and encodes runs of lines into the batch. A block is cut when it is big, or
-//! as soon as the input pauses, so a slow producer's pairs still flow through at once.
+//! parallel blocks, in three stages that overlap: one thread reads (and inflates) the input
+//! in chunks; a cutting thread gathers them into blocks of whole lines and splits each block
+//! into lines on the thread pool; the caller's thread encodes runs of lines into the batch.
+//! A block is cut when it is big, or as soon as the input pauses, so a slow producer's pairs
+//! still flow through at once.
 //! Same pairs and same errors, with the same numbers, as reading line by line
 //! (property-tested below against such a reader).
 
@@ -33,14 +34,11 @@ pub(super) struct TsvPairs {
     place: Where,
     alphabet: Alphabet,
     limits: BatchLimits,
-    chunks: Receiver<Chunk>,
-    /// Read buffers go back to the reading thread.
-    recycle: SyncSender<Vec<u8>>,
-    /// Bytes received and not yet cut into a block: the start of a line that may go on.
-    pending: Vec<u8>,
-    /// The block before the current one, kept for its allocation: the next `pending`.
-    spare: Vec<u8>,
-    /// The input has ended (everything is in `pending`).
+    /// Blocks cut by the cutting thread, with their lines.
+    cuts: Receiver<Cut>,
+    /// Blocks handed out go back to the cutting thread (reused: no fresh pages).
+    used: SyncSender<Vec<u8>>,
+    /// The cutting thread said the input ended.
     ended: bool,
     /// The block being handed out, with its lines.
     block: Vec<u8>,
@@ -59,12 +57,53 @@ enum Chunk {
     Failed(std::io::Error),
 }
 
+/// What the cutting thread sends.
+enum Cut {
+    /// Whole lines, split: the pair lines, the problem that stopped the split, line count.
+    Block {
+        block: Vec<u8>,
+        lines: Vec<Line>,
+        problem: Option<LineProblem>,
+        count: usize,
+    },
+    /// The input paused with no whole line waiting (sent again every pause interval).
+    Idle,
+    /// A line longer than `MAX_LINE`.
+    TooLong,
+    Failed(Error),
+    End,
+}
+
 /// What [`TsvPairs::next_block`] found.
-enum Next {
+enum Got {
+    /// A new current block.
     Block,
     /// The input paused with no whole line waiting.
     Idle,
     End,
+}
+
+/// What [`Cutter::next_block`] found.
+enum Next {
+    Block(Vec<u8>),
+    /// The input paused with no whole line waiting.
+    Idle,
+    TooLong,
+    End,
+}
+
+/// The cutting thread's state: bytes received, not yet cut into a block.
+struct Cutter {
+    place: Where,
+    chunks: Receiver<Chunk>,
+    /// Read buffers go back to the reading thread.
+    recycle: SyncSender<Vec<u8>>,
+    /// Blocks the parser is done with.
+    used: Receiver<Vec<u8>>,
+    /// The start of a line that may go on.
+    pending: Vec<u8>,
+    /// The input has ended (everything is in `pending`).
+    ended: bool,
 }
 
 /// One pair line of a block: where its four fields are, and its line number in the block.
@@ -91,14 +130,17 @@ impl TsvPairs {
         let (tx, chunks) = sync_channel(64);
         let (recycle, recycled) = sync_channel(64);
         std::thread::spawn(move || read_chunks(input, tx, recycled));
+        // Two blocks cut ahead at most: memory stays bounded by a few blocks.
+        let (cut_tx, cuts) = sync_channel(2);
+        let (used, used_rx) = sync_channel(4);
+        let cutter = Cutter { place: place.clone(), chunks, recycle, used: used_rx, pending: Vec::new(), ended: false };
+        std::thread::spawn(move || cutter.run(cut_tx));
         TsvPairs {
             place,
             alphabet,
             limits,
-            chunks,
-            recycle,
-            pending: Vec::new(),
-            spare: Vec::new(),
+            cuts,
+            used,
             ended: false,
             block: Vec::new(),
             lines: VecDeque::new(),
@@ -109,72 +151,46 @@ impl TsvPairs {
         }
     }
 
-    /// Cuts the next block of whole lines from what the reading thread sent and splits it
-    /// into lines: once `BLOCK` bytes are in, or the input pauses or ends. When it pauses
-    /// with no whole line in, waits on if `patient`, else says so.
-    fn next_block(&mut self, patient: bool) -> Result<Next> {
-        let mut want = BLOCK;
+    /// Takes the next block from the cutting thread; when the input pauses with no whole
+    /// line in, waits on if `patient`, else says so.
+    fn next_block(&mut self, patient: bool) -> Result<Got> {
         loop {
-            let paused = self.ended || self.take_in(want)?;
-            let whole = match memchr::memrchr(b'\n', &self.pending) {
-                _ if self.ended => self.pending.len(),
-                Some(i) => i + 1,
-                None => 0,
+            let cut = match self.cuts.recv() {
+                Ok(cut) => cut,
+                Err(_) if self.ended => return Ok(Got::End),
+                Err(_) => return Err(Error::Internal(format!("{}: the TSV cutting thread stopped", self.place))),
             };
-            if whole > 0 {
-                // The block keeps the big buffer; the unfinished line moves to the spare one
-                // (buffers are reused: no fresh pages, no regrowth).
-                let mut next = std::mem::take(&mut self.spare);
-                next.clear();
-                next.reserve(BLOCK + CHUNK);
-                next.extend_from_slice(&self.pending[whole..]);
-                let mut block = std::mem::replace(&mut self.pending, next);
-                block.truncate(whole);
-                self.start_block(block)?;
-                return Ok(Next::Block);
-            }
-            if self.ended {
-                return Ok(Next::End);
-            }
-            if self.pending.len() > MAX_LINE {
-                // No real pair file has such a line: whatever came before it has been read.
-                self.problem = Some(LineProblem::TooLong);
-                return Ok(Next::Block);
-            }
-            if paused && !patient {
-                return Ok(Next::Idle);
-            }
-            // One line longer than a block: take in more.
-            want = want.max((2 * self.pending.len()).min(MAX_LINE + 1));
-        }
-    }
-
-    /// Takes in what the reading thread sends until `want` bytes are pending; true when the
-    /// input paused (or ended) first.
-    fn take_in(&mut self, want: usize) -> Result<bool> {
-        self.pending.reserve((want + CHUNK).saturating_sub(self.pending.len()));
-        while self.pending.len() < want {
-            match self.chunks.recv_timeout(PAUSE) {
-                Ok(Chunk::Data(buf, n)) => {
-                    self.pending.extend_from_slice(&buf[..n]);
-                    let _ = self.recycle.try_send(buf);
+            match cut {
+                Cut::Block { block, lines, problem, count } => {
+                    self.start_block(block, lines, problem, count)?;
+                    return Ok(Got::Block);
                 }
-                Ok(Chunk::Failed(e)) => return Err(read_error(&self.place, e)),
-                Err(RecvTimeoutError::Timeout) => return Ok(true),
-                Err(RecvTimeoutError::Disconnected) => {
+                Cut::Idle if patient => continue,
+                Cut::Idle => return Ok(Got::Idle),
+                Cut::TooLong => {
+                    // No real pair file has such a line: whatever came before it has been read.
+                    self.problem = Some(LineProblem::TooLong);
+                    return Ok(Got::Block);
+                }
+                Cut::Failed(e) => return Err(e),
+                Cut::End => {
                     self.ended = true;
-                    return Ok(true);
+                    return Ok(Got::End);
                 }
             }
         }
-        Ok(false)
     }
 
-    /// Makes `block` (whole lines) the current block.
-    fn start_block(&mut self, block: Vec<u8>) -> Result<()> {
-        self.spare = std::mem::replace(&mut self.block, block);
+    /// Makes `block` (whole lines, split into `lines`) the current block.
+    fn start_block(
+        &mut self,
+        block: Vec<u8>,
+        lines: Vec<Line>,
+        problem: Option<LineProblem>,
+        count: usize,
+    ) -> Result<()> {
+        let _ = self.used.try_send(std::mem::replace(&mut self.block, block));
         self.lines_before += self.block_lines;
-        let (lines, problem, count) = split_lines(&self.block);
         self.block_lines = count;
         self.lines = lines.into();
         self.problem = problem;
@@ -255,10 +271,10 @@ impl TsvPairs {
                 }
                 // A batch under way goes out when the input pauses.
                 match self.next_block(batch.is_empty())? {
-                    Next::Block => continue,
-                    Next::Idle => return Ok(true),
-                    Next::End if batch.is_empty() => return self.counter.end(&self.place),
-                    Next::End => return Ok(true),
+                    Got::Block => continue,
+                    Got::Idle => return Ok(true),
+                    Got::End if batch.is_empty() => return self.counter.end(&self.place),
+                    Got::End => return Ok(true),
                 }
             }
             // The lines that fit the batch's limits (at least one).
@@ -290,6 +306,86 @@ impl TsvPairs {
                 return Ok(true);
             }
         }
+    }
+}
+
+impl Cutter {
+    /// Cuts blocks and sends them, split into lines, until the input ends or fails, or the
+    /// parser has gone.
+    fn run(mut self, out: SyncSender<Cut>) {
+        loop {
+            let cut = match self.next_block() {
+                Ok(Next::Block(block)) => {
+                    let (lines, problem, count) = split_lines(&block);
+                    Cut::Block { block, lines, problem, count }
+                }
+                Ok(Next::Idle) => Cut::Idle,
+                Ok(Next::TooLong) => Cut::TooLong,
+                Ok(Next::End) => Cut::End,
+                Err(e) => Cut::Failed(e),
+            };
+            let last = matches!(cut, Cut::End | Cut::Failed(_) | Cut::TooLong);
+            if out.send(cut).is_err() || last {
+                return;
+            }
+        }
+    }
+
+    /// Cuts the next block of whole lines from what the reading thread sent: once `BLOCK`
+    /// bytes are in, or the input pauses or ends.
+    fn next_block(&mut self) -> Result<Next> {
+        let mut want = BLOCK;
+        loop {
+            let paused = self.ended || self.take_in(want)?;
+            let whole = match memchr::memrchr(b'\n', &self.pending) {
+                _ if self.ended => self.pending.len(),
+                Some(i) => i + 1,
+                None => 0,
+            };
+            if whole > 0 {
+                // The block keeps the big buffer; the unfinished line moves to a used one
+                // (buffers are reused: no fresh pages, no regrowth).
+                let mut next = self.used.try_recv().unwrap_or_default();
+                next.clear();
+                next.reserve(BLOCK + CHUNK);
+                next.extend_from_slice(&self.pending[whole..]);
+                let mut block = std::mem::replace(&mut self.pending, next);
+                block.truncate(whole);
+                return Ok(Next::Block(block));
+            }
+            if self.ended {
+                return Ok(Next::End);
+            }
+            if self.pending.len() > MAX_LINE {
+                return Ok(Next::TooLong);
+            }
+            if paused {
+                return Ok(Next::Idle);
+            }
+            // One line longer than a block: take in more.
+            want = want.max((2 * self.pending.len()).min(MAX_LINE + 1));
+        }
+    }
+
+    /// Takes in what the reading thread sends until `want` bytes are pending; true when the
+    /// input paused (or ended) first.
+    fn take_in(&mut self, want: usize) -> Result<bool> {
+        self.pending.reserve((want + CHUNK).saturating_sub(self.pending.len()));
+        while self.pending.len() < want {
+            match self.chunks.recv_timeout(PAUSE) {
+                Ok(Chunk::Data(buf, n)) => {
+                    self.pending.extend_from_slice(&buf[..n]);
+                    let _ = self.recycle.try_send(buf);
+                }
+                Ok(Chunk::Failed(e)) => return Err(read_error(&self.place, e)),
+                Err(RecvTimeoutError::Timeout) => return Ok(true),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.ended = true;
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 }
 
