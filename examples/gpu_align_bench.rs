@@ -557,7 +557,7 @@ fn naive_counts(q: &[u8], t: &[u8], sc: &Scoring, a: &Alignment) -> ([u32; 3], i
             h[k] = (h[k - w - 1] + sc.score(qs[i - 1], ts[j - 1])).max(e[k]).max(f[k]);
         }
     }
-    let (mut i, mut j, mut state) = (m, n, 0u8);
+    let (mut i, mut j, mut state, mut last) = (m, n, 0u8, 0u8);
     let mut c = [0u32; 3];
     while i > 0 || j > 0 {
         let k = i * w + j;
@@ -575,15 +575,17 @@ fn naive_counts(q: &[u8], t: &[u8], sc: &Scoring, a: &Alignment) -> ([u32; 3], i
                 }
             }
             1 => {
+                c[2] += (last != 1) as u32; // a new run of 'D' (walking back)
+                last = 1;
                 if e[k] == h[k - 1] - oe {
-                    c[2] += 1;
                     state = 0;
                 }
                 j -= 1;
             }
             _ => {
+                c[2] += (last != 2) as u32; // a new run of 'I'
+                last = 2;
                 if f[k] == h[k - w] - oe {
-                    c[2] += 1;
                     state = 0;
                 }
                 i -= 1;

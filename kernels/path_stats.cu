@@ -1,6 +1,6 @@
 // Statistics of the traceback path of reported local alignments, without storing directions:
 // one forward pass over the alignment's rectangle that carries, per DP state, the counters
-// of the path the path rule picks (see engine/traceback.rs: the scalar `path_stats` is the
+// of the path the path rule picks (src/engine/traceback.rs: the scalar `path_stats` is the
 // specification this kernel follows step for step).
 //
 // The rectangle q[qs..qe] x t[ts..te] is aligned end to end (anchored DP, no restarts):
@@ -10,7 +10,10 @@
 // Choices, as the traceback makes them: H takes the diagonal when it attains the maximum,
 // else the 'D' state when it does, else the 'I' state; a gap state opens from H when that
 // attains its maximum, else extends. Counters per state: pairs | nident << 16 (one word),
-// and gap opens. H(m,n) is returned so the host can check it equals the reported score.
+// and gap opens | the kind of the path's last column << 30 (0 pair, 1 'D', 2 'I'): a gap
+// opened from an H whose path ends in a gap of the same kind continues that run (possible
+// only with a free gap open), so opens count runs. H(m,n) is returned so the host can check
+// it equals the reported score.
 //
 // One thread per rectangle, ROWS rows per strip in registers, strips run over the shorter
 // side (the rectangle is transposed when the query side is longer: the 'D' state is then the
@@ -24,6 +27,12 @@ typedef unsigned char u8;
 #define ROWS 16
 #endif
 #define NEG (-(1 << 29))
+#define OPENS 0x3fffffffu
+
+// The gap-open word of a gap of `kind` opened from an H whose word is `b`.
+__device__ __forceinline__ u32 open_gap(u32 b, u32 kind) {
+    return ((b & OPENS) + ((b >> 30) != kind ? 1u : 0u)) | (kind << 30);
+}
 
 // jobs[k] = (offset of the rectangle's query codes in seqs, offset of its target codes,
 // m = query side, n = target side), longest first; out[index[k]] = (pairs, nident,
@@ -51,6 +60,9 @@ extern "C" __global__ void __launch_bounds__(128) path_stats(const uint4* __rest
     uint4* sh = scratch_h + scratch_at[k];
     uint2* sb = scratch_b + scratch_at[k];
     const int pad = nc1 - 1;
+    // Kinds of the horizontal and vertical gap states: 'D' (1) and 'I' (2), swapped when
+    // the rectangle is transposed.
+    const u32 hkind = tr ? 2u : 1u, vkind = tr ? 1u : 2u;
     int result = NEG;
     u32 res_a = 0, res_b = 0;
 
@@ -98,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(128) path_stats(const uint4* __rest
                 if (eo >= ee) {
                     e[r] = eo;
                     ae[r] = ahl[r];
-                    be[r] = bhl[r] + 1;
+                    be[r] = open_gap(bhl[r], hkind);
                 } else {
                     e[r] = ee;
                 }
@@ -107,7 +119,7 @@ extern "C" __global__ void __launch_bounds__(128) path_stats(const uint4* __rest
                 if (fo >= fe) {
                     f = fo;
                     af = au;
-                    bf = bu + 1;
+                    bf = open_gap(bu, vkind);
                 } else {
                     f = fe;
                 }
@@ -117,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(128) path_stats(const uint4* __rest
                 if (d >= e[r] && d >= f) {
                     h = d;
                     ah = ad + 1u + (rc[r] == c ? 0x10000u : 0u);
-                    bh = bd;
+                    bh = bd & OPENS;
                 } else if (tr ? f < e[r] : e[r] >= f) {
                     // The 'D' state is horizontal unless transposed; it wins ties.
                     h = e[r];
@@ -154,5 +166,5 @@ extern "C" __global__ void __launch_bounds__(128) path_stats(const uint4* __rest
             }
         }
     }
-    out[index[k]] = make_int4((int)(res_a & 0xffffu), (int)(res_a >> 16), (int)res_b, result);
+    out[index[k]] = make_int4((int)(res_a & 0xffffu), (int)(res_a >> 16), (int)(res_b & OPENS), result);
 }

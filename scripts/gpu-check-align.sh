@@ -5,7 +5,9 @@
 #     1 to 20,000; DNA-2-shaped pairs): every score and coordinate identical;
 #  2. the protein benchmark (make_pairs.py set of the ADEPT comparison, BLOSUM62 gap 6/1),
 #     streamed REPEAT times from the files to reach 10,000,000 pairs;
-#  3. the DNA-2-shaped benchmark (reads 201-250 vs contigs 99-979, planted matches).
+#  3. the DNA-2-shaped benchmark (reads 201-250 vs contigs 99-979, planted matches);
+#  4. traceback statistics on the GPU (path counters, issue 12) against a naive full-matrix
+#     traceback on >= 1,000,000 pairs, and their cost in the protein benchmark (--path-stats).
 # Each benchmark prints TCUPS (qlen x tlen cells per pair), pairs/s and peak RSS.
 #
 #   scripts/gpu-check-align.sh [BIN]    BIN: gpu_align_bench (default: release example)
@@ -46,12 +48,20 @@ if [ "${SKIP_CHECK:-0}" != 1 ]; then
 echo "== check: GPU vs CPU engine"
 "$BIN" check --pairs "$CHECK_PAIRS" --dna2 "$DNA2_CHECK" --real 200000 \
   --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --query "$WORK/wide.q.fa" --target "$WORK/wide.t.fa"
+echo "== check: GPU path counters vs a naive traceback"
+"$BIN" check-stats --pairs "$CHECK_PAIRS" --max-len 3000 --real 200000 \
+  --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa"
 fi
 [ "${CHECK_ONLY:-0}" = 1 ] && exit 0
 
-echo "== protein benchmark ($PROT_PAIRS pairs x $REPEAT passes over the files)"
-"$BIN" bench --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --gap-open 6 --gap-extend 1 \
-  --repeat "$REPEAT" --out "$WORK/prot.arrow"
+for gaps in "6 1" "11 1"; do
+  set -- $gaps
+  echo "== protein benchmark, gaps $1/$2 ($PROT_PAIRS pairs x $REPEAT passes over the files)"
+  "$BIN" bench --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --gap-open "$1" --gap-extend "$2" \
+    --repeat "$REPEAT" --out "$WORK/prot.arrow"
+done
+echo "== protein benchmark, 11/1, with traceback statistics (path counters) on the GPU"
+"$BIN" bench --query "$WORK/prot.q.fa" --target "$WORK/prot.t.fa" --repeat "$REPEAT" --path-stats --out "$WORK/prot.arrow"
 
 echo "== DNA benchmark ($DNA_PAIRS pairs, DNA-2 shape)"
 if [ ! -s "$WORK/dna.q.fa" ]; then

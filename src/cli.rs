@@ -4,7 +4,7 @@
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
 use crate::io::{self, PairColumns, PairInput};
-use crate::output::{self, Format, Mode, RunMetadata, Stdout};
+use crate::output::{self, Columns, Format, Mode, RunMetadata, Stdout};
 use crate::pipeline;
 use crate::progress::{input_size, Progress};
 use crate::scoring::{stats::KarlinAltschul, Alphabet, Matrix, Scoring};
@@ -183,6 +183,13 @@ pub struct SearchArgs {
     pub db: PathBuf,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// Output columns, comma separated, in order, for every format: query target score bits
+    /// evalue qstart qend tstart tend qlen tlen recomputed rank(search) pident nident length
+    /// mismatch gapopen gaps qcov tcov cigar qaln taln; BLAST's and MMseqs2's names work
+    /// too (qseqid sseqid bitscore sstart send slen alnlen qseq sseq). Identity columns
+    /// compute the traceback (see the README). Default: the format's (BLAST tabular: outfmt 6).
+    #[arg(long, value_name = "COLS")]
+    pub columns: Option<String>,
     /// Hits reported per query, as BLAST's and DIAMOND's --max-target-seqs (not DIAMOND's
     /// --top, which is a score percentage).
     #[arg(short = 'k', long, visible_alias = "max-target-seqs", value_name = "N", default_value_t = 10)]
@@ -247,6 +254,13 @@ pub struct AlignArgs {
     pub carry: String,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// Output columns, comma separated, in order, for every format: query target score bits
+    /// evalue qstart qend tstart tend qlen tlen recomputed rank(search) pident nident length
+    /// mismatch gapopen gaps qcov tcov cigar qaln taln; BLAST's and MMseqs2's names work
+    /// too (qseqid sseqid bitscore sstart send slen alnlen qseq sseq). Identity columns
+    /// compute the traceback (see the README). Default: the format's (BLAST tabular: outfmt 6).
+    #[arg(long, value_name = "COLS")]
+    pub columns: Option<String>,
     /// Substitution matrix for proteins: BLOSUM45/50/62/80/90, PAM30/70/250.
     #[arg(long, value_name = "NAME", conflicts_with = "dna")]
     pub matrix: Option<String>,
@@ -428,7 +442,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     }
     check_output_not_input(args.out.output.as_deref(), &[&args.query, &args.db])?;
     require_inputs(&[&args.query, &args.db])?;
-    let format = resolve_format(&args.out)?;
+    let (format, columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Search)?;
     let stats = statistics(&scoring);
     // The database loads while the engine starts (CUDA start-up takes a while); an engine
     // problem is reported first, as it would be without the overlap.
@@ -463,8 +477,15 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
         "search_space",
         &format!("BLAST length-adjusted, database of {} residues in {} sequences", db_residues, db_seqs),
     );
-    let writer = output::create_writer(format, Mode::Search, &meta, out_path(&args.out))?;
+    let writer = output::create_writer_carrying(
+        format,
+        &columns,
+        &arrow::datatypes::Schema::empty(),
+        &meta,
+        out_path(&args.out),
+    )?;
     let opts = pipeline::search::SearchOptions {
+        need: columns.need(),
         top: args.top,
         max_evalue: Some(args.max_evalue),
         db_residues,
@@ -527,7 +548,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     }
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     require_inputs(&inputs)?;
-    let format = resolve_format(&args.out)?;
+    let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
     let stats = statistics(&scoring);
     let columns = PairColumns {
         names: [args.query_id_col, args.query_col, args.target_id_col, args.target_col],
@@ -545,11 +566,12 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
         progress: progress.clone(),
         batch_pairs: args.batch,
         in_flight: args.in_flight,
+        need: out_columns.need(),
     };
     let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
     let pairs = io::open_pairs(&input, scoring.alphabet(), &columns, limits)?;
     let meta = run_metadata("align", &scoring, &*engine);
-    let writer = output::create_writer_carrying(format, Mode::Align, &pairs.carried(), &meta, out_path(&args.out))?;
+    let writer = output::create_writer_carrying(format, &out_columns, &pairs.carried(), &meta, out_path(&args.out))?;
     progress.phase_aligning("aligning", input_size(&inputs));
     let name = engine.name();
     let times = pipeline::align::align(engine.clone(), pairs, opts, writer)?;
@@ -612,6 +634,27 @@ fn check_dna_scores(matched: i32, mismatched: i32) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The format and columns of a search or align output: `--format` (BLAST's `--outfmt "6
+/// qseqid sseqid ..."` names columns too), `--columns`, else the format's default columns.
+fn resolve_output(out: &OutputArgs, columns: Option<&str>, mode: Mode) -> Result<(Format, Columns)> {
+    let (explicit, blast_list) = match out.format.as_deref() {
+        Some(f) => {
+            let (format, list) = Format::parse_with_columns(f)?;
+            (Some(format), list)
+        }
+        None => (None, None),
+    };
+    let format = output::resolve_format(explicit, out_path(out), &Stdout::detect())?;
+    let columns = match (columns, blast_list.as_deref()) {
+        (Some(_), Some(_)) => {
+            return Err(Error::usage("give the columns once: --columns, or BLAST's --outfmt '6 qseqid ...'"))
+        }
+        (Some(list), None) | (None, Some(list)) => Columns::parse(&list, mode)?,
+        (None, None) => Columns::default_for(mode, format),
+    };
+    Ok((format, columns))
 }
 
 fn resolve_format(out: &OutputArgs) -> Result<Format> {

@@ -44,8 +44,8 @@ fn blast_rows(stdout: &[u8]) -> Vec<(String, f64)> {
         .lines()
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            assert_eq!(f.len(), 11, "BLAST tabular has 11 columns: {l}");
-            (f[0].to_string(), f[4].trim().parse().unwrap())
+            assert_eq!(f.len(), 12, "BLAST tabular (outfmt 6) has 12 columns: {l}");
+            (f[0].to_string(), f[10].trim().parse().unwrap())
         })
         .collect()
 }
@@ -99,12 +99,20 @@ fn align_takes_q_and_t_and_every_subcommand_takes_quiet() {
 }
 
 #[test]
-fn outfmt_with_custom_columns_is_refused_and_top_is_explained() {
-    let o =
-        run(&["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--outfmt", "6 qseqid sseqid pident"]);
+fn outfmt_with_blast_columns_writes_them_and_top_is_explained() {
+    let o = ok(&["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--outfmt", "6 qseqid sseqid pident"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(!text.is_empty());
+    for line in text.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 3, "{line}");
+        let pident: f64 = f[2].parse().unwrap();
+        assert!((0.0..=100.0).contains(&pident) && f[2].split('.').nth(1).map(str::len) == Some(3), "{line}");
+    }
+    let o = run(&["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--outfmt", "6 qseqid staxids"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("custom BLAST columns"), "{err}");
+    assert!(err.contains("unknown column 'staxids'"), "{err}");
     let help = String::from_utf8_lossy(&ok(&["search", "--help"]).stdout).to_string();
     for needle in ["--max-target-seqs", "not DIAMOND's", "-e, --max-evalue", "--evalue", "-p, --threads", "--outfmt"] {
         assert!(help.contains(needle), "search --help lacks {needle:?}:\n{help}");
@@ -143,7 +151,7 @@ fn redirected_stdout_takes_the_format_of_its_file_else_tsv_and_arrow_into_pipes(
         match file {
             "hits.tsv" | "hits.out" => assert!(text.starts_with("query\ttarget\tscore\t"), "{file}: {text:.80}"),
             "x.parquet" => assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "{file}"),
-            "hits.m8" => assert!(!text.starts_with("query") && text.lines().all(|l| l.split('\t').count() == 11)),
+            "hits.m8" => assert!(!text.starts_with("query") && text.lines().all(|l| l.split('\t').count() == 12)),
             // An Arrow IPC stream begins with the continuation marker of its schema message.
             _ => assert_eq!(&bytes[..4], &[0xff; 4], "{file}: not an Arrow IPC stream"),
         }

@@ -47,8 +47,9 @@ fn pairs(rng: &mut Rng, n: usize, codes: usize, max_len: usize, overflow: bool) 
             let tlen = 1 + rng.below(max_len);
             let t: Vec<u8> = (0..tlen).map(|_| rng.below(codes) as u8).collect();
             if overflow && k % 500 == 7 {
-                // At least +2 a residue (DNA match; BLOSUM62's diagonal is 4-11) over 17,000.
-                let long: Vec<u8> = (0..17_000 + rng.below(2000)).map(|_| rng.below(codes) as u8).collect();
+                // The first four codes (ACGT: +2 each; ARND in BLOSUM62: 4-6) over 17,000
+                // residues: above 32,767 (ambiguity codes would score 0 or less).
+                let long: Vec<u8> = (0..17_000 + rng.below(2000)).map(|_| rng.below(4) as u8).collect();
                 return (long.clone(), long);
             }
             let q: Vec<u8> = if k % 2 == 0 {
@@ -127,27 +128,30 @@ fn naive_counts(q: &[u8], t: &[u8], sc: &Scoring, a: &Alignment) -> [u32; 3] {
         }
     }
     assert_eq!(h[m * w + n], a.score, "the rectangle scores the alignment's score end to end");
-    let (mut i, mut j, mut state, mut c) = (m, n, 0u8, [0u32; 3]);
+    let (mut i, mut j, mut state, mut c, mut last) = (m, n, 0u8, [0u32; 3], 0u8);
     while i > 0 || j > 0 {
         let k = i * w + j;
         match state {
             0 if i > 0 && j > 0 && h[k] == h[k - w - 1] + sc.score(qs[i - 1], ts[j - 1]) => {
                 c[0] += 1;
                 c[1] += (qs[i - 1] == ts[j - 1]) as u32;
+                last = 0;
                 i -= 1;
                 j -= 1;
             }
             0 => state = if h[k] == e[k] { 1 } else { 2 },
             1 => {
+                c[2] += (last != 1) as u32; // a new run of 'D' (walking back)
+                last = 1;
                 if e[k] == h[k - 1] - oe {
-                    c[2] += 1;
                     state = 0;
                 }
                 j -= 1;
             }
             _ => {
+                c[2] += (last != 2) as u32; // a new run of 'I'
+                last = 2;
                 if f[k] == h[k - w] - oe {
-                    c[2] += 1;
                     state = 0;
                 }
                 i -= 1;

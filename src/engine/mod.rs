@@ -10,6 +10,7 @@ pub mod cuda;
 pub mod scalar;
 pub mod simd;
 pub mod topk;
+pub mod traceback;
 
 use crate::database::Database;
 use crate::error::{Error, Result};
@@ -73,6 +74,21 @@ pub trait Engine: Send + Sync {
     /// for `--stats`; engines report, the caller decides whether to print.
     fn statistics(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+
+    /// The scoring scheme the engine was built for.
+    fn scoring(&self) -> &Scoring;
+
+    /// The traceback of each alignment by the path rule ([`traceback`]), for `pairs` and this
+    /// engine's `alignments` of them: the statistics, and with `path` the operations too.
+    /// Identical on every engine; by default computed on the CPU (the current thread pool).
+    fn traceback(
+        &self,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        path: bool,
+    ) -> Result<Vec<traceback::Traceback>> {
+        traceback::trace_all(pairs, alignments, self.scoring(), path)
     }
 
     /// Pairs per `align` call that keep this engine busy; the align pipeline batches by it.

@@ -201,6 +201,19 @@ impl Engine for ScalarEngine {
         Ok(self.pool.install(|| search_all(&self.scoring, queries, db, top, work)))
     }
 
+    fn scoring(&self) -> &Scoring {
+        &self.scoring
+    }
+
+    fn traceback(
+        &self,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        path: bool,
+    ) -> Result<Vec<super::traceback::Traceback>> {
+        self.pool.install(|| super::traceback::trace_all(pairs, alignments, &self.scoring, path))
+    }
+
     fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
         self.pool.install(|| {

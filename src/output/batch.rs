@@ -3,46 +3,26 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int32Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Metadata, Schema, SchemaRef};
+use arrow::datatypes::{Metadata, Schema, SchemaRef};
 
-use super::{Mode, RunMetadata};
+use super::columns::{Column, Columns};
+use super::{Format, Mode, RunMetadata};
+use crate::engine::traceback::PathStats;
 use crate::error::{Error, Result};
 use crate::seq::Ids;
 
-/// The schema of `mode`'s results, without run metadata.
+/// The schema of `mode`'s default results (TSV, Arrow, Parquet), without run metadata.
 pub fn schema(mode: Mode) -> SchemaRef {
-    Arc::new(Schema::new(fields(mode)))
+    Arc::new(Schema::new(Columns::default_for(mode, Format::Tsv).fields()))
 }
 
-/// The schema of `mode`'s results, then the input columns `carried` through (align from a
-/// pair table), carrying `metadata` as Arrow schema metadata.
-pub fn schema_with_metadata(mode: Mode, carried: &Schema, metadata: &RunMetadata) -> SchemaRef {
+/// The schema of `columns`, then the input columns `carried` through (align from a pair
+/// table), carrying `metadata` as Arrow schema metadata.
+pub fn schema_with_metadata(columns: &Columns, carried: &Schema, metadata: &RunMetadata) -> SchemaRef {
     let map: Metadata = metadata.iter().collect();
-    let mut fields = fields(mode);
+    let mut fields = columns.fields();
     fields.extend(carried.fields().iter().map(|f| f.as_ref().clone()));
     Arc::new(Schema::new_with_metadata(fields, map))
-}
-
-fn fields(mode: Mode) -> Vec<Field> {
-    let int = |name: &str| Field::new(name, DataType::Int32, false);
-    let mut fields = vec![
-        Field::new("query", DataType::Utf8, false),
-        Field::new("target", DataType::Utf8, false),
-        int("score"),
-        Field::new("bits", DataType::Float64, true),
-        Field::new("evalue", DataType::Float64, true),
-        int("qstart"),
-        int("qend"),
-        int("tstart"),
-        int("tend"),
-        int("qlen"),
-        int("tlen"),
-        Field::new("recomputed", DataType::Boolean, false),
-    ];
-    if mode == Mode::Search {
-        fields.push(int("rank"));
-    }
-    fields
 }
 
 /// One result row, for pushing into and reading out of a [`ResultBatch`]. `rank` is ignored
@@ -119,6 +99,12 @@ pub struct ResultBatch {
     tlen: Vec<i32>,
     recomputed: Vec<bool>,
     rank: Vec<i32>,
+    /// Traceback statistics, row for row, where computed (else empty).
+    stats: Vec<PathStats>,
+    /// CIGAR and aligned strings, row for row, where computed.
+    cigar: Ids,
+    qaln: Ids,
+    taln: Ids,
     /// Input columns carried through (align from a pair table), row for row.
     carried: Vec<RecordBatch>,
 }
@@ -145,8 +131,24 @@ impl ResultBatch {
             tlen: Vec::new(),
             recomputed: Vec::new(),
             rank: Vec::new(),
+            stats: Vec::new(),
+            cigar: Ids::default(),
+            qaln: Ids::default(),
+            taln: Ids::default(),
             carried: Vec::new(),
         }
+    }
+
+    /// The traceback statistics of the next row (after its other columns).
+    pub fn push_stats(&mut self, stats: PathStats) {
+        self.stats.push(stats);
+    }
+
+    /// The CIGAR and aligned strings of the next row.
+    pub fn push_path(&mut self, cigar: &str, qaln: &str, taln: &str) -> Result<()> {
+        self.cigar.push(cigar)?;
+        self.qaln.push(qaln)?;
+        self.taln.push(taln)
     }
 
     /// Align's rows: the pair batch's ids taken over as they are (no copy), its carried
@@ -236,37 +238,124 @@ impl ResultBatch {
         self.tlen.clear();
         self.recomputed.clear();
         self.rank.clear();
+        self.stats.clear();
+        self.cigar = Ids::default();
+        self.qaln = Ids::default();
+        self.taln = Ids::default();
     }
 
-    /// The batch as an Arrow record batch of `schema` (from [`schema`] or
-    /// [`schema_with_metadata`] for the same `mode` and carried columns); align mode drops
-    /// `rank`.
-    pub fn to_record_batch(&self, mode: Mode, schema: &SchemaRef) -> Result<RecordBatch> {
+    fn path_stats(&self, i: usize, column: Column) -> Result<&PathStats> {
+        self.stats
+            .get(i)
+            .ok_or_else(|| Error::Internal(format!("column {} asked, traceback not computed", column.name())))
+    }
+
+    fn path_text(&self, i: usize, column: Column) -> Result<&str> {
+        let ids = match column {
+            Column::Cigar => &self.cigar,
+            Column::Qaln => &self.qaln,
+            _ => &self.taln,
+        };
+        if i >= ids.len() {
+            return Err(Error::Internal(format!("column {} asked, traceback not computed", column.name())));
+        }
+        Ok(ids.get(i))
+    }
+
+    /// Row `i`'s value in `column`.
+    pub fn value(&self, column: Column, i: usize) -> Result<Value<'_>> {
+        use Column::*;
+        let span = |s: i32, e: i32| if s > 0 { (e - s + 1) as f64 } else { 0.0 };
+        let fraction = |num: f64, den: i32| if den > 0 { num / den as f64 } else { 0.0 };
+        Ok(match column {
+            Query => Value::Text(self.query.get(i)),
+            Target => Value::Text(self.target.get(i)),
+            Score => Value::Int(self.score[i]),
+            Bits => Value::Float(self.bits[i]),
+            Evalue => Value::Float(self.evalue[i]),
+            Qstart => Value::Int(self.qstart[i]),
+            Qend => Value::Int(self.qend[i]),
+            Tstart => Value::Int(self.tstart[i]),
+            Tend => Value::Int(self.tend[i]),
+            Qlen => Value::Int(self.qlen[i]),
+            Tlen => Value::Int(self.tlen[i]),
+            Recomputed => Value::Bool(self.recomputed[i]),
+            Rank => Value::Int(self.rank[i]),
+            Pident => Value::Float(Some(self.path_stats(i, column)?.pident())),
+            Nident => Value::Int(self.path_stats(i, column)?.nident as i32),
+            Length => Value::Int(self.path_stats(i, column)?.length as i32),
+            Mismatch => Value::Int(self.path_stats(i, column)?.mismatch as i32),
+            Gapopen => Value::Int(self.path_stats(i, column)?.gapopen as i32),
+            Gaps => Value::Int(self.path_stats(i, column)?.gaps as i32),
+            Qcov => Value::Float(Some(fraction(span(self.qstart[i], self.qend[i]), self.qlen[i]))),
+            Tcov => Value::Float(Some(fraction(span(self.tstart[i], self.tend[i]), self.tlen[i]))),
+            Cigar | Qaln | Taln => Value::Text(self.path_text(i, column)?),
+        })
+    }
+
+    /// The batch as an Arrow record batch of `schema` (from [`schema_with_metadata`] for
+    /// the same `columns` and carried columns).
+    pub fn to_record_batch(&self, columns: &Columns, schema: &SchemaRef) -> Result<RecordBatch> {
         let int = |v: &Vec<i32>| -> ArrayRef { Arc::new(Int32Array::from(v.clone())) };
         let float = |v: &Vec<Option<f64>>| -> ArrayRef { Arc::new(Float64Array::from(v.clone())) };
-        let mut columns: Vec<ArrayRef> = vec![
-            self.query.to_array()?,
-            self.target.to_array()?,
-            int(&self.score),
-            float(&self.bits),
-            float(&self.evalue),
-            int(&self.qstart),
-            int(&self.qend),
-            int(&self.tstart),
-            int(&self.tend),
-            int(&self.qlen),
-            int(&self.tlen),
-            Arc::new(BooleanArray::from(self.recomputed.clone())),
-        ];
-        if mode == Mode::Search {
-            columns.push(int(&self.rank));
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+        for &c in &columns.0 {
+            arrays.push(match c {
+                Column::Query => self.query.to_array()?,
+                Column::Target => self.target.to_array()?,
+                Column::Score => int(&self.score),
+                Column::Bits => float(&self.bits),
+                Column::Evalue => float(&self.evalue),
+                Column::Qstart => int(&self.qstart),
+                Column::Qend => int(&self.qend),
+                Column::Tstart => int(&self.tstart),
+                Column::Tend => int(&self.tend),
+                Column::Qlen => int(&self.qlen),
+                Column::Tlen => int(&self.tlen),
+                Column::Recomputed => Arc::new(BooleanArray::from(self.recomputed.clone())),
+                Column::Rank => int(&self.rank),
+                Column::Cigar | Column::Qaln | Column::Taln => {
+                    let ids = match c {
+                        Column::Cigar => &self.cigar,
+                        Column::Qaln => &self.qaln,
+                        _ => &self.taln,
+                    };
+                    if ids.len() != self.len() {
+                        return Err(Error::Internal(format!("column {} asked, traceback not computed", c.name())));
+                    }
+                    Arc::new(ids.clone().take_array()?)
+                }
+                _ => match c.kind() {
+                    super::columns::Kind::Float => {
+                        let v: Result<Vec<Option<f64>>> = (0..self.len())
+                            .map(|i| self.value(c, i).map(|v| if let Value::Float(f) = v { f } else { None }))
+                            .collect();
+                        Arc::new(Float64Array::from(v?))
+                    }
+                    _ => {
+                        let v: Result<Vec<i32>> = (0..self.len())
+                            .map(|i| self.value(c, i).map(|v| if let Value::Int(x) = v { x } else { 0 }))
+                            .collect();
+                        Arc::new(Int32Array::from(v?))
+                    }
+                },
+            });
         }
         if !self.carried.is_empty() {
             let carried = arrow::compute::concat_batches(&self.carried[0].schema(), &self.carried)
                 .map_err(|e| Error::Internal(format!("carried columns: {e}")))?;
-            columns.extend(carried.columns().iter().cloned());
+            arrays.extend(carried.columns().iter().cloned());
         }
-        RecordBatch::try_new(schema.clone(), columns)
-            .map_err(|e| Error::Internal(format!("building the {mode} output batch: {e}")))
+        RecordBatch::try_new(schema.clone(), arrays)
+            .map_err(|e| Error::Internal(format!("building an output batch: {e}")))
     }
+}
+
+/// One value of a row, as the writers format it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    Text(&'a str),
+    Int(i32),
+    Float(Option<f64>),
+    Bool(bool),
 }

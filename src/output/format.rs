@@ -17,12 +17,22 @@ pub enum Format {
     Parquet,
     /// Tab-separated text with one header line (`tsv`).
     Tsv,
-    /// BLAST tabular (`blast`): `-outfmt "6 qseqid sseqid score bitscore evalue qstart qend
-    /// sstart send qlen slen"`, no header.
+    /// BLAST tabular (`blast`): `-outfmt 6`'s twelve columns `qseqid sseqid pident length
+    /// mismatch gapopen qstart qend sstart send evalue bitscore` by default, no header.
     Blast,
 }
 
 impl Format {
+    /// A `--format`/`--outfmt` value that may carry BLAST's column list (`6 qseqid sseqid
+    /// pident`): the format, and the list when given.
+    pub fn parse_with_columns(s: &str) -> Result<(Format, Option<String>)> {
+        let trimmed = s.trim();
+        match trimmed.split_once(char::is_whitespace) {
+            Some((six, list)) if six == "6" => Ok((Format::Blast, Some(list.trim().to_string()))),
+            _ => Ok((Format::parse(trimmed)?, None)),
+        }
+    }
+
     /// Every format with its `--format` name, in the order help texts list them.
     pub const ALL: [(Format, &'static str); 5] = [
         (Format::ArrowStream, "arrow"),
@@ -43,8 +53,9 @@ impl Format {
         let wanted = s.trim().to_ascii_lowercase();
         if let Some(columns) = wanted.strip_prefix("6 ") {
             return Err(Error::usage(format!(
-                "--outfmt '6 {}': custom BLAST columns are not supported; `6` alone writes \
-                 qseqid sseqid score bitscore evalue qstart qend sstart send qlen slen",
+                "--outfmt '6 {}': BLAST's column list is accepted by search and align only \
+                 (`6` alone writes qseqid sseqid pident length mismatch gapopen qstart qend \
+                 sstart send evalue bitscore)",
                 columns.trim()
             )));
         }

@@ -7,22 +7,23 @@ use std::io::{BufWriter, Write};
 use arrow::datatypes::SchemaRef;
 use arrow::ipc::writer::{FileWriter, StreamWriter};
 
+use super::columns::Columns;
 use super::sink::{Sink, Status};
-use super::{Mode, ResultBatch, ResultWriter};
+use super::{ResultBatch, ResultWriter};
 use crate::error::Result;
 
 pub(super) struct ArrowStreamWriter {
     writer: StreamWriter<BufWriter<Sink>>,
     schema: SchemaRef,
-    mode: Mode,
+    columns: Columns,
     status: Status,
 }
 
 impl ArrowStreamWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef) -> Result<Self> {
+    pub(super) fn new(sink: Sink, columns: Columns, schema: SchemaRef) -> Result<Self> {
         let status = sink.status();
         let writer = StreamWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?;
-        Ok(ArrowStreamWriter { writer, schema, mode, status })
+        Ok(ArrowStreamWriter { writer, schema, columns, status })
     }
 }
 
@@ -31,7 +32,7 @@ impl ResultWriter for ArrowStreamWriter {
         if batch.is_empty() {
             return Ok(());
         }
-        let record_batch = batch.to_record_batch(self.mode, &self.schema)?;
+        let record_batch = batch.to_record_batch(&self.columns, &self.schema)?;
         self.writer.write(&record_batch).map_err(|e| self.status.fail(e))?;
         self.writer.get_mut().flush().map_err(|e| self.status.fail(e))
     }
@@ -46,15 +47,15 @@ impl ResultWriter for ArrowStreamWriter {
 pub(super) struct ArrowFileWriter {
     writer: FileWriter<BufWriter<Sink>>,
     schema: SchemaRef,
-    mode: Mode,
+    columns: Columns,
     status: Status,
 }
 
 impl ArrowFileWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef) -> Result<Self> {
+    pub(super) fn new(sink: Sink, columns: Columns, schema: SchemaRef) -> Result<Self> {
         let status = sink.status();
         let writer = FileWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?;
-        Ok(ArrowFileWriter { writer, schema, mode, status })
+        Ok(ArrowFileWriter { writer, schema, columns, status })
     }
 }
 
@@ -63,7 +64,7 @@ impl ResultWriter for ArrowFileWriter {
         if batch.is_empty() {
             return Ok(());
         }
-        let record_batch = batch.to_record_batch(self.mode, &self.schema)?;
+        let record_batch = batch.to_record_batch(&self.columns, &self.schema)?;
         self.writer.write(&record_batch).map_err(|e| self.status.fail(e))
     }
 

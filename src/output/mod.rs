@@ -1,10 +1,12 @@
 //! The writers: one schema for every format (Arrow IPC stream and file, Parquet, TSV, BLAST
 //! tabular), written in batches by a pipeline's last stage.
 //!
-//! Columns, in order: `query`, `target` (utf8), `score` (int32), `bits`, `evalue` (float64,
-//! the only nullable columns: null when no Karlin-Altschul parameters are known), `qstart`,
-//! `qend`, `tstart`, `tend`, `qlen`, `tlen` (int32, coordinates 1-based inclusive), `recomputed`
-//! (bool), and in search mode only `rank` (int32, 1 = best hit of that query).
+//! Columns ([`columns`]): by default `query`, `target` (utf8), `score` (int32), `bits`,
+//! `evalue` (float64, the only nullable columns: null when no Karlin-Altschul parameters are
+//! known), `qstart`, `qend`, `tstart`, `tend`, `qlen`, `tlen` (int32, coordinates 1-based
+//! inclusive), `recomputed` (bool), and in search mode only `rank` (int32, 1 = best hit of that
+//! query); BLAST tabular's default is `-outfmt 6`'s twelve. `--columns` chooses any of the
+//! registry's columns, traceback ones included, for every format.
 //!
 //! File outputs are atomic ([`crate::atomic`]): bytes go to a unique temporary name beside
 //! the target and are renamed onto it by [`ResultWriter::finish`]; a writer dropped without
@@ -16,6 +18,7 @@
 //! with exit status 0.
 
 mod batch;
+pub mod columns;
 mod format;
 mod ipc;
 mod pq;
@@ -23,7 +26,8 @@ mod sink;
 mod table;
 mod text;
 
-pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow};
+pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow, Value};
+pub use columns::{Column, Columns, Need};
 pub use format::{resolve_format, Format, Stdout};
 pub use table::{create_table_writer, TableWriter};
 pub use text::{blast_bitscore, blast_evalue};
@@ -92,36 +96,38 @@ pub fn create_writer(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
-    create_writer_carrying(format, mode, &Schema::empty(), metadata, output)
+    create_writer_carrying(format, &Columns::default_for(mode, format), &Schema::empty(), metadata, output)
 }
 
-/// [`create_writer`] for results followed by input columns carried through (`carried`:
-/// their fields, as [`crate::io::PairReader::carried`] names them). BLAST tabular has
-/// fixed columns and leaves them out.
+/// [`create_writer`] for the chosen `columns`, followed by input columns carried through
+/// (`carried`: their fields, as [`crate::io::PairReader::carried`] names them). BLAST tabular
+/// leaves carried columns out.
 pub fn create_writer_carrying(
     format: Format,
-    mode: Mode,
+    columns: &Columns,
     carried: &Schema,
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
-    writer_on(sink::Sink::open(output)?, format, mode, carried, metadata)
+    writer_on(sink::Sink::open(output)?, format, columns, carried, metadata)
 }
 
 fn writer_on(
     sink: sink::Sink,
     format: Format,
-    mode: Mode,
+    columns: &Columns,
     carried: &Schema,
     metadata: &RunMetadata,
 ) -> Result<Box<dyn ResultWriter>> {
-    let schema = schema_with_metadata(mode, carried, metadata);
+    let carried = if format == Format::Blast { Schema::empty() } else { carried.clone() };
+    let schema = schema_with_metadata(columns, &carried, metadata);
+    let c = columns.clone();
     Ok(match format {
-        Format::ArrowStream => Box::new(ipc::ArrowStreamWriter::new(sink, mode, schema)?),
-        Format::ArrowFile => Box::new(ipc::ArrowFileWriter::new(sink, mode, schema)?),
-        Format::Parquet => Box::new(pq::ParquetWriter::new(sink, mode, schema, metadata)?),
-        Format::Tsv => Box::new(text::TextWriter::new(sink, mode, schema, text::Style::Tsv)?),
-        Format::Blast => Box::new(text::TextWriter::new(sink, mode, schema, text::Style::Blast)?),
+        Format::ArrowStream => Box::new(ipc::ArrowStreamWriter::new(sink, c, schema)?),
+        Format::ArrowFile => Box::new(ipc::ArrowFileWriter::new(sink, c, schema)?),
+        Format::Parquet => Box::new(pq::ParquetWriter::new(sink, c, schema, metadata)?),
+        Format::Tsv => Box::new(text::TextWriter::new(sink, c, schema, text::Style::Tsv)?),
+        Format::Blast => Box::new(text::TextWriter::new(sink, c, schema, text::Style::Blast)?),
     })
 }
 
@@ -174,7 +180,9 @@ mod tests {
     fn closed_pipe_is_reported_as_broken_pipe_in_every_format() {
         for (format, _) in Format::ALL {
             let sink = sink::Sink::test(Box::new(ClosedPipe));
-            let error = match writer_on(sink, format, Mode::Search, &Schema::empty(), &RunMetadata::new()) {
+            // Score and coordinate columns (one_row has no traceback) in every format.
+            let columns = Columns::default_for(Mode::Search, Format::Tsv);
+            let error = match writer_on(sink, format, &columns, &Schema::empty(), &RunMetadata::new()) {
                 Err(e) => e,
                 Ok(mut writer) => match writer.write(&one_row()) {
                     Err(e) => e,

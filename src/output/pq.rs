@@ -9,8 +9,9 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
+use super::columns::Columns;
 use super::sink::{Sink, Status};
-use super::{Mode, ResultBatch, ResultWriter, RunMetadata};
+use super::{ResultBatch, ResultWriter, RunMetadata};
 use crate::error::Result;
 
 /// Rows per row group: large enough for good compression and few footers entries, small enough
@@ -36,17 +37,17 @@ pub(super) fn properties(metadata: &RunMetadata) -> parquet::errors::Result<Writ
 pub(super) struct ParquetWriter {
     writer: ArrowWriter<Sink>,
     schema: SchemaRef,
-    mode: Mode,
+    columns: Columns,
     status: Status,
 }
 
 impl ParquetWriter {
-    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef, metadata: &RunMetadata) -> Result<Self> {
+    pub(super) fn new(sink: Sink, columns: Columns, schema: SchemaRef, metadata: &RunMetadata) -> Result<Self> {
         let status = sink.status();
         let props = properties(metadata).map_err(|e| status.fail(e))?;
         // The parquet writer buffers internally: no BufWriter of our own.
         let writer = ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| status.fail(e))?;
-        Ok(ParquetWriter { writer, schema, mode, status })
+        Ok(ParquetWriter { writer, schema, columns, status })
     }
 }
 
@@ -55,7 +56,7 @@ impl ResultWriter for ParquetWriter {
         if batch.is_empty() {
             return Ok(());
         }
-        let record_batch = batch.to_record_batch(self.mode, &self.schema)?;
+        let record_batch = batch.to_record_batch(&self.columns, &self.schema)?;
         self.writer.write(&record_batch).map_err(|e| self.status.fail(e))
     }
 

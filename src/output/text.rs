@@ -7,9 +7,11 @@
 //! formats (Arrow, Parquet) carry the exact f64; null `bits`/`evalue` are empty fields;
 //! `recomputed` is `true`/`false`.
 //!
-//! BLAST: `qseqid sseqid score bitscore evalue qstart qend sstart send qlen slen`, formatted as
-//! BLAST+ does in `-outfmt 6` (see [`blast_evalue`], [`blast_bitscore`]); null `bitscore`/
-//! `evalue` are `*`.
+//! BLAST: by default `-outfmt 6`'s twelve columns `qseqid sseqid pident length mismatch
+//! gapopen qstart qend sstart send evalue bitscore`, formatted as BLAST+ does (pident `%.3f`,
+//! [`blast_evalue`], [`blast_bitscore`]); null `bitscore`/`evalue` are `*`.
+//!
+//! Both write the chosen columns (`--columns`) in their order; TSV adds carried input columns.
 //!
 //! Both: a tab, newline or carriage return inside an id (impossible for FASTA ids, which end
 //! at the first whitespace) is written as a space so every record stays one line of fixed
@@ -21,7 +23,9 @@ use std::io::{BufWriter, Write};
 use super::sink::{Sink, Status};
 use arrow::datatypes::SchemaRef;
 
-use super::{Mode, ResultBatch, ResultRow, ResultWriter};
+use super::batch::Value;
+use super::columns::{Column, Columns};
+use super::{ResultBatch, ResultWriter};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,43 +37,40 @@ pub(super) enum Style {
 pub(super) struct TextWriter {
     out: BufWriter<Sink>,
     status: Status,
-    mode: Mode,
+    columns: Columns,
     style: Style,
     line: String,
 }
 
 impl TextWriter {
     /// `schema`: the results' columns and the carried ones (TSV writes both; BLAST its own).
-    pub(super) fn new(sink: Sink, mode: Mode, schema: SchemaRef, style: Style) -> Result<Self> {
+    pub(super) fn new(sink: Sink, columns: Columns, schema: SchemaRef, style: Style) -> Result<Self> {
         let status = sink.status();
         let mut out = sink.buffered();
         if style == Style::Tsv {
             let names: Vec<String> = schema.fields().iter().map(|f| f.name().to_string()).collect();
             writeln!(out, "{}", names.join("\t")).map_err(|e| status.io_fail(e))?;
         }
-        Ok(TextWriter { out, status, mode, style, line: String::with_capacity(256) })
+        Ok(TextWriter { out, status, columns, style, line: String::with_capacity(256) })
     }
 }
 
 impl ResultWriter for TextWriter {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
-        let carried = carried_text(batch)?;
-        for (i, row) in batch.rows().enumerate() {
+        let carried = if self.style == Style::Tsv { carried_text(batch)? } else { None };
+        for i in 0..batch.len() {
             self.line.clear();
-            match self.style {
-                Style::Tsv => {
-                    tsv_line(&mut self.line, &row, self.mode);
-                    if let Some(columns) = &carried {
-                        self.line.pop();
-                        for column in columns {
-                            self.line.push('\t');
-                            push_id(&mut self.line, &column[i]);
-                        }
-                        self.line.push('\n');
-                    }
+            for (k, &column) in self.columns.0.iter().enumerate() {
+                if k > 0 {
+                    self.line.push('\t');
                 }
-                Style::Blast => blast_line(&mut self.line, &row),
+                push_value(&mut self.line, column, batch.value(column, i)?, self.style);
             }
+            for column in carried.iter().flatten() {
+                self.line.push('\t');
+                push_id(&mut self.line, &column[i]);
+            }
+            self.line.push('\n');
             self.out.write_all(self.line.as_bytes()).map_err(|e| self.status.io_fail(e))?;
         }
         // A reader at the other end of a pipe sees each batch as soon as it is done.
@@ -100,41 +101,36 @@ fn carried_text(batch: &ResultBatch) -> Result<Option<Vec<Vec<String>>>> {
     Ok(Some(columns))
 }
 
-/// Writing into a `String` cannot fail; the `fmt::Result`s below are discarded for that reason.
-fn tsv_line(line: &mut String, row: &ResultRow<'_>, mode: Mode) {
-    push_id(line, row.query);
-    line.push('\t');
-    push_id(line, row.target);
-    let _ = write!(line, "\t{}\t", row.score);
-    if let Some(bits) = row.bits {
-        let _ = write!(line, "{bits:.1}");
+/// One value as TSV or BLAST tabular prints it: ids as they are (tabs and line breaks
+/// replaced), bits with one decimal in TSV and as BLAST prints them in BLAST tabular,
+/// E-values as BLAST prints them, pident with three decimals (BLAST's `%.3f`), coverage with
+/// three; a missing statistic is empty in TSV and `*` in BLAST tabular. Writing into a
+/// `String` cannot fail; the `fmt::Result`s are discarded for that reason.
+fn push_value(line: &mut String, column: Column, value: Value<'_>, style: Style) {
+    match value {
+        Value::Text(t) => push_id(line, t),
+        Value::Int(x) => {
+            let _ = write!(line, "{x}");
+        }
+        Value::Bool(b) => {
+            let _ = write!(line, "{b}");
+        }
+        Value::Float(None) => {
+            if style == Style::Blast {
+                line.push('*');
+            }
+        }
+        Value::Float(Some(x)) => match column {
+            Column::Evalue => line.push_str(&blast_evalue(x)),
+            Column::Bits if style == Style::Blast => line.push_str(&blast_bitscore(x)),
+            Column::Bits => {
+                let _ = write!(line, "{x:.1}");
+            }
+            _ => {
+                let _ = write!(line, "{x:.3}");
+            }
+        },
     }
-    line.push('\t');
-    if let Some(evalue) = row.evalue {
-        line.push_str(&blast_evalue(evalue));
-    }
-    let _ = write!(
-        line,
-        "\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-        row.qstart, row.qend, row.tstart, row.tend, row.qlen, row.tlen, row.recomputed
-    );
-    if mode == Mode::Search {
-        let _ = write!(line, "\t{}", row.rank);
-    }
-    line.push('\n');
-}
-
-fn blast_line(line: &mut String, row: &ResultRow<'_>) {
-    push_id(line, row.query);
-    line.push('\t');
-    push_id(line, row.target);
-    let bits = row.bits.map_or_else(|| "*".to_string(), blast_bitscore);
-    let evalue = row.evalue.map_or_else(|| "*".to_string(), blast_evalue);
-    let _ = writeln!(
-        line,
-        "\t{}\t{bits}\t{evalue}\t{}\t{}\t{}\t{}\t{}\t{}",
-        row.score, row.qstart, row.qend, row.tstart, row.tend, row.qlen, row.tlen
-    );
 }
 
 fn push_id(line: &mut String, id: &str) {
@@ -197,6 +193,7 @@ fn c_scientific(value: f64, precision: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{Mode, ResultRow};
 
     // Expected strings are what C's printf gives for BLAST's format strings (checked by hand
     // against glibc: printf '%.2e' 1.234e-45 etc.).
@@ -277,8 +274,16 @@ mod tests {
         ];
         for (evalue, text) in cases {
             let mut line = String::new();
-            tsv_line(&mut line, &row(evalue), Mode::Search);
-            assert_eq!(line, format!("q1\tsp|P1|A\t512\t201.7\t{text}\t1\t200\t3\t202\t210\t220\tfalse\t1\n"));
+            let mut batch = ResultBatch::new();
+            batch.push(row(evalue));
+            let columns = Columns::default_for(Mode::Search, super::super::Format::Tsv);
+            for (k, &c) in columns.0.iter().enumerate() {
+                if k > 0 {
+                    line.push('\t');
+                }
+                push_value(&mut line, c, batch.value(c, 0).unwrap(), Style::Tsv);
+            }
+            assert_eq!(line, format!("q1\tsp|P1|A\t512\t201.7\t{text}\t1\t200\t3\t202\t210\t220\tfalse\t1"));
         }
     }
 

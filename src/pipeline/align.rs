@@ -5,7 +5,7 @@ use super::{run_ordered, StageTimes};
 use crate::engine::{Alignment, Engine};
 use crate::error::{Error, Result};
 use crate::io::pairs::{BatchLimits, PairReader};
-use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::output::{Need, ResultBatch, ResultRow, ResultWriter};
 use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
 use crate::scoring::Scoring;
@@ -31,6 +31,8 @@ pub struct AlignOptions {
     pub batch_pairs: Option<usize>,
     /// Batches computing at once (default [`IN_FLIGHT`]).
     pub in_flight: Option<usize>,
+    /// What the output columns need computed (traceback only when a column asks for it).
+    pub need: Need,
 }
 
 /// How large the readers make batches for `engine`.
@@ -62,7 +64,9 @@ pub fn align(
         let alignments = engine.align(batch.seqs.view())?;
         progress.work().add(batch.seqs.view().cells());
         progress.items(batch.len() as u64);
-        results(batch, &alignments, opts.stats)
+        let mut rows = results(batch, &alignments, opts.stats)?;
+        super::add_paths(engine.as_ref(), batch.seqs.view(), &alignments, opts.need, &mut rows)?;
+        Ok(rows)
     };
     let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
     let times = run_ordered(opts.in_flight.unwrap_or(IN_FLIGHT), read, compute, write)?;

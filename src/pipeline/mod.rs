@@ -14,7 +14,10 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::engine::{Alignment, Engine};
 use crate::error::{Error, Result};
+use crate::output::{Need, ResultBatch};
+use crate::seq::PairSeqs;
 
 /// Where a pipeline's time went: each stage's busy time (compute summed over the batches in
 /// flight, so it can exceed the wall time), for `--stats`.
@@ -150,6 +153,42 @@ fn write_in_order<R>(done: Receiver<(u64, Result<R>)>, write: &mut impl FnMut(R)
         while let Some(result) = waiting.remove(&next) {
             write(result?)?;
             next += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Adds the traceback columns `need` asks for to `rows` (one row per pair, in order): the
+/// path statistics, and for [`Need::Path`] the CIGAR and aligned strings too.
+pub(crate) fn add_paths(
+    engine: &dyn Engine,
+    pairs: PairSeqs<'_>,
+    alignments: &[Alignment],
+    need: Need,
+    rows: &mut ResultBatch,
+) -> Result<()> {
+    if need < Need::PathStats {
+        return Ok(());
+    }
+    let path = need == Need::Path;
+    let traced = engine.traceback(pairs, alignments, path)?;
+    if traced.len() != pairs.len() {
+        return Err(Error::Internal(format!("engine traced {} of {} alignments", traced.len(), pairs.len())));
+    }
+    let alphabet = engine.scoring().alphabet();
+    let (mut cigar, mut qaln, mut taln) = (String::new(), Vec::new(), Vec::new());
+    for (i, (tb, a)) in traced.iter().zip(alignments).enumerate() {
+        rows.push_stats(tb.stats);
+        if path {
+            cigar.clear();
+            qaln.clear();
+            taln.clear();
+            tb.write_cigar(&mut cigar);
+            let (q, t) = pairs.pair(i);
+            tb.write_aligned(q, t, a, |c| alphabet.letter(c), &mut qaln, &mut taln);
+            // Letters of the alphabet and '-': ASCII.
+            let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
+            rows.push_path(&cigar, &text(&qaln), &text(&taln))?;
         }
     }
     Ok(())

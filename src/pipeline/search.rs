@@ -5,11 +5,11 @@ use super::run_ordered;
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
-use crate::output::{ResultBatch, ResultRow, ResultWriter};
+use crate::output::{Need, ResultBatch, ResultRow, ResultWriter};
 use crate::progress::Progress;
 use crate::scoring::stats::KarlinAltschul;
 use crate::scoring::Scoring;
-use crate::seq::Record;
+use crate::seq::{Record, SeqPairs};
 use std::sync::Arc;
 
 /// Queries per engine call: large enough that a GPU amortises launches over many short
@@ -32,6 +32,8 @@ pub struct SearchOptions {
     pub scoring: Scoring,
     /// Cells computed, counted by the engine; queries and hits.
     pub progress: Progress,
+    /// What the output columns need computed (the traceback of the reported hits only).
+    pub need: Need,
 }
 
 /// Runs the search and finishes the writer on success.
@@ -112,7 +114,8 @@ pub fn search_batch(
         }
     }
     let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
-    let alignments = engine.align_slices(&pairs)?;
+    let pairs = SeqPairs::from_slices(&pairs);
+    let alignments = engine.align(pairs.view())?;
     let mut rows = ResultBatch::new();
     let mut rank = 0;
     for (k, ((qi, hit, stat), aln)) in kept.iter().zip(&alignments).enumerate() {
@@ -143,5 +146,6 @@ pub fn search_batch(
             rank,
         });
     }
+    super::add_paths(engine, pairs.view(), &alignments, opts.need, &mut rows)?;
     Ok(rows)
 }

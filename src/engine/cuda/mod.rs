@@ -14,6 +14,7 @@ pub mod layout;
 pub mod runtime;
 pub mod search;
 
+use super::traceback::{self, PathStats, Traceback};
 use super::{topk, Alignment, Engine, Hit};
 use crate::database::Database;
 use crate::error::{Error, Result};
@@ -181,7 +182,43 @@ impl Engine for CudaEngine {
         }
     }
 
+    fn scoring(&self) -> &Scoring {
+        &self.scoring
+    }
+
+    /// Statistics on the GPU (the path-statistics kernel), rectangles it leaves and whole
+    /// paths on the CPU (all cores, overlapping the GPU's work on other batches).
+    fn traceback(&self, pairs: PairSeqs<'_>, alignments: &[Alignment], path: bool) -> Result<Vec<Traceback>> {
+        if path {
+            return traceback::trace_all(pairs, alignments, &self.scoring, true);
+        }
+        let counts = self.aligner()?.path_counts(pairs, alignments)?;
+        counts
+            .iter()
+            .zip(alignments)
+            .enumerate()
+            .map(|(i, (c, a))| match c {
+                _ if a.score <= 0 => Ok(Traceback::default()),
+                Some([p, n, g]) => Ok(Traceback {
+                    ops: Vec::new(),
+                    stats: PathStats::from_counts(*p, *n, *g, a.qend - a.qstart + 1, a.tend - a.tstart + 1),
+                }),
+                None => {
+                    let (q, t) = pairs.pair(i);
+                    Ok(Traceback { ops: Vec::new(), stats: traceback::path_stats(q, t, &self.scoring, a)? })
+                }
+            })
+            .collect()
+    }
+
     fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
+        self.aligner()?.align(pairs)
+    }
+}
+
+impl CudaEngine {
+    /// The one-to-one aligner, opened on first use (its kernels compile then).
+    fn aligner(&self) -> Result<std::sync::Arc<align::GpuAligner>> {
         let aligner = {
             let mut slot = self.aligner.lock().map_err(|_| Error::Internal("GPU aligner poisoned".into()))?;
             match &*slot {
@@ -193,7 +230,7 @@ impl Engine for CudaEngine {
                 }
             }
         };
-        aligner.align(pairs)
+        Ok(aligner)
     }
 }
 

@@ -282,6 +282,19 @@ impl Engine for SimdEngine {
         self.pool.install(|| with_kernels!(self.isa, K => search::search::<K>(sc, queries, db, top, work)))
     }
 
+    fn scoring(&self) -> &Scoring {
+        &self.scoring
+    }
+
+    fn traceback(
+        &self,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        path: bool,
+    ) -> Result<Vec<crate::engine::traceback::Traceback>> {
+        self.pool.install(|| crate::engine::traceback::trace_all(pairs, alignments, &self.scoring, path))
+    }
+
     fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
         let pairs = pairs.to_slices();

@@ -1,0 +1,277 @@
+//! The output columns, in one registry: canonical name, the names BLAST, MMseqs2 and DIAMOND
+//! users type for it, Arrow type, and what computing it needs. `--columns` picks and orders
+//! them for every format; [`Columns::default_for`] gives each format's default.
+
+use arrow::datatypes::{DataType, Field};
+
+use super::{Format, Mode};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Column {
+    Query,
+    Target,
+    Score,
+    Bits,
+    Evalue,
+    Qstart,
+    Qend,
+    Tstart,
+    Tend,
+    Qlen,
+    Tlen,
+    Recomputed,
+    Rank,
+    Pident,
+    Nident,
+    Length,
+    Mismatch,
+    Gapopen,
+    Gaps,
+    Qcov,
+    Tcov,
+    Cigar,
+    Qaln,
+    Taln,
+}
+
+/// What a column's values come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Need {
+    /// Score and coordinates (every engine's result).
+    Alignment,
+    /// The traceback path's statistics (identity, length, mismatches, gaps).
+    PathStats,
+    /// The path itself (CIGAR, aligned strings).
+    Path,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Text,
+    Int,
+    Float,
+    Bool,
+}
+
+struct Spec {
+    column: Column,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: Kind,
+    need: Need,
+    help: &'static str,
+}
+
+const SPECS: [Spec; 24] = [
+    spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::Alignment, "query id"),
+    spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::Alignment, "target id"),
+    spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::Alignment, "raw alignment score"),
+    spec(Column::Bits, "bits", &["bitscore"], Kind::Float, Need::Alignment, "bit score (null without statistics)"),
+    spec(Column::Evalue, "evalue", &[], Kind::Float, Need::Alignment, "E-value (null without statistics)"),
+    spec(Column::Qstart, "qstart", &[], Kind::Int, Need::Alignment, "first aligned query residue, 1-based"),
+    spec(Column::Qend, "qend", &[], Kind::Int, Need::Alignment, "last aligned query residue"),
+    spec(Column::Tstart, "tstart", &["sstart"], Kind::Int, Need::Alignment, "first aligned target residue"),
+    spec(Column::Tend, "tend", &["send"], Kind::Int, Need::Alignment, "last aligned target residue"),
+    spec(Column::Qlen, "qlen", &[], Kind::Int, Need::Alignment, "query length"),
+    spec(Column::Tlen, "tlen", &["slen"], Kind::Int, Need::Alignment, "target length"),
+    spec(Column::Recomputed, "recomputed", &[], Kind::Bool, Need::Alignment, "score above 32,767 (32-bit path)"),
+    spec(Column::Rank, "rank", &[], Kind::Int, Need::Alignment, "rank of the hit for its query (search)"),
+    spec(Column::Pident, "pident", &[], Kind::Float, Need::PathStats, "percent identity: 100 x nident / length"),
+    spec(Column::Nident, "nident", &[], Kind::Int, Need::PathStats, "identical pairs"),
+    spec(Column::Length, "length", &["alnlen"], Kind::Int, Need::PathStats, "alignment columns: pairs + gap positions"),
+    spec(Column::Mismatch, "mismatch", &[], Kind::Int, Need::PathStats, "pairs of different residues"),
+    spec(Column::Gapopen, "gapopen", &[], Kind::Int, Need::PathStats, "gaps (runs of gap positions)"),
+    spec(Column::Gaps, "gaps", &[], Kind::Int, Need::PathStats, "gap positions"),
+    spec(
+        Column::Qcov,
+        "qcov",
+        &[],
+        Kind::Float,
+        Need::Alignment,
+        "aligned query span / query length, 0-1 (MMseqs2's qcov)",
+    ),
+    spec(Column::Tcov, "tcov", &[], Kind::Float, Need::Alignment, "aligned target span / target length, 0-1"),
+    spec(
+        Column::Cigar,
+        "cigar",
+        &[],
+        Kind::Text,
+        Need::Path,
+        "extended CIGAR (=, X, I: query residue vs gap, D: target residue vs gap)",
+    ),
+    spec(Column::Qaln, "qaln", &["qseq"], Kind::Text, Need::Path, "aligned query, - for gaps"),
+    spec(Column::Taln, "taln", &["sseq", "tseq"], Kind::Text, Need::Path, "aligned target, - for gaps"),
+];
+
+const fn spec(
+    column: Column,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: Kind,
+    need: Need,
+    help: &'static str,
+) -> Spec {
+    Spec { column, name, aliases, kind, need, help }
+}
+
+impl Column {
+    fn spec(self) -> &'static Spec {
+        // SPECS lists every column once, in declaration order.
+        &SPECS[self as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    pub fn kind(self) -> Kind {
+        self.spec().kind
+    }
+
+    pub fn need(self) -> Need {
+        self.spec().need
+    }
+
+    /// The column a name (canonical or alias, case-insensitive) means.
+    pub fn parse(name: &str) -> Option<Column> {
+        let name = name.trim().to_ascii_lowercase();
+        SPECS.iter().find(|s| s.name == name || s.aliases.contains(&name.as_str())).map(|s| s.column)
+    }
+
+    pub fn field(self) -> Field {
+        let (ty, nullable) = match self.kind() {
+            Kind::Text => (DataType::Utf8, false),
+            Kind::Int => (DataType::Int32, false),
+            Kind::Float => (DataType::Float64, matches!(self, Column::Bits | Column::Evalue)),
+            Kind::Bool => (DataType::Boolean, false),
+        };
+        Field::new(self.name(), ty, nullable)
+    }
+}
+
+/// One line per column for help texts: name, aliases, meaning.
+pub fn describe_all() -> String {
+    SPECS
+        .iter()
+        .map(|s| {
+            let aliases = if s.aliases.is_empty() { String::new() } else { format!(" ({})", s.aliases.join(", ")) };
+            format!("  {}{}: {}", s.name, aliases, s.help)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// BLAST's `-outfmt 6` columns, in its order.
+pub const BLAST_TABULAR: [Column; 12] = [
+    Column::Query,
+    Column::Target,
+    Column::Pident,
+    Column::Length,
+    Column::Mismatch,
+    Column::Gapopen,
+    Column::Qstart,
+    Column::Qend,
+    Column::Tstart,
+    Column::Tend,
+    Column::Evalue,
+    Column::Bits,
+];
+
+/// The columns an output holds, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns(pub Vec<Column>);
+
+impl Columns {
+    /// The default of `format` in `mode`: BLAST tabular's twelve, else score and coordinates
+    /// (with `rank` in search mode).
+    pub fn default_for(mode: Mode, format: Format) -> Columns {
+        if format == Format::Blast {
+            return Columns(BLAST_TABULAR.to_vec());
+        }
+        use Column::*;
+        let mut v = vec![Query, Target, Score, Bits, Evalue, Qstart, Qend, Tstart, Tend, Qlen, Tlen, Recomputed];
+        if mode == Mode::Search {
+            v.push(Rank);
+        }
+        Columns(v)
+    }
+
+    /// `--columns`: names separated by commas or spaces, each once; `rank` in search only.
+    pub fn parse(list: &str, mode: Mode) -> Result<Columns> {
+        let mut out = Vec::new();
+        for name in list.split([',', ' ']).filter(|n| !n.trim().is_empty()) {
+            let column = Column::parse(name).ok_or_else(|| {
+                Error::usage(format!(
+                    "--columns: unknown column '{}'; known columns (aliases in parentheses):\n{}",
+                    name.trim(),
+                    describe_all()
+                ))
+            })?;
+            if column == Column::Rank && mode == Mode::Align {
+                return Err(Error::usage("--columns: 'rank' exists in search results only"));
+            }
+            if out.contains(&column) {
+                return Err(Error::usage(format!("--columns: '{}' is listed twice", column.name())));
+            }
+            out.push(column);
+        }
+        if out.is_empty() {
+            return Err(Error::usage("--columns: give at least one column"));
+        }
+        Ok(Columns(out))
+    }
+
+    /// The most any column needs computed.
+    pub fn need(&self) -> Need {
+        self.0.iter().map(|c| c.need()).max().unwrap_or(Need::Alignment)
+    }
+
+    pub fn fields(&self) -> Vec<Field> {
+        self.0.iter().map(|c| c.field()).collect()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|c| c.name()).collect()
+    }
+
+    pub fn contains(&self, c: Column) -> bool {
+        self.0.contains(&c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_in_declaration_order_and_names_are_unique() {
+        let mut names = Vec::new();
+        for (k, s) in SPECS.iter().enumerate() {
+            assert_eq!(s.column as usize, k, "{}", s.name);
+            names.push(s.name);
+            names.extend(s.aliases);
+        }
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "a name or alias twice");
+    }
+
+    #[test]
+    fn parse_accepts_aliases_in_any_case_and_refuses_unknown_or_repeated() {
+        let c = Columns::parse("qseqid,SSEQID, pident bitscore", Mode::Search).unwrap();
+        assert_eq!(c.0, vec![Column::Query, Column::Target, Column::Pident, Column::Bits]);
+        assert_eq!(c.need(), Need::PathStats);
+        assert!(Columns::parse("query,nope", Mode::Search).unwrap_err().to_string().contains("unknown column 'nope'"));
+        assert!(Columns::parse("query,qseqid", Mode::Search).is_err());
+        assert!(Columns::parse("rank", Mode::Align).is_err());
+        assert_eq!(Columns::parse("cigar", Mode::Align).unwrap().need(), Need::Path);
+    }
+
+    #[test]
+    fn blast_default_is_outfmt_6() {
+        let names = Columns::default_for(Mode::Search, Format::Blast).names().join(" ");
+        assert_eq!(names, "query target pident length mismatch gapopen qstart qend tstart tend evalue bits");
+    }
+}
