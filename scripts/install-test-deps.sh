@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the independent oracles and tools the tests use, only where they are missing:
-# parasail (Debian python3-parasail) for the golden test; groovy (Debian) for the Nextflow
+# parasail (Debian python3-parasail) for the golden test; NCBI BLAST+ and Biopython (Debian
+# ncbi-blast+, python3-biopython) for the BLAST tabular test; groovy (Debian) for the Nextflow
 # syntax check; Intel's GKL with a JDK (Debian) for the pairhmm oracle (tests/pairhmm_gkl.rs);
 # a Python venv target/pyenv with pinned Snakemake, DuckDB, Polars and pyarrow
 # for the workflow and data-lake checks (tests/workflows.rs).
@@ -8,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 need_apt=()
 /usr/bin/python3 -c 'import parasail' 2>/dev/null || need_apt+=(python3-parasail)
+command -v blastp >/dev/null || need_apt+=(ncbi-blast+)
+/usr/bin/python3 -c 'import Bio' 2>/dev/null || need_apt+=(python3-biopython)
 command -v groovy >/dev/null || need_apt+=(groovy)
 command -v javac >/dev/null || need_apt+=(default-jdk-headless)
 [ -f /usr/share/java/gkl.jar ] || need_apt+=(libgkl-java)

@@ -80,6 +80,8 @@ fn schemes() -> Vec<(&'static str, Scoring)> {
         ("protein BLOSUM62 11/1", Scoring::blosum62()),
         ("protein BLOSUM62 6/1", Scoring::new(Matrix::protein("BLOSUM62").unwrap(), 6, 1).unwrap()),
         ("DNA +2/-3 5/2", Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap()),
+        // A free gap open: gap runs and DP transitions differ (the counters count runs).
+        ("DNA +2/-3 0/2", Scoring::new(Matrix::dna(2, -3), 0, 2).unwrap()),
     ]
 }
 

@@ -9,6 +9,7 @@ use arrow::datatypes::{DataType, Float64Type, Int32Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 
+use swarrow::engine::traceback::PathStats;
 use swarrow::output::{create_writer, resolve_format, Format, Mode, ResultBatch, ResultRow, RunMetadata, Stdout};
 use swarrow::Error;
 
@@ -99,8 +100,20 @@ fn to_batch(rows: &[Row]) -> ResultBatch {
             recomputed: r.recomputed,
             rank: r.rank.unwrap_or(0),
         });
+        batch.push_stats(stats_of(r));
     }
     batch
+}
+
+/// Made-up traceback statistics of a sample row (BLAST tabular needs them): the shorter span
+/// in pairs, three in four identical, one gap where the spans differ.
+fn stats_of(r: &Row) -> PathStats {
+    if r.score == 0 {
+        return PathStats::default();
+    }
+    let (m, n) = ((r.qend - r.qstart + 1) as u32, (r.tend - r.tstart + 1) as u32);
+    let pairs = m.min(n);
+    PathStats::from_counts(pairs, pairs * 3 / 4, (m != n) as u32, m, n)
 }
 
 fn metadata(mode: Mode) -> RunMetadata {
@@ -356,21 +369,23 @@ fn blast_tabular_round_trip() {
         let expected = all_rows(mode);
         assert_eq!(lines.len(), expected.len(), "no header line");
         for (line, want) in lines.iter().zip(&expected) {
-            // qseqid sseqid score bitscore evalue qstart qend sstart send qlen slen
+            // qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore
             let f = fields(line);
-            assert_eq!(f.len(), 11, "{line}");
+            assert_eq!(f.len(), 12, "{line}");
             let int = |i: usize| f[i].parse::<i32>().unwrap();
             assert_eq!((f[0], f[1]), (want.query.as_str(), want.target.as_str()));
-            assert_eq!(int(2), want.score);
-            let got = [int(5), int(6), int(7), int(8), int(9), int(10)];
-            assert_eq!(got, [want.qstart, want.qend, want.tstart, want.tend, want.qlen, want.tlen]);
+            let st = stats_of(want);
+            assert_eq!(f[2], format!("{:.3}", st.pident()));
+            assert_eq!([int(3), int(4), int(5)], [st.length as i32, st.mismatch as i32, st.gapopen as i32]);
+            let got = [int(6), int(7), int(8), int(9)];
+            assert_eq!(got, [want.qstart, want.qend, want.tstart, want.tend]);
             // BLAST rounds: bit scores to 0.1 (or to an integer above 99.9), e-values to 3
             // significant digits, and everything below 1e-180 to 0.
-            match (parse_opt(f[3], "*"), want.bits) {
+            match (parse_opt(f[11], "*"), want.bits) {
                 (Some(g), Some(w)) => assert!((g - w).abs() <= 1.0, "bitscore {g} vs {w}"),
                 (g, w) => assert_eq!(g, w),
             }
-            match (parse_opt(f[4], "*"), want.evalue) {
+            match (parse_opt(f[10], "*"), want.evalue) {
                 (Some(g), Some(w)) if w < 1e-180 => assert_eq!(g, 0.0),
                 (Some(g), Some(w)) => {
                     assert!((g - w).abs() <= blast_evalue_rounding(w), "evalue {g} vs {w}")
@@ -379,11 +394,11 @@ fn blast_tabular_round_trip() {
             }
         }
         // Hand-checked against BLAST's printf formats (%.2e, %4.1f, %3ld, %3.2f, 0.0).
-        assert_eq!(lines[0], "q1\tsp|P1|A\t57\t25.4\t1.50e-05\t1\t30\t2\t31\t30\t40");
-        assert_eq!(lines[1], "q1\tt3\t12\t*\t*\t4\t9\t7\t12\t30\t12");
-        assert_eq!(lines[3], "q2_\u{fc}\tt1\t2100\t812\t0.0\t3\t700\t1\t698\t701\t698");
-        assert_eq!(lines[4], "q2_\u{fc}\tt2\t31\t 9.5\t0.0\t5\t20\t5\t20\t701\t20");
-        assert_eq!(lines[5], "q3\tt4\t40\t17.2\t0.57\t1\t8\t1\t8\t8\t8");
+        assert_eq!(lines[0], "q1\tsp|P1|A\t73.333\t30\t8\t0\t1\t30\t2\t31\t1.50e-05\t25.4");
+        assert_eq!(lines[1], "q1\tt3\t66.667\t6\t2\t0\t4\t9\t7\t12\t*\t*");
+        assert_eq!(lines[3], "q2_\u{fc}\tt1\t74.928\t698\t175\t0\t3\t700\t1\t698\t0.0\t812");
+        assert_eq!(lines[4], "q2_\u{fc}\tt2\t75.000\t16\t4\t0\t5\t20\t5\t20\t0.0\t 9.5");
+        assert_eq!(lines[5], "q3\tt4\t75.000\t8\t2\t0\t1\t8\t1\t8\t0.57\t17.2");
     }
 }
 
