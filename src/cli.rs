@@ -7,7 +7,10 @@ use crate::io::{self, PairColumns, PairInput};
 use crate::output::{self, Columns, Format, Mode, RunMetadata, Stdout};
 use crate::pipeline;
 use crate::progress::{input_size, Progress};
-use crate::scoring::{stats::KarlinAltschul, Alphabet, Matrix, Scoring};
+use crate::scoring::{
+    stats::{EvalueModel, KarlinAltschul},
+    Alphabet, Matrix, Scoring,
+};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -190,6 +193,10 @@ pub struct SearchArgs {
     /// compute the traceback (see the README). Default: the format's (BLAST tabular: outfmt 6).
     #[arg(long, value_name = "COLS")]
     pub columns: Option<String>,
+    /// E-values: classic (as `OLD_FSC=1 blastp -comp_based_stats 0`) or spouge (BLAST's
+    /// finite-size correction, as plain `blastp -comp_based_stats 0`; protein matrices).
+    #[arg(long, value_enum, value_name = "MODEL", default_value = "classic")]
+    pub evalue_model: EvalueModel,
     /// Hits reported per query, as BLAST's and DIAMOND's --max-target-seqs (not DIAMOND's
     /// --top, which is a score percentage).
     #[arg(short = 'k', long, visible_alias = "max-target-seqs", value_name = "N", default_value_t = 10)]
@@ -261,6 +268,10 @@ pub struct AlignArgs {
     /// compute the traceback (see the README). Default: the format's (BLAST tabular: outfmt 6).
     #[arg(long, value_name = "COLS")]
     pub columns: Option<String>,
+    /// E-values: classic (as `OLD_FSC=1 blastp -comp_based_stats 0`) or spouge (BLAST's
+    /// finite-size correction, as plain `blastp -comp_based_stats 0`; protein matrices).
+    #[arg(long, value_enum, value_name = "MODEL", default_value = "classic")]
+    pub evalue_model: EvalueModel,
     /// Substitution matrix for proteins: BLOSUM45/50/62/80/90, PAM30/70/250.
     #[arg(long, value_name = "NAME", conflicts_with = "dna")]
     pub matrix: Option<String>,
@@ -470,6 +481,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let db_residues = args.db_size.unwrap_or_else(|| db.total_residues());
     let db_seqs = args.db_seqs.unwrap_or(db.len() as u64);
     let mut meta = run_metadata("search", &scoring, &*engine);
+    meta.push("evalue_model", args.evalue_model.name());
     meta.push("database", db.name.as_str());
     meta.push("database_residues", &db.total_residues().to_string());
     meta.push("database_sequences", &db.len().to_string());
@@ -486,6 +498,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     )?;
     let opts = pipeline::search::SearchOptions {
         need: columns.need(),
+        evalue_model: args.evalue_model,
         top: args.top,
         max_evalue: Some(args.max_evalue),
         db_residues,
@@ -567,10 +580,12 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
         batch_pairs: args.batch,
         in_flight: args.in_flight,
         need: out_columns.need(),
+        evalue_model: args.evalue_model,
     };
     let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
     let pairs = io::open_pairs(&input, scoring.alphabet(), &columns, limits)?;
-    let meta = run_metadata("align", &scoring, &*engine);
+    let mut meta = run_metadata("align", &scoring, &*engine);
+    meta.push("evalue_model", args.evalue_model.name());
     let writer = output::create_writer_carrying(format, &out_columns, &pairs.carried(), &meta, out_path(&args.out))?;
     progress.phase_aligning("aligning", input_size(&inputs));
     let name = engine.name();

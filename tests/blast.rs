@@ -138,6 +138,53 @@ fn blast_tabular_lines_equal_blastp_outfmt_6() {
     assert!(same + co_optimal >= 40, "too few hits compared");
     assert!(co_optimal * 10 <= same + co_optimal, "co-optimal differences should be rare");
 
+    // BLAST's default E-values (Spouge's finite-size correction, no OLD_FSC) against
+    // `--evalue-model spouge`: every equal-score hit's E-value as printed.
+    let fields = format!("6 {FIELDS} score");
+    let blast = Command::new("blastp")
+        .env_remove("OLD_FSC")
+        .args(["-comp_based_stats", "0", "-max_target_seqs", "10", "-evalue", "10", "-outfmt", &fields, "-query"])
+        .arg(&q)
+        .arg("-db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(blast.status.success(), "{}", String::from_utf8_lossy(&blast.stderr));
+    let (qs, ds) = (q.to_str().unwrap(), db.to_str().unwrap());
+    let spouge = run(&[
+        "search",
+        "-q",
+        qs,
+        "-d",
+        ds,
+        "-k",
+        "10",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--evalue-model",
+        "spouge",
+        "--outfmt",
+        &fields,
+    ]);
+    assert!(spouge.status.success(), "{}", String::from_utf8_lossy(&spouge.stderr));
+    let mut theirs: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for line in String::from_utf8(blast.stdout).unwrap().lines() {
+        let f: Vec<String> = line.split('\t').map(String::from).collect();
+        theirs.entry((f[0].clone(), f[1].clone())).or_insert(f);
+    }
+    let mut compared = 0;
+    for line in String::from_utf8(spouge.stdout).unwrap().lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let Some(b) = theirs.get(&(f[0].to_string(), f[1].to_string())) else { continue };
+        if b[12] == f[12] {
+            assert_eq!((b[10].as_str(), b[11].as_str()), (f[10], f[11]), "Spouge E-value and bits of {line}");
+            compared += 1;
+        }
+    }
+    eprintln!("blast: Spouge E-values of {compared} equal-score hits identical");
+    assert!(compared >= 40);
+
     // Biopython reads it as BLAST tabular (Debian's python3-biopython).
     // Debian's interpreter, where python3-biopython installs (not a pyenv on the PATH).
     let python = if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::io::pairs::{BatchLimits, PairReader};
 use crate::output::{Need, ResultBatch, ResultRow, ResultWriter};
 use crate::progress::Progress;
-use crate::scoring::stats::KarlinAltschul;
+use crate::scoring::stats::{EvalueModel, KarlinAltschul};
 use crate::scoring::Scoring;
 use crate::seq::PairBatch;
 use std::sync::Arc;
@@ -33,6 +33,7 @@ pub struct AlignOptions {
     pub in_flight: Option<usize>,
     /// What the output columns need computed (traceback only when a column asks for it).
     pub need: Need,
+    pub evalue_model: EvalueModel,
 }
 
 /// How large the readers make batches for `engine`.
@@ -64,7 +65,7 @@ pub fn align(
         let alignments = engine.align(batch.seqs.view())?;
         progress.work().add(batch.seqs.view().cells());
         progress.items(batch.len() as u64);
-        let mut rows = results(batch, &alignments, opts.stats)?;
+        let mut rows = results(batch, &alignments, opts.stats, opts.evalue_model)?;
         super::add_paths(engine.as_ref(), batch.seqs.view(), &alignments, opts.need, &mut rows)?;
         Ok(rows)
     };
@@ -92,7 +93,12 @@ fn check_representable(batch: &PairBatch, scoring: &Scoring) -> Result<()> {
 
 /// The rows of one aligned batch; its ids move into them. Statistics use the pair's own
 /// search space (query x target).
-fn results(batch: &mut PairBatch, alignments: &[Alignment], stats: Option<KarlinAltschul>) -> Result<ResultBatch> {
+fn results(
+    batch: &mut PairBatch,
+    alignments: &[Alignment],
+    stats: Option<KarlinAltschul>,
+    model: EvalueModel,
+) -> Result<ResultBatch> {
     if alignments.len() != batch.len() {
         return Err(Error::Internal(format!(
             "engine returned {} alignments for {} pairs",
@@ -107,7 +113,9 @@ fn results(batch: &mut PairBatch, alignments: &[Alignment], stats: Option<Karlin
     for (i, a) in alignments.iter().enumerate() {
         let (q, t) = seqs.pair(i);
         let (qlen, tlen) = (q.len(), t.len());
-        let stat = stats.map(|ka| (ka.bits(a.score), ka.evalue(a.score, qlen as u64, tlen as u64, 1)));
+        // The pair is its own search space: the target is the whole database.
+        let (q, t) = (qlen as u64, tlen as u64);
+        let stat = stats.map(|ka| (ka.bits(a.score), ka.evalue_by(model, a.score, q, t, t, 1)));
         rows.push_numbers(ResultRow {
             query: "",
             target: "",

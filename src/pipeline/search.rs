@@ -7,7 +7,7 @@ use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
 use crate::output::{Need, ResultBatch, ResultRow, ResultWriter};
 use crate::progress::Progress;
-use crate::scoring::stats::KarlinAltschul;
+use crate::scoring::stats::{EvalueModel, KarlinAltschul};
 use crate::scoring::Scoring;
 use crate::seq::{Record, SeqPairs};
 use std::sync::Arc;
@@ -34,6 +34,7 @@ pub struct SearchOptions {
     pub progress: Progress,
     /// What the output columns need computed (the traceback of the reported hits only).
     pub need: Need,
+    pub evalue_model: EvalueModel,
 }
 
 /// Runs the search and finishes the writer on success.
@@ -103,8 +104,11 @@ pub fn search_batch(
     for (qi, hits) in ranked.iter().enumerate() {
         let qlen = queries[qi].seq.len() as u64;
         for hit in hits.iter().take(top) {
-            let stat =
-                opts.stats.map(|ka| (ka.bits(hit.score), ka.evalue(hit.score, qlen, opts.db_residues, opts.db_seqs)));
+            let tlen = db.seq_len(hit.target as usize) as u64;
+            let stat = opts.stats.map(|ka| {
+                let e = ka.evalue_by(opts.evalue_model, hit.score, qlen, tlen, opts.db_residues, opts.db_seqs);
+                (ka.bits(hit.score), e)
+            });
             if let (Some(max), Some((_, evalue))) = (opts.max_evalue, stat) {
                 if evalue > max {
                     continue;

@@ -18,6 +18,27 @@ use super::{Alphabet, Scoring};
 /// `INT2_MAX`, BLAST's "infinite" gap cost marking the ungapped row of a protein table.
 const INT2_MAX: f64 = 32767.0;
 
+/// Which E-value the outputs carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum EvalueModel {
+    /// Karlin-Altschul over BLAST's length-adjusted search space: what `blastp
+    /// -comp_based_stats 0` prints with `OLD_FSC=1`; monotone in score for a query.
+    #[default]
+    Classic,
+    /// Spouge's finite-size correction: what `blastp -comp_based_stats 0` prints by default
+    /// (it depends on each target's length; protein matrices only, classic elsewhere).
+    Spouge,
+}
+
+impl EvalueModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            EvalueModel::Classic => "classic",
+            EvalueModel::Spouge => "spouge",
+        }
+    }
+}
+
 /// BLAST's statistical parameters for one scoring scheme.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KarlinAltschul {
@@ -89,6 +110,22 @@ impl KarlinAltschul {
         match &self.gumbel {
             Some(g) => spouge_evalue(self, g, self.evalue_score(score), qlen, subject_len, db_residues),
             None => self.evalue(score, qlen, db_residues, db_seqs),
+        }
+    }
+
+    /// The E-value of `model` for a hit on a subject of `subject_len` residues.
+    pub fn evalue_by(
+        &self,
+        model: EvalueModel,
+        score: i32,
+        qlen: u64,
+        subject_len: u64,
+        db_residues: u64,
+        db_seqs: u64,
+    ) -> f64 {
+        match model {
+            EvalueModel::Classic => self.evalue(score, qlen, db_residues, db_seqs),
+            EvalueModel::Spouge => self.evalue_for_subject(score, qlen, subject_len, db_residues, db_seqs),
         }
     }
 
