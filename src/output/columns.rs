@@ -150,6 +150,11 @@ impl Column {
     }
 }
 
+/// True when `name` is a result column's canonical name (any output may hold it).
+pub fn is_column_name(name: &str) -> bool {
+    SPECS.iter().any(|s| s.name == name)
+}
+
 /// One line per column for help texts: name, aliases, meaning.
 pub fn describe_all() -> String {
     SPECS

@@ -15,7 +15,6 @@ use super::{append_pairs, fused, BatchLimits, Counter, Fields, PairColumns, Pair
 use crate::error::{Error, Result, Where};
 use crate::io::input::{peek, read_error, Head, Input};
 use crate::io::ipc::{guard_quiet, IpcReader};
-use crate::output::{schema as output_schema, Mode};
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch};
 
@@ -152,11 +151,10 @@ fn carried_indices(place: &Where, schema: &Schema, columns: &PairColumns, pair: 
     }
 }
 
-/// The carried columns as the output names them: clashes with the result columns get the
-/// `input_` prefix, and a clash that remains is an error.
+/// The carried columns as the output names them: a name any result column has (whatever
+/// `--columns` chooses) gets the `input_` prefix, and a clash that remains is an error.
 fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) -> Result<SchemaRef> {
-    let results = output_schema(Mode::Align);
-    let taken = |name: &str| results.fields().iter().any(|f| f.name() == name);
+    let taken = crate::output::columns::is_column_name;
     let mut fields: Vec<Field> = Vec::with_capacity(carried.len());
     for &i in carried {
         let field = schema.field(i);
