@@ -566,6 +566,7 @@ fn naive_counts(q: &[u8], t: &[u8], sc: &Scoring, a: &Alignment) -> ([u32; 3], i
                 if i > 0 && j > 0 && h[k] == h[k - w - 1] + sc.score(qs[i - 1], ts[j - 1]) {
                     c[0] += 1;
                     c[1] += (qs[i - 1] == ts[j - 1]) as u32;
+                    last = 0;
                     i -= 1;
                     j -= 1;
                 } else if h[k] == e[k] {
