@@ -30,7 +30,7 @@ fn read_fasta(path: &str) -> Vec<Record> {
     for line in raw.split(|&b| b == b'\n') {
         if let Some(h) = line.strip_prefix(b">") {
             let id = String::from_utf8_lossy(h).split_whitespace().next().unwrap_or("").to_string();
-            out.push(Record { id, seq: Vec::new() });
+            out.push(Record { id, seq: Vec::new(), header: String::new() });
         } else if let Some(r) = out.last_mut() {
             let letters: Vec<u8> = line.iter().copied().filter(|b| b.is_ascii_alphabetic() || *b == b'*').collect();
             r.seq.extend(Alphabet::Protein.encode(&letters).expect("letters encode"));

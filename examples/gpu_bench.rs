@@ -37,7 +37,7 @@ fn read_fasta(path: &str) -> R<Vec<Record>> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if let Some(h) = line.strip_prefix(b">") {
             if let Some((id, s)) = cur.take() {
-                recs.push(Record { id, seq: s });
+                recs.push(Record { id, seq: s, header: String::new() });
             }
             let id = String::from_utf8_lossy(h).split_whitespace().next().unwrap_or("").to_string();
             cur = Some((id, Vec::new()));
@@ -47,7 +47,7 @@ fn read_fasta(path: &str) -> R<Vec<Record>> {
         }
     }
     if let Some((id, s)) = cur {
-        recs.push(Record { id, seq: s });
+        recs.push(Record { id, seq: s, header: String::new() });
     }
     Ok(recs)
 }
@@ -183,13 +183,13 @@ fn check(args: &[String]) -> R<bool> {
     let w = Alphabet::Protein.encode(b"W").map_err(|_| "encode")?[0];
     let wall = vec![w; 3100]; // 3100 * 11 = 34100 > 32767
     let mut recs = vec![
-        Record { id: "long40000".into(), seq: long },
-        Record { id: "overflow".into(), seq: wall.clone() },
-        Record { id: "one".into(), seq: vec![w] },
+        Record { id: "long40000".into(), seq: long, header: String::new() },
+        Record { id: "overflow".into(), seq: wall.clone(), header: String::new() },
+        Record { id: "one".into(), seq: vec![w], header: String::new() },
     ];
     for i in 0..300 {
         let n = 1 + (rng.next() % 3000) as usize;
-        recs.push(Record { id: format!("r{}", i), seq: rng.seq(n) });
+        recs.push(Record { id: format!("r{}", i), seq: rng.seq(n), header: String::new() });
     }
     let special = Database::from_records("special", recs);
     let mut sq: Vec<Vec<u8>> = vec![wall, queries[0].seq.clone(), rng.seq(1), rng.seq(5478), rng.seq(33)];
@@ -276,7 +276,8 @@ fn main() {
             let n: usize = args[2].parse()?;
             let len: usize = args[3].parse()?;
             let mut rng = Rng(42 + len as u64);
-            let recs = (0..n).map(|i| Record { id: format!("e{}", i), seq: rng.seq(len) }).collect();
+            let recs =
+                (0..n).map(|i| Record { id: format!("e{}", i), seq: rng.seq(len), header: String::new() }).collect();
             let db = Database::from_records("equal", recs);
             bench_db(&args, &db, &format!("equal {}x{}", n, len))?;
             Ok(true)

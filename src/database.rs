@@ -51,6 +51,9 @@ pub struct Database {
     pub id_offsets: Vec<u64>,
     /// Position of sequence i in the input FASTA (0-based): the tie-breaker of ranking.
     pub original: Vec<u32>,
+    /// FASTA header lines in the same order; empty where the source keeps none (a `makedb`
+    /// file stores ids only).
+    pub headers: Arc<Vec<String>>,
 }
 
 impl Database {
@@ -64,12 +67,14 @@ impl Database {
         let mut ids = Vec::new();
         let mut offsets = Vec::with_capacity(records.len() + 1);
         let mut id_offsets = Vec::with_capacity(records.len() + 1);
+        let mut headers = Vec::with_capacity(records.len());
         offsets.push(0);
         id_offsets.push(0);
         for &i in &order {
             let r = &records[i as usize];
             residues.extend_from_slice(&r.seq);
             ids.extend_from_slice(r.id.as_bytes());
+            headers.push(r.header.clone());
             offsets.push(residues.len() as u64);
             id_offsets.push(ids.len() as u64);
         }
@@ -80,7 +85,13 @@ impl Database {
             ids: Bytes::Owned(Arc::new(ids)),
             id_offsets,
             original: order,
+            headers: Arc::new(headers),
         }
+    }
+
+    /// The FASTA header of sequence `i`, where the database has headers.
+    pub fn header(&self, i: usize) -> Option<&str> {
+        self.headers.get(i).map(String::as_str).filter(|h| !h.is_empty())
     }
 
     pub fn len(&self) -> usize {

@@ -20,6 +20,9 @@ use crate::error::{Error, Result};
 pub struct Record {
     pub id: String,
     pub seq: Vec<u8>,
+    /// The FASTA header line after `>` (id included), trailing whitespace removed; empty
+    /// where the source has none.
+    pub header: String,
 }
 
 /// Encoded pairs back to back: pair i's query is `residues[bounds[2i]..bounds[2i+1]]`, its
@@ -231,6 +234,10 @@ pub struct PairBatch {
     pub seqs: SeqPairs,
     pub query_ids: Ids,
     pub target_ids: Ids,
+    /// FASTA header lines, row for row, where the input has them (two FASTA files); empty
+    /// otherwise.
+    pub query_headers: Ids,
+    pub target_headers: Ids,
     /// Slices of the input's record batches holding the carried columns, row for row.
     pub carried: Vec<RecordBatch>,
     /// Pairs of the input before this batch (for messages).
@@ -259,6 +266,8 @@ impl PairBatch {
         self.seqs.clear();
         self.query_ids.clear();
         self.target_ids.clear();
+        self.query_headers.clear();
+        self.target_headers.clear();
         self.carried.clear();
         self.first = 0;
     }

@@ -615,3 +615,93 @@ fn pair_tables_carry_their_other_columns_through() {
     assert!(stderr(&o).contains("missing columns query_id, query_seq, target_id, target_seq"), "{}", stderr(&o));
     assert!(stderr(&o).contains("it has pair_key, a_seq, a_id, b_id, b_seq, score"), "{}", stderr(&o));
 }
+
+/// FASTA header lines come through as qheader/theader (id included, as in the file); inputs
+/// without headers (TSV pairs, a makedb database) give null (empty in TSV).
+#[test]
+fn fasta_headers_come_through_as_qheader_and_theader() {
+    use arrow::array::{Array, AsArray};
+    let dir = tempfile::tempdir().unwrap();
+    let (q, t) = (dir.path().join("q.fa"), dir.path().join("t.fa"));
+    fs::write(&q, ">q1 first query\tTAB x\nHEAGAWGHEE\n>q2\nMKVLAAGIW\n").unwrap();
+    fs::write(&t, ">t1 a target  \nPAWHEAE\n>t2 another one OS=Homo sapiens\nMKVLAW\n").unwrap();
+    let out = dir.path().join("a.arrow");
+    let o = run(&[
+        "align",
+        "-q",
+        q.to_str().unwrap(),
+        "-t",
+        t.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--columns",
+        "query,qheader,theader,score",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = fs::File::open(&out).unwrap();
+    let batches: Vec<_> = arrow::ipc::reader::FileReader::try_new(file, None).unwrap().map(|b| b.unwrap()).collect();
+    let b = &batches[0];
+    let col = |name: &str| b.column_by_name(name).unwrap().as_string::<i32>().clone();
+    let (qh, th) = (col("qheader"), col("theader"));
+    assert_eq!((qh.value(0), qh.value(1)), ("q1 first query\tTAB x", "q2"));
+    assert_eq!((th.value(0), th.value(1)), ("t1 a target", "t2 another one OS=Homo sapiens"));
+    // TSV pairs have no headers: null in Arrow, empty in TSV.
+    let pairs = dir.path().join("p.tsv");
+    fs::write(&pairs, "a\tHEAGAWGHEE\tb\tPAWHEAE\n").unwrap();
+    let o = run(&[
+        "align",
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--columns",
+        "query,qheader,theader",
+        "--format",
+        "tsv",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "query\tqheader\ttheader\na\t\t\n");
+    // Search: the database's headers from FASTA; none from a makedb file.
+    let db = dir.path().join("db.fa");
+    fs::write(&db, ">t1 a target\nPAWHEAE\n>t2 another\nMKVLAW\n").unwrap();
+    let o = run(&[
+        "search",
+        "-q",
+        q.to_str().unwrap(),
+        "-d",
+        db.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--columns",
+        "qseqid,sseqid,qtitle,stitle",
+        "--format",
+        "tsv",
+        "-k",
+        "1",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("q1\tt1\tq1 first query TAB x\tt1 a target\n"), "{text}");
+    let swdb = dir.path().join("db.swdb");
+    assert!(run(&["makedb", db.to_str().unwrap(), "-o", swdb.to_str().unwrap(), "--quiet"]).status.success());
+    let o = run(&[
+        "search",
+        "-q",
+        q.to_str().unwrap(),
+        "-d",
+        swdb.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--columns",
+        "qseqid,sseqid,theader",
+        "--format",
+        "tsv",
+        "-k",
+        "1",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("q1\tt1\t\n"));
+}

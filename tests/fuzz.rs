@@ -330,7 +330,7 @@ fn write_seed_corpus() {
         "x",
         [("a", vec![0u8, 1, 2]), ("bb", vec![5]), ("c", vec![23, 22, 7])]
             .into_iter()
-            .map(|(id, seq)| swarrow::seq::Record { id: id.into(), seq })
+            .map(|(id, seq)| swarrow::seq::Record { id: id.into(), seq, header: String::new() })
             .collect(),
     );
     let path = dir.path().join("db.swdb");

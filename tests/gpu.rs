@@ -192,8 +192,11 @@ fn gpu_search_equals_the_cpu_search() {
     let mut rng = Rng(0xdb);
     let sc = Scoring::blosum62();
     let owned = pairs(&mut rng, 4000, sc.matrix.size(), 2000, false);
-    let records: Vec<Record> =
-        owned.iter().enumerate().map(|(i, (_, t))| Record { id: format!("t{i}"), seq: t.clone() }).collect();
+    let records: Vec<Record> = owned
+        .iter()
+        .enumerate()
+        .map(|(i, (_, t))| Record { id: format!("t{i}"), seq: t.clone(), header: String::new() })
+        .collect();
     let db = Database::from_records("random", records);
     let queries: Vec<&[u8]> = owned.iter().take(7).map(|(q, _)| &q[..]).collect();
     let top = 25;

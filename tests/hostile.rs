@@ -584,7 +584,7 @@ fn swdb_is_validated_like_fasta() {
     let o = search(&db);
     assert_input_error(&o, "checksum mismatch", d, &["db.swdb"]);
     // Databases holding what FASTA refuses, written through the library.
-    let rec = |id: &str, seq: Vec<u8>| Record { id: id.into(), seq };
+    let rec = |id: &str, seq: Vec<u8>| Record { id: id.into(), seq, header: String::new() };
     for (records, needle) in [
         (vec![rec("a", vec![]), rec("b", vec![1, 2])], "sequence 1 is empty"),
         (vec![rec("", vec![3]), rec("b", vec![1, 2])], "has an empty id"),

@@ -157,7 +157,11 @@ fn engine_search_ranks_like_pairwise_scores() {
         rng
     };
     let recs: Vec<Record> = (0..200)
-        .map(|i| Record { id: format!("t{}", i), seq: (0..(next() % 120 + 1)).map(|_| (next() % 20) as u8).collect() })
+        .map(|i| Record {
+            id: format!("t{}", i),
+            seq: (0..(next() % 120 + 1)).map(|_| (next() % 20) as u8).collect(),
+            header: String::new(),
+        })
         .collect();
     let query: Vec<u8> = (0..90).map(|_| (next() % 20) as u8).collect();
     let db = Database::from_records("rand", recs.clone());

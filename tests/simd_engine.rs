@@ -16,7 +16,11 @@ fn isas() -> Vec<Isa> {
 }
 
 fn database(seqs: &[Vec<u8>]) -> Database {
-    let recs = seqs.iter().enumerate().map(|(i, s)| Record { id: format!("t{}", i), seq: s.clone() }).collect();
+    let recs = seqs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Record { id: format!("t{}", i), seq: s.clone(), header: String::new() })
+        .collect();
     Database::from_records("test", recs)
 }
 

@@ -85,9 +85,9 @@ mod tests {
     fn ranks_by_score_then_input_position() {
         // Lengths 3,1,2 -> length order is [1,2,0]: original positions differ from indices.
         let recs = vec![
-            Record { id: "a".into(), seq: vec![0; 3] },
-            Record { id: "b".into(), seq: vec![0; 1] },
-            Record { id: "c".into(), seq: vec![0; 2] },
+            Record { id: "a".into(), seq: vec![0; 3], header: String::new() },
+            Record { id: "b".into(), seq: vec![0; 1], header: String::new() },
+            Record { id: "c".into(), seq: vec![0; 2], header: String::new() },
         ];
         let db = Database::from_records("t", recs);
         assert_eq!(db.original, vec![1, 2, 0]);

@@ -26,6 +26,8 @@ pub struct FastaReader<R> {
     line: usize,
     line_limit: usize,
     header: Vec<u8>,
+    /// The current record's header text (after `>`), for `Record::header`.
+    description: String,
     done: bool,
     /// A piece of a larger input (see `fasta_blocks`): having no record is not an error.
     piece: bool,
@@ -50,6 +52,7 @@ impl<R: BufRead> FastaReader<R> {
             line: 0,
             line_limit: MAX_LINE,
             header: Vec::new(),
+            description: String::new(),
             done: false,
             piece: false,
         }
@@ -120,6 +123,8 @@ impl<R: BufRead> FastaReader<R> {
                 let problem = format!("header on line {} has no id", self.line);
                 return Err(Error::record(&self.place, self.count, "", problem));
             }
+            let full = name.trim_ascii_end();
+            self.description = String::from_utf8_lossy(full).into_owned();
             return Ok(Some(id));
         }
     }
@@ -167,7 +172,7 @@ impl<R: BufRead> FastaReader<R> {
             return Err(Error::record(&self.place, self.count, &id, "empty sequence"));
         }
         self.count += 1;
-        Ok(Some(Record { id, seq }))
+        Ok(Some(Record { id, seq, header: std::mem::take(&mut self.description) }))
     }
 }
 
@@ -233,7 +238,7 @@ mod tests {
         // Hand-written codes for the letters used below, in NCBI order ARNDCQEGHILKMFPSTWYVBZX*.
         let codes =
             letters.iter().map(|&l| b"ARNDCQEGHILKMFPSTWYVBZX*".iter().position(|&c| c == l).unwrap() as u8).collect();
-        Record { id: id.to_string(), seq: codes }
+        Record { id: id.to_string(), seq: codes, header: String::new() }
     }
 
     fn err(text: &[u8]) -> String {

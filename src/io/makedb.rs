@@ -266,6 +266,7 @@ fn map_swdb(path: &Path, file: File, alphabet: Alphabet) -> Result<Database> {
         ids: mapped(layout.ids),
         id_offsets,
         original,
+        headers: Default::default(),
     })
 }
 
@@ -340,7 +341,7 @@ mod tests {
         // Lengths 3, 1, 3, 2, 1: ties check that the stable order survives the round trip.
         [("a", vec![0, 1, 2]), ("bb", vec![5]), ("c", vec![23, 22, 7]), ("dé", vec![3, 4]), ("e", vec![19])]
             .into_iter()
-            .map(|(id, seq)| Record { id: id.to_string(), seq })
+            .map(|(id, seq)| Record { id: id.to_string(), seq, header: String::new() })
             .collect()
     }
 
@@ -437,7 +438,12 @@ mod tests {
     fn empty_sequences_and_ids_are_refused_like_fasta() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("e.swdb");
-        let recs = |a: &str, b: Vec<u8>| vec![Record { id: a.into(), seq: b }, Record { id: "z".into(), seq: vec![1] }];
+        let recs = |a: &str, b: Vec<u8>| {
+            vec![
+                Record { id: a.into(), seq: b, header: String::new() },
+                Record { id: "z".into(), seq: vec![1], header: String::new() },
+            ]
+        };
         write_swdb(&Database::from_records("x", recs("a", vec![])), P, &path).unwrap();
         assert!(open_err(&path, P).contains("corrupt swdb database: sequence 1 is empty"));
         write_swdb(&Database::from_records("x", recs("", vec![2])), P, &path).unwrap();

@@ -105,6 +105,9 @@ pub struct ResultBatch {
     cigar: Ids,
     qaln: Ids,
     taln: Ids,
+    /// FASTA headers, row for row, where the input has them ("" for none).
+    qheader: Ids,
+    theader: Ids,
     /// Input columns carried through (align from a pair table), row for row.
     carried: Vec<RecordBatch>,
 }
@@ -135,8 +138,28 @@ impl ResultBatch {
             cigar: Ids::default(),
             qaln: Ids::default(),
             taln: Ids::default(),
+            qheader: Ids::default(),
+            theader: Ids::default(),
             carried: Vec::new(),
         }
+    }
+
+    /// The FASTA headers of the next row (None or "" where there is none).
+    pub fn push_headers(&mut self, query: Option<&str>, target: Option<&str>) -> Result<()> {
+        self.qheader.push(query.unwrap_or(""))?;
+        self.theader.push(target.unwrap_or(""))
+    }
+
+    /// Align's headers: the pair batch's header columns taken over whole (empty when the
+    /// input had none).
+    pub fn set_headers(&mut self, query: Ids, target: Ids) {
+        self.qheader = query;
+        self.theader = target;
+    }
+
+    fn header(&self, column: Column, i: usize) -> Option<&str> {
+        let ids = if column == Column::Qheader { &self.qheader } else { &self.theader };
+        (i < ids.len()).then(|| ids.get(i)).filter(|h| !h.is_empty())
     }
 
     /// The traceback statistics of the next row (after its other columns).
@@ -242,6 +265,8 @@ impl ResultBatch {
         self.cigar = Ids::default();
         self.qaln = Ids::default();
         self.taln = Ids::default();
+        self.qheader = Ids::default();
+        self.theader = Ids::default();
     }
 
     fn path_stats(&self, i: usize, column: Column) -> Result<&PathStats> {
@@ -290,6 +315,7 @@ impl ResultBatch {
             Qcov => Value::Float(Some(fraction(span(self.qstart[i], self.qend[i]), self.qlen[i]))),
             Tcov => Value::Float(Some(fraction(span(self.tstart[i], self.tend[i]), self.tlen[i]))),
             Cigar | Qaln | Taln => Value::Text(self.path_text(i, column)?),
+            Qheader | Theader => Value::Text(self.header(column, i).unwrap_or("")),
         })
     }
 
@@ -314,6 +340,9 @@ impl ResultBatch {
                 Column::Tlen => int(&self.tlen),
                 Column::Recomputed => Arc::new(BooleanArray::from(self.recomputed.clone())),
                 Column::Rank => int(&self.rank),
+                Column::Qheader | Column::Theader => {
+                    Arc::new((0..self.len()).map(|i| self.header(c, i)).collect::<StringArray>())
+                }
                 Column::Cigar | Column::Qaln | Column::Taln => {
                     let ids = match c {
                         Column::Cigar => &self.cigar,

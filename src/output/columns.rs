@@ -33,6 +33,8 @@ pub enum Column {
     Cigar,
     Qaln,
     Taln,
+    Qheader,
+    Theader,
 }
 
 /// What a column's values come from.
@@ -63,7 +65,7 @@ struct Spec {
     help: &'static str,
 }
 
-const SPECS: [Spec; 24] = [
+const SPECS: [Spec; 26] = [
     spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::Alignment, "query id"),
     spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::Alignment, "target id"),
     spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::Alignment, "raw alignment score"),
@@ -102,6 +104,22 @@ const SPECS: [Spec; 24] = [
     ),
     spec(Column::Qaln, "qaln", &["qseq"], Kind::Text, Need::Path, "aligned query, - for gaps"),
     spec(Column::Taln, "taln", &["sseq", "tseq"], Kind::Text, Need::Path, "aligned target, - for gaps"),
+    spec(
+        Column::Qheader,
+        "qheader",
+        &["qtitle"],
+        Kind::Text,
+        Need::Alignment,
+        "query's FASTA header (null without one)",
+    ),
+    spec(
+        Column::Theader,
+        "theader",
+        &["stitle", "ttitle"],
+        Kind::Text,
+        Need::Alignment,
+        "target's FASTA header (null without one)",
+    ),
 ];
 
 const fn spec(
@@ -141,7 +159,7 @@ impl Column {
 
     pub fn field(self) -> Field {
         let (ty, nullable) = match self.kind() {
-            Kind::Text => (DataType::Utf8, false),
+            Kind::Text => (DataType::Utf8, matches!(self, Column::Qheader | Column::Theader)),
             Kind::Int => (DataType::Int32, false),
             Kind::Float => (DataType::Float64, matches!(self, Column::Bits | Column::Evalue)),
             Kind::Bool => (DataType::Boolean, false),

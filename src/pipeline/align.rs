@@ -109,6 +109,9 @@ fn results(
     let query = batch.query_ids.take_array()?;
     let target = batch.target_ids.take_array()?;
     let mut rows = ResultBatch::with_ids(query, target, std::mem::take(&mut batch.carried));
+    if batch.query_headers.len() == batch.len() {
+        rows.set_headers(std::mem::take(&mut batch.query_headers), std::mem::take(&mut batch.target_headers));
+    }
     let seqs = batch.seqs.view();
     for (i, a) in alignments.iter().enumerate() {
         let (q, t) = seqs.pair(i);

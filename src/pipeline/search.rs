@@ -149,6 +149,7 @@ pub fn search_batch(
             recomputed: hit.recomputed || aln.recomputed,
             rank,
         });
+        rows.push_headers(Some(queries[*qi].header.as_str()), db.header(t))?;
     }
     super::add_paths(engine, pairs.view(), &alignments, opts.need, &mut rows)?;
     Ok(rows)

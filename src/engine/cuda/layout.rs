@@ -259,7 +259,11 @@ mod tests {
         let recs = lens
             .iter()
             .enumerate()
-            .map(|(i, &l)| Record { id: format!("s{}", i), seq: (0..l).map(|j| ((i + j) % 20) as u8).collect() })
+            .map(|(i, &l)| Record {
+                id: format!("s{}", i),
+                seq: (0..l).map(|j| ((i + j) % 20) as u8).collect(),
+                header: String::new(),
+            })
             .collect();
         Database::from_records("t", recs)
     }

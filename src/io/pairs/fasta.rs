@@ -49,6 +49,8 @@ impl FastaPairs {
             residues += q.seq.len() + t.seq.len();
             batch.query_ids.push(&q.id)?;
             batch.target_ids.push(&t.id)?;
+            batch.query_headers.push(&q.header)?;
+            batch.target_headers.push(&t.header)?;
             records.push((q, t));
         }
         // The residues in one parallel copy.
