@@ -234,11 +234,14 @@ mod tests {
         FastaReader::new(place(), text, P).collect()
     }
 
-    fn rec(id: &str, letters: &[u8]) -> Record {
+    /// The record a header line (after `>`, trailing whitespace removed) and letters give:
+    /// the id is the header up to the first whitespace.
+    fn rec(header: &str, letters: &[u8]) -> Record {
         // Hand-written codes for the letters used below, in NCBI order ARNDCQEGHILKMFPSTWYVBZX*.
         let codes =
             letters.iter().map(|&l| b"ARNDCQEGHILKMFPSTWYVBZX*".iter().position(|&c| c == l).unwrap() as u8).collect();
-        Record { id: id.to_string(), seq: codes, header: String::new() }
+        let id = header.split(|c: char| c.is_ascii_whitespace()).next().unwrap().to_string();
+        Record { id, seq: codes, header: header.to_string() }
     }
 
     fn err(text: &[u8]) -> String {
@@ -249,7 +252,7 @@ mod tests {
     fn reads_multiline_records_with_ids_up_to_whitespace() {
         let text = b"\n>sp|P1|A desc here\nAR N\r\nd\n\n>b\tx\n*WV\n>c";
         let text = [&text[..], b"\nX"].concat();
-        assert_eq!(parse(&text).unwrap(), vec![rec("sp|P1|A", b"ARND"), rec("b", b"*WV"), rec("c", b"X")]);
+        assert_eq!(parse(&text).unwrap(), vec![rec("sp|P1|A desc here", b"ARND"), rec("b\tx", b"*WV"), rec("c", b"X")]);
     }
 
     #[test]
@@ -265,7 +268,7 @@ mod tests {
         let text: &[u8] = b">first one\nACDE\nFG\n>second\nHIK\n";
         let input = std::io::BufReader::with_capacity(3, text);
         let got: Vec<Record> = FastaReader::new(place(), input, P).collect::<Result<_>>().unwrap();
-        assert_eq!(got, vec![rec("first", b"ACDEFG"), rec("second", b"HIK")]);
+        assert_eq!(got, vec![rec("first one", b"ACDEFG"), rec("second", b"HIK")]);
     }
 
     #[test]
@@ -340,7 +343,7 @@ mod tests {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(b">x y\nMKV\n>z\nW\n").unwrap();
         std::fs::write(&path, enc.finish().unwrap()).unwrap();
-        assert_eq!(read_all(&path, P).unwrap(), vec![rec("x", b"MKV"), rec("z", b"W")]);
+        assert_eq!(read_all(&path, P).unwrap(), vec![rec("x y", b"MKV"), rec("z", b"W")]);
         let msg = read_all(&dir.path().join("none.fa"), P).unwrap_err().to_string();
         assert!(msg.ends_with("none.fa: no such file"), "{}", msg);
     }
