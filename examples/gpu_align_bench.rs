@@ -148,6 +148,7 @@ fn cuda_config(args: &[String]) -> CudaConfig {
     CudaConfig {
         align_streams: num(args, "--streams", d.align_streams),
         align_piece_pairs: num(args, "--piece", d.align_piece_pairs),
+        align_max_rows: arg(args, "--max-rows").map(|v| v.parse().expect("--max-rows N")),
         align_upload: match arg(args, "--upload").as_deref() {
             Some("direct") => Upload::Direct,
             _ => Upload::Staged,
@@ -173,16 +174,21 @@ fn bench(args: &[String]) {
         eprintln!("  {}", l);
     }
 
-    let start = Instant::now();
+    // --preload: one pass over the files is parsed into batches before the clock starts,
+    // and those batches are streamed `repeat` times (the engine end to end, without the
+    // FASTA parsing); otherwise the files are parsed `repeat` times while the GPU runs.
+    let preload = args.iter().any(|a| a == "--preload");
+    let in_flight = num(args, "--in-flight", 2).max(1);
     let (qtx, qrx) = sync_channel::<Arc<Chunk>>(8);
     let (ttx, trx) = sync_channel::<Arc<Chunk>>(8);
-    std::thread::spawn(move || stream_fasta(qpath, alpha, repeat, qtx));
-    std::thread::spawn(move || stream_fasta(tpath, alpha, repeat, ttx));
-    let (btx, brx) = sync_channel::<Batch>(2);
+    let file_passes = if preload { 1 } else { repeat };
+    std::thread::spawn(move || stream_fasta(qpath, alpha, file_passes, qtx));
+    std::thread::spawn(move || stream_fasta(tpath, alpha, file_passes, ttx));
+    let (btx, brx) = sync_channel::<(usize, Arc<Batch>)>(2);
     // Emptied batches go back to the reader (no fresh pages per batch).
     let (spare_tx, spare_rx) = sync_channel::<Batch>(4);
-    let (rtx, rrx) = sync_channel::<Vec<Alignment>>(2);
-    let reader = std::thread::spawn(move || {
+    let (rtx, rrx) = sync_channel::<(usize, Vec<Alignment>)>(2 + in_flight);
+    let read_batches = move |emit: &mut dyn FnMut(Batch)| -> u128 {
         let mut cells: u128 = 0;
         let recs = |rx: std::sync::mpsc::Receiver<Arc<Chunk>>| {
             rx.into_iter().flat_map(|c| (0..c.recs.len()).map(move |i| (c.clone(), i)))
@@ -209,9 +215,33 @@ fn bench(args: &[String]) {
             if b.is_empty() {
                 break;
             }
-            btx.send(b).unwrap();
+            emit(b);
         }
         cells
+    };
+    let mut loaded: Vec<Arc<Batch>> = Vec::new();
+    let mut pass_cells = 0;
+    let mut read_batches = Some(read_batches);
+    if preload {
+        pass_cells = read_batches.take().unwrap()(&mut |b| loaded.push(Arc::new(b)));
+        eprintln!("preloaded {} batches", loaded.len());
+    }
+    let start = Instant::now();
+    let reader = std::thread::spawn(move || {
+        let mut k = 0;
+        if preload {
+            for _ in 0..repeat {
+                for b in &loaded {
+                    btx.send((k, b.clone())).unwrap();
+                    k += 1;
+                }
+            }
+            return pass_cells * repeat as u128;
+        }
+        read_batches.unwrap()(&mut |b| {
+            btx.send((k, Arc::new(b))).unwrap();
+            k += 1;
+        })
     });
     let writer = std::thread::spawn(move || {
         use arrow::array::{Int32Array, UInt32Array};
@@ -227,42 +257,69 @@ fn bench(args: &[String]) {
         let f = BufWriter::with_capacity(1 << 22, std::fs::File::create(&out_path).unwrap());
         let mut w = arrow::ipc::writer::StreamWriter::try_new(f, &schema).unwrap();
         let mut n = 0usize;
-        for res in rrx {
-            n += res.len();
-            let col = |f: fn(&Alignment) -> u32| Arc::new(UInt32Array::from(res.iter().map(f).collect::<Vec<_>>()));
-            let rb = RecordBatch::try_new(
-                schema.clone(),
-                vec![
-                    Arc::new(Int32Array::from(res.iter().map(|a| a.score).collect::<Vec<_>>())),
-                    col(|a| a.qstart),
-                    col(|a| a.qend),
-                    col(|a| a.tstart),
-                    col(|a| a.tend),
-                ],
-            )
-            .unwrap();
-            w.write(&rb).unwrap();
+        // Results come back from the align threads in any order: written in input order.
+        let mut held = std::collections::BTreeMap::new();
+        let mut next = 0usize;
+        for (k, res) in rrx {
+            held.insert(k, res);
+            while let Some(res) = held.remove(&next) {
+                next += 1;
+                n += res.len();
+                let col = |f: fn(&Alignment) -> u32| Arc::new(UInt32Array::from(res.iter().map(f).collect::<Vec<_>>()));
+                let rb = RecordBatch::try_new(
+                    schema.clone(),
+                    vec![
+                        Arc::new(Int32Array::from(res.iter().map(|a| a.score).collect::<Vec<_>>())),
+                        col(|a| a.qstart),
+                        col(|a| a.qend),
+                        col(|a| a.tstart),
+                        col(|a| a.tend),
+                    ],
+                )
+                .unwrap();
+                w.write(&rb).unwrap();
+            }
         }
         w.finish().unwrap();
         n
     });
-    let mut gpu_secs = 0.0;
-    let mut stats_secs = 0.0;
+    // `in_flight` threads call the aligner at once (as the CLI's pipeline does), so one
+    // call's tail and the next call's host preparation overlap the GPU's work.
     let path_stats = args.iter().any(|a| a == "--path-stats");
-    for pairs in brx {
-        let g = Instant::now();
-        let res = aligner.align(pairs.view()).unwrap();
-        gpu_secs += g.elapsed().as_secs_f64();
-        if path_stats {
-            let g = Instant::now();
-            let counts = aligner.path_counts(pairs.view(), &res).unwrap();
-            stats_secs += g.elapsed().as_secs_f64();
-            std::hint::black_box(counts);
-        }
-        let _ = spare_tx.try_send(pairs);
-        rtx.send(res).unwrap();
-    }
+    let brx = std::sync::Mutex::new(brx);
+    let (gpu_secs, stats_secs) = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..in_flight)
+            .map(|_| {
+                let (brx, aligner, rtx, spare_tx) = (&brx, &aligner, rtx.clone(), spare_tx.clone());
+                sc.spawn(move || {
+                    let (mut gpu, mut stats) = (0.0, 0.0);
+                    loop {
+                        let Ok((k, pairs)) = brx.lock().unwrap().recv() else { break };
+                        let g = Instant::now();
+                        let res = aligner.align(pairs.view()).unwrap();
+                        gpu += g.elapsed().as_secs_f64();
+                        if path_stats {
+                            let g = Instant::now();
+                            let counts = aligner.path_counts(pairs.view(), &res).unwrap();
+                            stats += g.elapsed().as_secs_f64();
+                            std::hint::black_box(counts);
+                        }
+                        if let Ok(b) = Arc::try_unwrap(pairs) {
+                            let _ = spare_tx.try_send(b);
+                        }
+                        rtx.send((k, res)).unwrap();
+                    }
+                    (gpu, stats)
+                })
+            })
+            .collect();
+        let per: Vec<(f64, f64)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        // Calls overlap: the summed time over threads, divided by their number.
+        let n = per.len() as f64;
+        (per.iter().map(|p| p.0).sum::<f64>() / n, per.iter().map(|p| p.1).sum::<f64>() / n)
+    });
     drop(rtx);
+    drop(spare_tx);
     let cells = reader.join().unwrap();
     let n = writer.join().unwrap();
     let secs = start.elapsed().as_secs_f64();
@@ -323,12 +380,12 @@ fn host_costs(args: &[String]) {
     let t = Instant::now();
     let k: u32 = items
         .iter()
-        .map(|it| swarrow::engine::cuda::align_plan::choose_shape(it.qlen as usize, it.tlen as usize, true).rows)
+        .map(|it| swarrow::engine::cuda::align_plan::choose_shape(it.qlen as usize, it.tlen as usize, true, 16).rows)
         .sum();
     println!("choose_shape x{}: {:.1} ms ({})", n, t.elapsed().as_secs_f64() * 1e3, k);
     for _ in 0..3 {
         let t = Instant::now();
-        let bins = make_bins(&items, true);
+        let bins = make_bins(&items, true, 16);
         println!("make_bins {} items: {:.1} ms, {} bins", n, t.elapsed().as_secs_f64() * 1e3, bins.len());
     }
     let seqs: Vec<(Vec<u8>, Vec<u8>)> =

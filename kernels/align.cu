@@ -1,31 +1,41 @@
 // One-to-one Smith-Waterman (affine gaps) for batches of (query, target) pairs: score, end
 // cell and, in reverse mode, start cell. Compiled by NVRTC once per variant:
-//   -DROWS=R    query rows each thread keeps in registers (multiple of 4)
+//   -DROWS=R    query rows each thread keeps in registers (8, 16 or 32)
 //   -DPACKED=1  two pairs per thread in s16x2 lanes (DPX), 0: one pair per thread at 32 bits
 //
 // Layout of the work: a group of G threads (a power of two up to 32, chosen per warp from
 // the `warps` table, so one launch runs the bins of every G) aligns one pair per lane
-// half. Thread t of a group owns query rows [pass*G*R + t*R, +R) and walks the
-// target column by column; thread t works on column s - t at step s (a wavefront), getting
-// the H and F values of the row above from thread t-1 by shuffle. Queries longer than G*R
-// rows take several passes; the last row of a pass goes through `scratch` to the next.
+// half. Thread t of a group owns query rows [pass*G*R + t*R, +R) and walks the target two
+// columns per step; at step s thread t works on columns 2(s - t) and 2(s - t) + 1 (a
+// wavefront), getting the H and F values of the row above from thread t-1 by shuffle.
+// Queries longer than G*R rows take several passes; the last row of a pass goes through
+// `scratch` to the next.
+//
+// The step has no bounds tests (the search kernel's steady state): before its first column
+// a thread receives padding codes and the zero state, after the last one padding codes, so
+// its cells there stay at zero or below a real cell (padding scores -128) and never make or
+// tie a best. Two columns per step give the scheduler two independent dependency chains
+// (column j+1 of row r beside column j of row r+2) and halve the per-step costs (shuffles,
+// target fetch, loop); the H of both columns stay in registers (HA, HB) for the tie rule.
 //
 // Scores come from a small per-thread profile in shared memory: for each residue code c,
 // the R scores s(q_i, c) of the thread's rows as bytes (built once per pass, about 1% of
 // the work), so one 16-byte load gives 16 rows' scores.
 //
-// Recurrences (gap of length k costs open + k*ext, oe = open + ext), with E and F kept
-// offset by +oe so every update is one DPX add-max:
-//   e*(i,j) = max(e*(i,j-1) - ext, H(i,j-1))            e* = E + oe
-//   g(i,j)  = max(g(i-1,j) - ext, H(i-1,j))             g  = F + oe
-//   H(i,j)  = max(0, H(i-1,j-1) + s, e* - oe, g - oe)
-// All values stay in [-128, best + max score], so 16-bit lanes cannot wrap while the best
-// stays under `overflow_limit` (= 32767 - max score); above it the pair is flagged and the
+// Biased values (as kernels/sw_search.cu): H, E and F are stored plus B = open + extend
+// and H is clamped at B (the local zero), gap of length k costs open + k*ext:
+//   E(i,j) = max(E(i,j-1) - ext, H(i,j-1) - B)
+//   F(i,j) = max(F(i-1,j) - ext, H(i-1,j) - B)
+//   H(i,j) = max(H(i-1,j-1) + s, E(i,j), F(i,j), B)
+// H - B >= 0 in both halves, so it is a plain 32-bit subtraction (no borrow): 4 DPX
+// operations per cell pair plus 0.5 for the column maximum. Stored values lie in
+// [-127, best + B + max score], so 16-bit lanes cannot wrap while the biased best stays
+// under `overflow_limit` (= 32767 - max score - 1); above it the pair is flagged and the
 // host recomputes it with the 32-bit variant.
 //
-// Tie rule: each thread keeps its best (strictly greater only) in column order, with a
-// snapshot of its column at that moment; the group reduces (score max, column min, row
-// min). Reverse mode aligns the reversed prefixes q[0..qlen) t[0..tlen) (qlen = qend,
+// Tie rule: each thread keeps its best (strictly greater only) in column order, with the
+// first row of its column reaching it; the group reduces (score max, column min, row min).
+// Reverse mode aligns the reversed prefixes q[0..qlen) t[0..tlen) (qlen = qend,
 // tlen = tend): its first cell, in the same order, reaching the forward score is the start
 // (see align.rs for why plain local alignment gives the anchored answer), and a group stops
 // as soon as that cell is settled.
@@ -47,10 +57,10 @@ typedef unsigned char u8;
 #define HALVES 2
 typedef u32 V;
 __device__ __forceinline__ V splat(int x) { u32 h = (u32)x & 0xffffu; return h | (h << 16); }
+// max(a + b, c) per half
 __device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s16x2(a, b, c); }
-__device__ __forceinline__ V addmax_relu(V a, V b, V c) { return __viaddmax_s16x2_relu(a, b, c); }
-__device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s16x2_relu(a, b, c); }
-__device__ __forceinline__ V max2(V a, V b) { return __vimax_s16x2_relu(a, b); }
+__device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s16x2(a, b, c); }
+__device__ __forceinline__ V max2(V a, V b) { return __vmaxs2(a, b); }
 __device__ __forceinline__ int lane_of(V v, int h) { return h ? (int)(short)(v >> 16) : (int)(short)(v & 0xffffu); }
 // Byte k of wa into the low half and byte k of wb into the high half, sign-extended.
 template <int K>
@@ -65,9 +75,8 @@ __device__ __forceinline__ V score_of(u32 wa, u32 wb) {
 typedef int V;
 __device__ __forceinline__ V splat(int x) { return x; }
 __device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s32(a, b, c); }
-__device__ __forceinline__ V addmax_relu(V a, V b, V c) { return __viaddmax_s32_relu(a, b, c); }
-__device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s32_relu(a, b, c); }
-__device__ __forceinline__ V max2(V a, V b) { return __vimax_s32_relu(a, b); }
+__device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s32(a, b, c); }
+__device__ __forceinline__ V max2(V a, V b) { return max(a, b); }
 __device__ __forceinline__ int lane_of(V v, int) { return v; }
 template <int K>
 __device__ __forceinline__ V score_of(u32 wa, u32) {
@@ -80,6 +89,9 @@ __device__ __forceinline__ V score_of(u32 wa, u32) {
 
 #define R ROWS
 #define WORDS (R / 4)
+// Profile chunk: the bytes of one shared-memory load (16 rows, or all when fewer).
+#define CHUNK (R >= 16 ? 16 : R)
+#define NCHUNK (R / CHUNK)
 
 template <int N>
 struct Int {
@@ -128,75 +140,154 @@ __device__ __forceinline__ int group_min(int v, int G) {
     return v;
 }
 
-// pairs[p] = (offset of query codes in seqs, offset of target codes, qlen, tlen).
-// groups[g * HALVES + h] = pair index, or -1 for an empty slot.
-// warps[w] = (G, first group of warp w, its scratch slot (multi-pass bins), groups in it):
-// the warp's lanes form 32 / G groups of G threads; groups past the count are idle.
+// The R profile bytes of code `c`: WORDS words from `base` (this thread's chunk 0 of code
+// 0 of the half), codes `cstride` bytes apart, chunks `kstride` bytes apart.
+__device__ __forceinline__ void load_scores(const u8* base, u32 c, u32 cstride, u32 kstride, u32 (&w)[WORDS]) {
+    const u8* p0 = base + c * cstride;
+#pragma unroll
+    for (int k = 0; k < NCHUNK; ++k) {
+        const u8* p = p0 + k * kstride;
+        if constexpr (CHUNK == 16) {
+            const uint4 x = *(const uint4*)p;
+            w[4 * k] = x.x; w[4 * k + 1] = x.y; w[4 * k + 2] = x.z; w[4 * k + 3] = x.w;
+        } else if constexpr (CHUNK == 8) {
+            const uint2 x = *(const uint2*)p;
+            w[2 * k] = x.x; w[2 * k + 1] = x.y;
+        } else {
+            w[k] = *(const u32*)p;
+        }
+    }
+}
+
+// One column of the thread's R rows: H into `hout` from the previous column's `hin`,
+// E updated in place; `diag` = H(row0 - 1, j - 1), `f` = F(row0, j) on entry and
+// F(row0 + R, j) on return. Returns the column maximum.
+__device__ __forceinline__ V column(const u32 (&wa)[WORDS], const u32 (&wb)[WORDS], V diag, V& f,
+                                    const V (&hin)[R], V (&hout)[R], V (&e)[R], V bias, V mext) {
+    Unroll<R>::run([&](auto k) {
+        constexpr int r = decltype(k)::value;
+        const V sc = score_of<r % 4>(wa[r / 4], wb[r / 4]);
+        const V h = max3(addmax(diag, sc, e[r]), f, bias);
+        diag = hin[r];
+        hout[r] = h;
+        const V hb = h - bias;  // both halves >= 0: no borrow
+        e[r] = addmax(e[r], mext, hb);
+        f = addmax(f, mext, hb);
+    });
+    V m = hout[0];
+    Unroll<(R - 1) / 2>::run([&](auto k) {
+        constexpr int r = 1 + 2 * decltype(k)::value;
+        m = max3(m, hout[r], hout[r + 1]);
+    });
+    if ((R - 1) % 2) m = max2(m, hout[R - 1]);
+    return m;
+}
+
+// Strict improvement of the thread's best by column j's maximum `cm` over rows `hc`:
+// per half, the new best, its column and the first row reaching it.
+__device__ __forceinline__ void improve(V cm, const V (&hc)[R], int j, V& best, int (&bcol)[HALVES],
+                                        int (&brow)[HALVES]) {
+#pragma unroll
+    for (int h = 0; h < HALVES; ++h) {
+        const int v = lane_of(cm, h);
+        if (v > lane_of(best, h)) {
+            int row = 0;
+#pragma unroll
+            for (int r = R - 1; r >= 0; --r)
+                if (lane_of(hc[r], h) == v) row = r;
+            bcol[h] = j;
+            brow[h] = row;
+        }
+    }
+    best = max2(best, cm);
+}
+
+// Kernel arguments (one struct, passed by value).
+struct AlignArgs {
+    const uint4* pairs;   // per pair: (query offset in seqs, target offset, qlen, tlen)
+    const int* groups;    // groups[g * HALVES + h] = pair index, or -1 for an empty slot
+    const int4* warps;    // per warp: (G, first group, scratch slot, groups in the warp)
+    int nwarps;
+    const u8* seqs;
+    const signed char* matrix;  // nc1 x nc1, code nc1 - 1 pads (scores -128)
+    int nc1;
+    int gap_oe, gap_ext;
+    const int4* fwd;      // reverse mode: the forward pass's out
+    int overflow_limit;   // biased best above this: flagged for 32-bit recomputation
+    int4* out;            // per pair: (score, row, column, flags)
+    u32* scratch;         // per slot two rows (H, F) of `scratch_stride` columns
+    int scratch_stride;
+};
+
 // out[p] = (score, row, column, flags) with 0-based row/column of the cell found (forward:
 // end; reverse: in reversed coordinates); flags bit 0 = 16-bit overflow (recompute).
 // Reverse mode reads the forward pass's out as `fwd` (same bins, launched after it on the
 // same stream, so no host round trip): the prefixes end at its cell and its score is the
 // goal; pairs with score 0 or the overflow flag are skipped (written as score 0).
-extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const int* __restrict__ groups,
-                                       const int4* __restrict__ warps, int nwarps, const u8* __restrict__ seqs,
-                                       const signed char* __restrict__ matrix, int nc1, int gap_oe,
-                                       int gap_ext, int reverse, const int4* __restrict__ fwd,
-                                       int overflow_limit, int4* __restrict__ out, u32* __restrict__ scratch,
-                                       int scratch_stride) {
+// The warp table's lanes form 32 / G groups of G threads; groups past the count are idle.
+template <bool REVERSE>
+__device__ __forceinline__ void align_body(const AlignArgs& a) {
     extern __shared__ __align__(16) u8 smem[];
+    const int nc1 = a.nc1;
     const int msize = (nc1 * nc1 + 15) & ~15;
     signed char* mat = (signed char*)smem;
     u8* prof = smem + msize;
-    for (int i = threadIdx.x; i < nc1 * nc1; i += blockDim.x) mat[i] = matrix[i];
+    for (int i = threadIdx.x; i < nc1 * nc1; i += blockDim.x) mat[i] = a.matrix[i];
     __syncthreads();
 
     const int w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int4 task = w < nwarps ? warps[w] : make_int4(32, 0, 0, 0);
+    const int4 task = w < a.nwarps ? a.warps[w] : make_int4(32, 0, 0, 0);
     const int G = task.x;  // uniform across the warp: shuffle widths and reductions use it
     const int t = (threadIdx.x & 31) % G;
     const int k = (threadIdx.x & 31) / G;
     const bool real_group = k < task.w;
     const int gid = task.y + k;
-    const int pad = nc1 - 1;
+    const u32 pad = (u32)(nc1 - 1);
 
-    // Per half: sequences and lengths (empty slots and missing groups: length 0).
+    // Per half: sequences (in reverse mode, pointers to the last residue, read backwards)
+    // and lengths (empty slots and missing groups: length 0).
     const u8* qs[HALVES];
     const u8* ts[HALVES];
     int qlen[HALVES], tlen[HALVES], pidx[HALVES], goal[HALVES];
     int rows = 0, cols = 0;
 #pragma unroll
     for (int h = 0; h < HALVES; ++h) {
-        int p = real_group ? groups[gid * HALVES + h] : -1;
+        int p = real_group ? a.groups[gid * HALVES + h] : -1;
         pidx[h] = p;
+        qs[h] = ts[h] = a.seqs;
+        qlen[h] = tlen[h] = 0;
+        goal[h] = 0;
         if (p >= 0) {
-            uint4 d = pairs[p];
-            qs[h] = seqs + d.x;
-            ts[h] = seqs + d.y;
+            const uint4 d = a.pairs[p];
             qlen[h] = d.z;
             tlen[h] = d.w;
             goal[h] = NONE;
-            if (reverse) {
-                const int4 f = fwd[p];
+            if (REVERSE) {
+                const int4 f = a.fwd[p];
                 const bool found = f.x > 0 && !(f.w & 1);
                 qlen[h] = found ? f.y + 1 : 0;
                 tlen[h] = found ? f.z + 1 : 0;
                 goal[h] = found ? f.x : 0;
             }
-        } else {
-            qs[h] = ts[h] = seqs;
-            qlen[h] = tlen[h] = 0;
-            goal[h] = 0;
+            qs[h] = a.seqs + d.x + (REVERSE ? qlen[h] - 1 : 0);
+            ts[h] = a.seqs + d.y + (REVERSE ? tlen[h] - 1 : 0);
         }
         rows = max(rows, qlen[h]);
         cols = max(cols, tlen[h]);
     }
+    constexpr int DIR = REVERSE ? -1 : 1;
     const int span = G * R;
     int passes = (rows + span - 1) / span;
     passes = __reduce_max_sync(FULL, passes);
-    u32* scr_h = scratch + (size_t)(real_group ? task.z + k : 0) * 2 * scratch_stride;
-    u32* scr_g = scr_h + scratch_stride;
+    u32* scr_h = a.scratch + (size_t)(real_group ? task.z + k : 0) * 2 * a.scratch_stride;
+    u32* scr_f = scr_h + a.scratch_stride;
 
-    const V mext = splat(-gap_ext), moe = splat(-gap_oe), zero = splat(0), neg = splat(-32768);
+    const int bias_i = a.gap_oe;
+    const V mext = splat(-a.gap_ext), bias = splat(bias_i);
+    // Profile addressing: this thread's chunk 0 of code 0 of half 0; half 1 follows.
+    const u32 kstride = blockDim.x * CHUNK, cstride = NCHUNK * kstride;
+    const u8* prof_a = prof + threadIdx.x * CHUNK;
+    const u8* prof_b = prof_a + nc1 * cstride;
     Best run[HALVES];
 #pragma unroll
     for (int h = 0; h < HALVES; ++h) run[h] = Best{0, NONE, NONE};
@@ -206,7 +297,7 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
         const int row0 = pass * span + t * R;
         // Columns this pass needs: all, or in reverse mode those before a settled start.
         int pcols = cols;
-        if (reverse) {
+        if (REVERSE) {
             int lim = 0;
 #pragma unroll
             for (int h = 0; h < HALVES; ++h) {
@@ -216,7 +307,8 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
             pcols = lim;
         }
 
-        // Profile: prof[((h * nc1 + c) * blockDim + tid) * R + r] = s(q[row0 + r], c).
+        // Profile: chunk kk of code c, half h at prof_a + h * nc1 * cstride + c * cstride +
+        // kk * kstride: s(q[row0 + r], c) for the chunk's rows.
         __syncwarp();
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
@@ -224,161 +316,128 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 int i = row0 + r;
-                qc[r] = i < qlen[h] ? qs[h][reverse ? qlen[h] - 1 - i : i] : (u8)pad;
+                qc[r] = i < qlen[h] ? qs[h][DIR * i] : (u8)pad;
             }
+            u8* base = (u8*)(h ? prof_b : prof_a);
             for (int c = 0; c < nc1; ++c) {
-                u32* dst = (u32*)(prof + ((size_t)(h * nc1 + c) * blockDim.x + threadIdx.x) * R);
 #pragma unroll
-                for (int w = 0; w < WORDS; ++w) {
-                    u32 v = 0;
+                for (int kk = 0; kk < NCHUNK; ++kk) {
+                    u32* dst = (u32*)(base + c * cstride + kk * kstride);
 #pragma unroll
-                    for (int b = 0; b < 4; ++b) v |= (u32)(u8)mat[qc[4 * w + b] * nc1 + c] << (8 * b);
-                    dst[w] = v;
+                    for (int ww = 0; ww < CHUNK / 4; ++ww) {
+                        u32 v = 0;
+#pragma unroll
+                        for (int b = 0; b < 4; ++b)
+                            v |= (u32)(u8)mat[qc[kk * CHUNK + 4 * ww + b] * nc1 + c] << (8 * b);
+                        dst[ww] = v;
+                    }
                 }
             }
         }
         __syncwarp();
 
-        V hcol[R], ecol[R], snap[R];
+        V HA[R], HB[R], E[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            hcol[r] = zero;
-            ecol[r] = zero;
-            snap[r] = zero;
+            HB[r] = bias;
+            E[r] = 0;
         }
-        V best = zero;
-        int bcol[HALVES];
+        V best = bias;
+        int bcol[HALVES], brow[HALVES];
 #pragma unroll
-        for (int h = 0; h < HALVES; ++h) bcol[h] = NONE;
+        for (int h = 0; h < HALVES; ++h) bcol[h] = brow[h] = NONE;
 
-        V send_h = zero, send_g = zero, diag_in = zero;
-        u32 send_c = 0;
-        // Lane 0 of the group reads target codes one step ahead.
-        auto codes_at = [&](int j) -> u32 {
-            u32 c = 0;
+        // Sent to thread t+1: bottom H and F of both columns.
+        V send_h0 = bias, send_h1 = bias, send_f0 = 0, send_f1 = 0;
+        V hdiag = bias;  // H(row0 - 1, j - 1)
+        const bool from_scratch = t == 0 && pass > 0;
+        const bool to_scratch = t == G - 1 && pass + 1 < passes;
+        // Each thread reads its own columns' codes: pointers at column j (may run outside
+        // the sequence; only read while inside it).
+        const u8* tp[HALVES];
 #pragma unroll
-            for (int h = 0; h < HALVES; ++h) {
-                u32 x = j < tlen[h] ? ts[h][reverse ? tlen[h] - 1 - j : j] : (u32)pad;
-                c |= x << (8 * h);
-            }
-            return c;
-        };
-        u32 next_c = (t == 0 && pcols > 0) ? codes_at(0) : 0;
+        for (int h = 0; h < HALVES; ++h) tp[h] = ts[h] - 2 * DIR * t;
 
-        int steps = pcols > 0 ? pcols + G - 1 : 0;
+        int steps = pcols > 0 ? (pcols + 1) / 2 + G - 1 : 0;
         steps = __reduce_max_sync(FULL, steps);
         bool done = pcols == 0;
         for (int s = 0; s < steps; ++s) {
-            V in_h = (V)__shfl_up_sync(FULL, (u32)send_h, 1, G);
-            V in_g = (V)__shfl_up_sync(FULL, (u32)send_g, 1, G);
-            u32 in_c = __shfl_up_sync(FULL, send_c, 1, G);
-            const int j = s - t;
+            V in_h0 = (V)__shfl_up_sync(FULL, (u32)send_h0, 1, G);
+            V in_h1 = (V)__shfl_up_sync(FULL, (u32)send_h1, 1, G);
+            V in_f0 = (V)__shfl_up_sync(FULL, (u32)send_f0, 1, G);
+            V in_f1 = (V)__shfl_up_sync(FULL, (u32)send_f1, 1, G);
+            const int j = 2 * (s - t);
+            // Codes of columns j and j + 1 per half, padding outside the target.
+            u32 c0[HALVES], c1[HALVES];
+#pragma unroll
+            for (int h = 0; h < HALVES; ++h) {
+                const bool in0 = (unsigned)j < (unsigned)tlen[h];
+                const bool in1 = (unsigned)(j + 1) < (unsigned)tlen[h];
+                c0[h] = in0 ? tp[h][0] : pad;
+                c1[h] = in1 ? tp[h][DIR] : pad;
+                tp[h] += 2 * DIR;
+            }
             if (t == 0) {
-                in_c = next_c;
-                if (s + 1 < pcols) next_c = codes_at(s + 1);
-                if (pass == 0) {
-                    in_h = zero;
-                    in_g = zero;
-                } else if (j < pcols) {
-                    in_h = (V)scr_h[j];
-                    in_g = (V)scr_g[j];
+                in_h0 = in_h1 = bias;
+                in_f0 = in_f1 = 0;
+                if (from_scratch) {
+                    if (j < pcols) {
+                        in_h0 = (V)scr_h[j];
+                        in_f0 = (V)scr_f[j];
+                    }
+                    if (j + 1 < pcols) {
+                        in_h1 = (V)scr_h[j + 1];
+                        in_f1 = (V)scr_f[j + 1];
+                    }
                 }
             }
-            if (!done && j >= 0 && j < pcols) {
-                const u32* pa = (const u32*)(prof + ((size_t)((in_c & 0xff)) * blockDim.x + threadIdx.x) * R);
-                u32 wa[WORDS], wb[WORDS];
-#if PACKED
-                const u32* pb =
-                    (const u32*)(prof + ((size_t)(nc1 + ((in_c >> 8) & 0xff)) * blockDim.x + threadIdx.x) * R);
-#endif
+            u32 wa[WORDS], wb[WORDS];
 #pragma unroll
-                for (int w = 0; w < WORDS; ++w) wb[w] = 0;
-                if constexpr (WORDS % 4 == 0) {
-#pragma unroll
-                    for (int w = 0; w < WORDS; w += 4) {
-                        uint4 x = *(const uint4*)(pa + w);
-                        wa[w] = x.x; wa[w + 1] = x.y; wa[w + 2] = x.z; wa[w + 3] = x.w;
+            for (int q = 0; q < WORDS; ++q) wb[q] = 0;
+            // Column j: diag from the last step, H from HB (column j - 1) into HA.
+            load_scores(prof_a, c0[0], cstride, kstride, wa);
 #if PACKED
-                        uint4 y = *(const uint4*)(pb + w);
-                        wb[w] = y.x; wb[w + 1] = y.y; wb[w + 2] = y.z; wb[w + 3] = y.w;
+            load_scores(prof_b, c0[1], cstride, kstride, wb);
 #endif
-                    }
-                } else if constexpr (WORDS % 2 == 0) {
-#pragma unroll
-                    for (int w = 0; w < WORDS; w += 2) {
-                        uint2 x = *(const uint2*)(pa + w);
-                        wa[w] = x.x; wa[w + 1] = x.y;
+            V f = in_f0;
+            const V cmA = column(wa, wb, hdiag, f, HB, HA, E, bias, mext);
+            send_h0 = HA[R - 1];
+            send_f0 = f;
+            // Column j + 1: from HA into HB.
+            load_scores(prof_a, c1[0], cstride, kstride, wa);
 #if PACKED
-                        uint2 y = *(const uint2*)(pb + w);
-                        wb[w] = y.x; wb[w + 1] = y.y;
+            load_scores(prof_b, c1[1], cstride, kstride, wb);
 #endif
-                    }
-                } else {
-#pragma unroll
-                    for (int w = 0; w < WORDS; ++w) {
-                        wa[w] = pa[w];
-#if PACKED
-                        wb[w] = pb[w];
-#endif
-                    }
+            f = in_f1;
+            const V cmB = column(wa, wb, in_h0, f, HA, HB, E, bias, mext);
+            send_h1 = HB[R - 1];
+            send_f1 = f;
+            hdiag = in_h1;
+
+            // The tie rule: a strict improvement in either column (rare) takes the slow path.
+            if (max3(best, cmA, cmB) != best && !done) {
+                improve(cmA, HA, j, best, bcol, brow);
+                improve(cmB, HB, j + 1, best, bcol, brow);
+            }
+            if (to_scratch) {
+                if (j >= 0 && j < pcols) {
+                    scr_h[j] = (u32)send_h0;
+                    scr_f[j] = (u32)send_f0;
                 }
-                V diag = diag_in;  // H(row0 - 1, j - 1)
-                V g = in_g;        // F(row0, j) + oe
-                Unroll<R>::run([&](auto k) {
-                    constexpr int r = decltype(k)::value;
-                    const V old = hcol[r];
-                    const V sc = score_of<r % 4>(wa[r / 4], wb[r / 4]);
-                    ecol[r] = addmax(ecol[r], mext, old);
-                    const V d = addmax(diag, sc, neg);
-                    const V a = addmax_relu(ecol[r], moe, d);
-                    const V hv = addmax(g, moe, a);
-                    g = addmax(g, mext, hv);
-                    hcol[r] = hv;
-                    diag = old;
-                });
-                send_h = hcol[R - 1];
-                send_g = g;
-                // Column best of this thread's rows, then the strict-improvement test.
-                V cm = hcol[0];
-                Unroll<(R - 1) / 2>::run([&](auto k) {
-                    constexpr int r = 1 + 2 * decltype(k)::value;
-                    cm = max3(cm, hcol[r], hcol[r + 1]);
-                });
-                if ((R - 1) % 2) cm = max2(cm, hcol[R - 1]);
-#if PACKED
-                const bool up_lo = lane_of(cm, 0) > lane_of(best, 0), up_hi = lane_of(cm, 1) > lane_of(best, 1);
-                if (up_lo || up_hi) {
-                    const u32 m = (up_lo ? 0xffffu : 0u) | (up_hi ? 0xffff0000u : 0u);
-#pragma unroll
-                    for (int r = 0; r < R; ++r) snap[r] = (hcol[r] & m) | (snap[r] & ~m);
-                    if (up_lo) bcol[0] = j;
-                    if (up_hi) bcol[1] = j;
-                    best = max2(best, cm);
-                }
-#else
-                if (cm > best) {
-#pragma unroll
-                    for (int r = 0; r < R; ++r) snap[r] = hcol[r];
-                    bcol[0] = j;
-                    best = cm;
-                }
-#endif
-                if (t == G - 1 && pass + 1 < passes) {
-                    scr_h[j] = (u32)send_h;
-                    scr_g[j] = (u32)send_g;
+                if (j + 1 >= 0 && j + 1 < pcols) {
+                    scr_h[j + 1] = (u32)send_h1;
+                    scr_f[j + 1] = (u32)send_f1;
                 }
             }
-            diag_in = in_h;
-            send_c = in_c;
             // Reverse mode: stop once every half's first column reaching the goal is
             // settled, i.e. the last thread of the group has passed it.
-            if (reverse && (s & 7) == 7) {
+            if (REVERSE && (s & 3) == 3) {
                 bool all = true;
 #pragma unroll
                 for (int h = 0; h < HALVES; ++h) {
-                    int f = lane_of(best, h) >= goal[h] ? bcol[h] : NONE;
-                    f = group_min(f, G);
-                    if (goal[h] > 0 && !(s - (G - 1) >= f)) all = false;
+                    int fc = lane_of(best, h) - bias_i >= goal[h] ? bcol[h] : NONE;
+                    fc = group_min(fc, G);
+                    if (goal[h] > 0 && !(2 * (s - (G - 1)) + 1 >= fc)) all = false;
                 }
                 done = done || all;
                 if (__all_sync(FULL, done)) break;
@@ -388,20 +447,12 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
         // This pass's best per half, then merged into the running best.
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
-            Best b{lane_of(best, h), bcol[h], NONE};
-            if (b.score > 0) {
-#pragma unroll
-                for (int r = R - 1; r >= 0; --r)
-                    if (lane_of(snap[r], h) == b.score) b.row = row0 + r;
-            } else {
-                b = Best{0, NONE, NONE};
-            }
+            const int score = lane_of(best, h) - bias_i;
+            Best b = score > 0 ? Best{score, bcol[h], row0 + brow[h]} : Best{0, NONE, NONE};
             b = group_best(b, G);
             if (better(b, run[h])) run[h] = b;
+            if (lane_of(best, h) > a.overflow_limit) overflow |= 1u << h;
         }
-#pragma unroll
-        for (int h = 0; h < HALVES; ++h)
-            if (lane_of(best, h) > overflow_limit) overflow |= 1u << h;
         __syncwarp();
     }
 
@@ -413,7 +464,14 @@ extern "C" __global__ void align_pairs(const uint4* __restrict__ pairs, const in
             if (pidx[h] < 0) continue;
             Best b = run[h];
             if (b.score <= 0) b = Best{0, -1, -1};
-            out[pidx[h]] = make_int4(b.score, b.row, b.col, (int)((overflow >> h) & 1u));
+            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, (int)((overflow >> h) & 1u));
         }
     }
+}
+
+extern "C" __global__ void align_pairs(const AlignArgs a, int reverse) {
+    if (reverse)
+        align_body<true>(a);
+    else
+        align_body<false>(a);
 }

@@ -28,7 +28,9 @@ use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
-use cudarc::driver::{sys as dsys, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    sys as dsys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -55,6 +57,28 @@ struct Staging {
     dev: Option<CudaSlice<u8>>,
     descs: Vec<u32>,
 }
+
+/// Kernel arguments; must match `struct AlignArgs` in kernels/align.cu field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct AlignArgs {
+    pairs: u64,
+    groups: u64,
+    warps: u64,
+    nwarps: i32,
+    seqs: u64,
+    matrix: u64,
+    nc1: i32,
+    gap_oe: i32,
+    gap_ext: i32,
+    fwd: u64,
+    overflow_limit: i32,
+    out: u64,
+    scratch: u64,
+    scratch_stride: i32,
+}
+
+unsafe impl DeviceRepr for AlignArgs {}
 
 /// Smallest piece a call is cut into (fewer, fuller launches for small calls).
 const MIN_PIECE_PAIRS: usize = 4_096;
@@ -356,7 +380,8 @@ impl GpuAligner {
             .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
-        let bins = self.pool.install(|| make_bins(&items, true));
+        let max_rows = packed_max_rows(self.nc1 as usize, self.config.align_max_rows);
+        let bins = self.pool.install(|| make_bins(&items, true, max_rows));
         let t1 = Instant::now();
         let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
         let seqs = self.upload(d, stream, staging, pairs, total)?;
@@ -367,7 +392,7 @@ impl GpuAligner {
         // Where 16 bits may have wrapped: both passes again at 32 bits.
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
         if !wide.is_empty() {
-            let (e, st) = self.run_both(d, stream, seqs, &descs, &make_bins(&wide, false), pairs.len())?;
+            let (e, st) = self.run_both(d, stream, seqs, &descs, &make_bins(&wide, false, WIDE_ROWS), pairs.len())?;
             for it in &wide {
                 let i = it.index as usize;
                 ends[i] = e[i];
@@ -546,18 +571,26 @@ impl GpuAligner {
             block_dim: (block, 1, 1),
             shared_mem_bytes: shared,
         };
-        let nwarps = l.warps.len() as i32;
-        let stride_i = l.stride as i32;
+        let args = AlignArgs {
+            pairs: descs.device_ptr(stream).0,
+            groups: groups.device_ptr(stream).0,
+            warps: warps.device_ptr(stream).0,
+            nwarps: l.warps.len() as i32,
+            seqs: seqs.device_ptr(stream).0,
+            matrix: d.matrix.device_ptr(stream).0,
+            nc1: self.nc1,
+            gap_oe: self.gap_oe,
+            gap_ext: self.gap_ext,
+            // Forward mode never reads `fwd`: any device pointer does (the pair table here).
+            fwd: fwd.map_or(descs.device_ptr(stream).0, |x| x.device_ptr(stream).0),
+            overflow_limit: if l.packed { self.limit } else { i32::MAX },
+            out: out.device_ptr_mut(stream).0,
+            scratch: scratch.device_ptr(stream).0,
+            scratch_stride: l.stride as i32,
+        };
         let reverse: i32 = fwd.is_some() as i32;
         let mut lb = stream.launch_builder(&f);
-        lb.arg(descs).arg(groups).arg(warps).arg(&nwarps).arg(seqs).arg(&d.matrix).arg(&self.nc1);
-        lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(&reverse);
-        // Forward mode never reads `fwd`: any device pointer does (the pair table here).
-        match fwd {
-            Some(x) => lb.arg(x),
-            None => lb.arg(descs),
-        };
-        lb.arg(if l.packed { &self.limit } else { &i32::MAX }).arg(out).arg(scratch).arg(&stride_i);
+        lb.arg(&args).arg(&reverse);
         unsafe { lb.launch(cfg) }.map_err(dev_err("launching align_pairs"))?;
         Ok(())
     }

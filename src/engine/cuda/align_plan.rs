@@ -27,12 +27,17 @@ pub fn halves(packed: bool) -> usize {
 
 /// The cheapest shape for a pair of these lengths, by a cost model of the kernel: each
 /// thread-step costs its rows' cells plus a fixed overhead (shuffles, loads, best
-/// tracking), and a pass takes `tlen + group - 1` steps (the wavefront fills and drains).
+/// tracking), and a pass takes `tlen + 2 (group - 1)` columns (two per step; the wavefront
+/// fills and drains).
 /// Candidates: per group, the fewest rows covering the query in one pass; and the widest
 /// shape, tiled over several passes. (Cost grows with rows, so for a group the fewest rows
 /// that cover the query win; `tests::analytic_shape_equals_exhaustive_search` checks this.)
-pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
-    let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
+/// `max_rows` caps the packed rows per thread (the profile's shared memory grows with them:
+/// [`packed_max_rows`]).
+pub fn choose_shape(qlen: usize, tlen: usize, packed: bool, max_rows: u32) -> Shape {
+    let all: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
+    let n = if packed { all.iter().filter(|&&r| r <= max_rows).count().max(1) } else { 1 };
+    let rows_set = &all[..n];
     let max_rows = rows_set[rows_set.len() - 1];
     let widest = Shape { threads: 32, rows: max_rows };
     let mut best = (shape_cost(widest, qlen, tlen), widest);
@@ -51,10 +56,13 @@ pub fn choose_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
 }
 
 fn shape_cost(shape: Shape, qlen: usize, tlen: usize) -> f64 {
-    const CELL: f64 = 3.5;
-    const STEP: f64 = 14.0;
+    // kernels/align.cu, SASS per thread and column: 4.5 instructions per row (2.25 DPX per
+    // cell of each half) and about 40 per column (shuffles, target codes, profile loads,
+    // the improvement test, loop) at two columns per step.
+    const CELL: f64 = 4.5;
+    const STEP: f64 = 40.0;
     let group = shape.threads as f64;
-    shape.passes(qlen) as f64 * group * (shape.rows as f64 * CELL + STEP) * (tlen as f64 + group - 1.0)
+    shape.passes(qlen) as f64 * group * (shape.rows as f64 * CELL + STEP) * (tlen as f64 + 2.0 * (group - 1.0))
 }
 
 /// The work of one launch: pairs of one shape, grouped `halves` to a thread.
@@ -84,13 +92,13 @@ pub struct Item {
 /// Bins `items` by shape; inside a bin pairs are ordered by target length (longest first)
 /// so the pairs sharing a thread, and the groups sharing a warp, run for similar lengths.
 /// Empty pairs (either length 0) must be left out by the caller: they score 0.
-pub fn make_bins(items: &[Item], packed: bool) -> Vec<Bin> {
+pub fn make_bins(items: &[Item], packed: bool, max_rows: u32) -> Vec<Bin> {
     use rayon::prelude::*;
     // Shapes on all cores (this runs once per piece, between the GPU's passes).
     let shapes: Vec<Shape> = items
         .par_iter()
         .with_min_len(4096)
-        .map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed))
+        .map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed, max_rows))
         .collect();
     let mut buckets: Vec<(Shape, Vec<Item>)> = Vec::new();
     for (it, &shape) in items.iter().zip(&shapes) {
@@ -199,6 +207,14 @@ pub fn kernel_matrix(sc: &Scoring) -> Result<(Vec<i8>, usize)> {
         }
     }
     Ok((m, nc1))
+}
+
+/// Most packed rows per thread for an alphabet of `nc1` codes (padding included): the
+/// per-thread profile takes 2 x nc1 x rows bytes of shared memory, so for proteins 16 rows
+/// leave 8 warps per SM and 8 rows 16 (measured on the H100: BENCHMARKS.md, issue 19); the
+/// small DNA profile never limits them.
+pub fn packed_max_rows(nc1: usize, configured: Option<u32>) -> u32 {
+    configured.unwrap_or(if nc1 <= 8 { 16 } else { 16 })
 }
 
 /// Largest best score the 16-bit kernel reports exactly: under it no lane can have wrapped.
@@ -486,7 +502,7 @@ mod tests {
             let (q, t) = random_pair(&mut rng, n, qmax, tmax);
             let want = scalar::align_pair(&q, &t, sc).unwrap();
             let shape = match k % 3 {
-                0 => choose_shape(q.len(), t.len(), true),
+                0 => choose_shape(q.len(), t.len(), true, 16),
                 1 => Shape { threads: 2, rows: 4 },
                 _ => Shape { threads: 1, rows: 4 },
             };
@@ -551,7 +567,7 @@ mod tests {
                     continue;
                 }
                 let g = group as f64;
-                let cost = shape.passes(qlen) as f64 * g * (rows as f64 * 3.5 + 14.0) * (tlen as f64 + g - 1.0);
+                let cost = shape.passes(qlen) as f64 * g * (rows as f64 * 4.5 + 40.0) * (tlen as f64 + 2.0 * (g - 1.0));
                 if best.map_or(true, |(c, _)| cost < c) {
                     best = Some((cost, shape));
                 }
@@ -567,7 +583,13 @@ mod tests {
             let qlen = if k < 3000 { k + 1 } else { 1 + rng.below(20_000) };
             let tlen = 1 + rng.below(if k % 2 == 0 { 300 } else { 20_000 });
             for packed in [true, false] {
-                assert_eq!(choose_shape(qlen, tlen, packed), exhaustive_shape(qlen, tlen, packed), "{} {}", qlen, tlen);
+                assert_eq!(
+                    choose_shape(qlen, tlen, packed, 16),
+                    exhaustive_shape(qlen, tlen, packed),
+                    "{} {}",
+                    qlen,
+                    tlen
+                );
             }
         }
     }
@@ -576,18 +598,20 @@ mod tests {
     fn shapes_cover_the_query_and_prefer_little_padding() {
         for qlen in 1..3000 {
             for packed in [true, false] {
-                let s = choose_shape(qlen, 1000, packed);
+                let s = choose_shape(qlen, 1000, packed, 16);
                 assert!(s.passes(qlen) * s.span() >= qlen);
                 assert!(GROUPS.contains(&s.threads));
                 if s.passes(qlen) == 1 && packed {
-                    // Within one pass, padding stays under a third of the rows (or 16 rows).
+                    // Within one pass, padding stays under half the rows (spans are powers of
+                    // two, so the smallest cover always does) or under 16 rows.
                     let waste = s.span() - qlen;
-                    assert!(waste * 3 <= s.span() || waste < 16, "qlen {} -> {:?}", qlen, s);
+                    assert!(waste * 2 < s.span() || waste < 16, "qlen {} -> {:?}", qlen, s);
                 }
             }
         }
-        assert_eq!(choose_shape(5000, 100, true), Shape { threads: 32, rows: 16 });
-        assert_eq!(choose_shape(20, 100, false).rows, WIDE_ROWS);
+        assert_eq!(choose_shape(5000, 100, true, 16), Shape { threads: 32, rows: 16 });
+        assert_eq!(choose_shape(5000, 100, true, 8), Shape { threads: 32, rows: 8 });
+        assert_eq!(choose_shape(20, 100, false, 16).rows, WIDE_ROWS);
     }
 
     #[test]
@@ -597,7 +621,7 @@ mod tests {
             .map(|i| Item { index: i, qlen: 1 + rng.below(700) as u32, tlen: 1 + rng.below(2000) as u32 })
             .collect();
         for packed in [true, false] {
-            let bins = make_bins(&items, packed);
+            let bins = make_bins(&items, packed, 16);
             let mut seen = vec![0; items.len()];
             for b in &bins {
                 assert_eq!(b.groups.len() % halves(b.packed), 0);
@@ -607,7 +631,7 @@ mod tests {
                 }
                 for m in &members {
                     seen[m.index as usize] += 1;
-                    assert_eq!(choose_shape(m.qlen as usize, m.tlen as usize, packed), b.shape);
+                    assert_eq!(choose_shape(m.qlen as usize, m.tlen as usize, packed, 16), b.shape);
                     assert!(b.max_cols >= m.tlen as usize);
                     assert!(b.max_passes >= b.shape.passes(m.qlen as usize));
                 }
@@ -630,7 +654,7 @@ mod tests {
                 Item { index: i, qlen: qlen as u32, tlen: 1 + rng.below(2000) as u32 }
             })
             .collect();
-        let bins = make_bins(&items, true);
+        let bins = make_bins(&items, true, 16);
         let mut offsets = Vec::new();
         let mut total = 0;
         for b in &bins {

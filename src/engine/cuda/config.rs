@@ -20,6 +20,9 @@ pub struct CudaConfig {
     /// Pairs per piece of work one stream takes (fewer for small calls).
     pub align_piece_pairs: usize,
     pub align_upload: Upload,
+    /// Most query rows per thread of the 16-bit align kernel (None: by the alphabet,
+    /// `align_plan::packed_max_rows`).
+    pub align_max_rows: Option<u32>,
     /// Stream the database through the GPU in chunks of this many bytes even when it would
     /// fit (tests and benchmarks of the streamed path).
     pub search_chunk_bytes: Option<usize>,
@@ -34,6 +37,7 @@ impl Default for CudaConfig {
             align_streams: 4,
             align_piece_pairs: 65_536,
             align_upload: Upload::Staged,
+            align_max_rows: None,
             search_chunk_bytes: None,
             nvrtc_options: Vec::new(),
         }

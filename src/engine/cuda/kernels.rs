@@ -100,10 +100,11 @@ pub fn search(shape: Shape, extra: &[String]) -> Build {
 }
 
 /// Query rows per thread compiled for the 16-bit align kernel (the 32-bit one uses
-/// `ALIGN_WIDE_ROWS`). At most 16: the per-thread profile is 2 x (alphabet + 1) x rows bytes
-/// of shared memory, and at 24-32 rows a protein block of 128 threads fills an SM alone (4
-/// warps, one per scheduler, 30% issue-slot use in ncu); at 16 rows two blocks fit (8 warps).
-pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
+/// `ALIGN_WIDE_ROWS`). The kernel loads a thread's profile in chunks of 16 rows (or all of
+/// them when fewer), so rows are 4, 8 or a multiple of 16. At most 16: the per-thread
+/// profile is 2 x (alphabet + 1) x rows bytes of shared memory (800 bytes for proteins at
+/// 16 rows: 8 warps per SM), and 32 rows take 247 registers.
+pub const ALIGN_PACKED_ROWS: [u32; 3] = [4, 8, 16];
 pub const ALIGN_WIDE_ROWS: u32 = 32;
 
 /// An align variant: `rows` per thread, two pairs per thread in s16x2 lanes (`packed`) or
