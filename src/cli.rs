@@ -8,12 +8,13 @@ use crate::output::{self, Columns, Format, Mode, RunMetadata, Stdout};
 use crate::pipeline;
 use crate::progress::{input_size, Progress};
 use crate::scoring::{
+    alphabet::NucleotideLook,
     stats::{EvalueModel, KarlinAltschul},
     Alphabet, Matrix, Scoring,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
@@ -44,7 +45,6 @@ pub enum Command {
     Pairhmm(PairhmmArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
     #[command(
-        hide = true,
         after_help = "Example (bash):\n  swarrow completions bash > ~/.local/share/bash-completion/completions/swarrow"
     )]
     Completions {
@@ -52,15 +52,52 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff), or write one page per subcommand into --dir.
-    #[command(
-        hide = true,
-        after_help = "Examples:\n  swarrow man | man -l -\n  swarrow man --dir ~/.local/share/man/man1"
-    )]
+    #[command(after_help = "Examples:\n  swarrow man | man -l -\n  swarrow man --dir ~/.local/share/man/man1")]
     Man {
         /// Directory for swarrow.1, swarrow-search.1, ...
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+/// BLAST+'s single-dash options and the options they mean here, as `swarrow search` (and
+/// `align`, where it has the option) reads them: same meaning, including the gap costs
+/// (BLAST's `-gapopen 11 -gapextend 1` is our `--gap-open 11 --gap-extend 1`).
+pub const BLAST_OPTIONS: [(&str, &str); 10] = [
+    ("-query", "--query"),
+    ("-db", "--db"),
+    ("-out", "--output"),
+    ("-outfmt", "--outfmt"),
+    ("-evalue", "--max-evalue"),
+    ("-max_target_seqs", "--top"),
+    ("-num_threads", "--threads"),
+    ("-matrix", "--matrix"),
+    ("-gapopen", "--gap-open"),
+    ("-gapextend", "--gap-extend"),
+];
+
+/// The command line with BLAST+'s single-dash options ([`BLAST_OPTIONS`]) spelled as ours,
+/// before clap reads it: clap would take `-outfmt` for `-o utfmt` and `-evalue` for `-e
+/// value`. Only those exact tokens change (never a value, never anything after `--`); a value
+/// that happens to equal one of them is rewritten too, which no real file name does.
+pub fn blast_argv<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Vec<std::ffi::OsString> {
+    let mut rest_is_positional = false;
+    args.into_iter()
+        .enumerate()
+        .map(|(k, arg)| {
+            if k == 0 || rest_is_positional {
+                return arg;
+            }
+            if arg == "--" {
+                rest_is_positional = true;
+                return arg;
+            }
+            match BLAST_OPTIONS.iter().find(|(blast, _)| arg == *blast) {
+                Some((_, ours)) => std::ffi::OsString::from(ours),
+                None => arg,
+            }
+        })
+        .collect()
 }
 
 // Help examples: one command per line, each runnable as pasted from the repository root on
@@ -72,6 +109,12 @@ Examples (from the repository root, on the bundled data):
   swarrow makedb examples/db.fasta.gz -o db.swdb
   swarrow search -q examples/queries.fasta -d db.swdb --outfmt 6 > hits.m8
   cat examples/queries.fasta | swarrow search -q - -d db.swdb --format tsv
+  swarrow search -query examples/queries.fasta -db db.swdb -outfmt 6 -evalue 1e-5 > blast.m8
+
+BLAST+'s options work as in BLAST: -query -db -out -outfmt -evalue -max_target_seqs
+-num_threads -matrix -gapopen -gapextend (-gapopen 11 -gapextend 1 is --gap-open 11
+--gap-extend 1: the gap costs are BLAST's here). -outfmt takes BLAST's column lists
+('6 std qlen slen qcovhsp').
 
 Default output format: -o's extension; else, for stdout, TSV on a terminal, the extension of
 the file stdout is redirected to (> hits.parquet), TSV for other files, Arrow IPC into a pipe.";
@@ -187,10 +230,11 @@ pub struct SearchArgs {
     #[command(flatten)]
     pub out: OutputArgs,
     /// Output columns, comma separated, in order, for every format: query target score bits
-    /// evalue qstart qend tstart tend qlen tlen recomputed rank(search) pident nident length
-    /// mismatch gapopen gaps qcov tcov cigar qaln taln; BLAST's and MMseqs2's names work
-    /// too (qseqid sseqid bitscore sstart send slen alnlen qseq sseq). Identity columns
-    /// compute the traceback (see the README). Default: the format's (BLAST tabular: outfmt 6).
+    /// evalue qstart qend tstart tend qlen tlen recomputed rank pident nident length mismatch
+    /// gapopen gaps qcov tcov qcovhsp cigar qaln taln qheader theader; BLAST's and MMseqs2's
+    /// names work too (qseqid sseqid bitscore sstart send slen alnlen qseq sseq qtitle
+    /// stitle; std = BLAST's twelve). Identity columns compute the traceback (see the
+    /// README). Default: the format's (BLAST tabular: outfmt 6).
     #[arg(long, value_name = "COLS")]
     pub columns: Option<String>,
     /// E-values: classic (as `OLD_FSC=1 blastp -comp_based_stats 0`) or spouge (BLAST's
@@ -262,10 +306,11 @@ pub struct AlignArgs {
     #[command(flatten)]
     pub out: OutputArgs,
     /// Output columns, comma separated, in order, for every format: query target score bits
-    /// evalue qstart qend tstart tend qlen tlen recomputed rank(search) pident nident length
-    /// mismatch gapopen gaps qcov tcov cigar qaln taln; BLAST's and MMseqs2's names work
-    /// too (qseqid sseqid bitscore sstart send slen alnlen qseq sseq). Identity columns
-    /// compute the traceback (see the README). Default: the format's (BLAST tabular: outfmt 6).
+    /// evalue qstart qend tstart tend qlen tlen recomputed pident nident length mismatch
+    /// gapopen gaps qcov tcov qcovhsp cigar qaln taln qheader theader; BLAST's and MMseqs2's
+    /// names work too (qseqid sseqid bitscore sstart send slen alnlen qseq sseq qtitle
+    /// stitle; std = BLAST's twelve). Identity columns compute the traceback (see the
+    /// README). Default: the format's (BLAST tabular: outfmt 6).
     #[arg(long, value_name = "COLS")]
     pub columns: Option<String>,
     /// E-values: classic (as `OLD_FSC=1 blastp -comp_based_stats 0`) or spouge (BLAST's
@@ -281,7 +326,8 @@ pub struct AlignArgs {
     /// DNA match score.
     #[arg(long = "match", value_name = "M", default_value_t = 2, requires = "dna", allow_negative_numbers = true)]
     pub match_score: i32,
-    /// DNA mismatch score.
+    /// DNA mismatch score: negative, below --match (-3 costs 3 per mismatch; not a positive
+    /// penalty as in BWA or minimap2).
     #[arg(long, value_name = "N", default_value_t = -3, requires = "dna", allow_negative_numbers = true)]
     pub mismatch: i32,
     #[command(flatten)]
@@ -419,7 +465,7 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
     }
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
-    let engine = pairhmm::select(args.run.device, args.run.threads, args.run.quiet)?;
+    let engine = pairhmm::select(args.run.device, args.run.threads, args.run.verbose)?;
     let limits = BatchLimits { cells: engine.batch_cells(), pairs: args.batch_pairs.unwrap_or(1 << 20).max(1) };
     let reader = match (&args.pairs, &args.reads, &args.haplotypes) {
         (Some(p), _, _) => BatchReader::pairs(p, args.gcp, limits)?,
@@ -431,14 +477,20 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
     meta.push("mode", "pairhmm");
     meta.push("model", "GATK PairHMM as GKL computes it: float pass, double recomputation below 1e-28 (scaled)");
     meta.push("engine", &engine.name());
+    note_default_format(&args.out, args.run.quiet);
     let writer = output::create_table_writer(format, pairhmm::pipeline::schema(), &meta, out_path(&args.out))?;
-    pairhmm::pipeline::run(engine, reader, writer)
+    if pairhmm::pipeline::run(engine, reader, writer)? == 0 && !args.run.quiet {
+        let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
+        eprintln!("swarrow: note: {}: no pairs; wrote an empty result", names.join(", "));
+    }
+    Ok(())
 }
 
 fn merge(args: MergeArgs) -> Result<()> {
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
+    note_default_format(&args.out, args.quiet);
     pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out))
 }
 
@@ -477,7 +529,10 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     if db.is_empty() {
         return Err(Error::file(&Where::from_arg(&args.db), "no sequences"));
     }
-    let queries = io::FastaReader::open(&args.query, Alphabet::Protein)?;
+    warn_if_nucleotides(&db, &args.db);
+    let query_count = Arc::new(AtomicU64::new(0));
+    let queries =
+        watch_queries(io::FastaReader::open(&args.query, Alphabet::Protein)?.allow_empty(), &args.query, &query_count);
     let db_residues = args.db_size.unwrap_or_else(|| db.total_residues());
     let db_seqs = args.db_seqs.unwrap_or(db.len() as u64);
     let mut meta = run_metadata("search", &scoring, &*engine);
@@ -489,6 +544,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
         "search_space",
         &format!("BLAST length-adjusted, database of {} residues in {} sequences", db_residues, db_seqs),
     );
+    note_default_format(&args.out, args.run.quiet);
     let writer = output::create_writer_carrying(
         format,
         &columns,
@@ -509,12 +565,117 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     };
     progress.phase_aligning("aligning", input_size(&[&args.query]));
     let name = engine.name();
-    pipeline::search::search(engine.clone(), db, Box::new(queries), opts, writer)?;
+    pipeline::search::search(engine.clone(), db, queries, opts, writer)?;
     progress.finish("queries", Some("hits"), &name);
+    if query_count.load(Ordering::Relaxed) == 0 && !args.run.quiet {
+        eprintln!("swarrow: note: {}: no queries; wrote an empty result", Where::from_arg(&args.query));
+    }
     if args.run.stats {
         print_stats(engine.statistics());
     }
     Ok(())
+}
+
+/// The queries of a search, counted into `count`; a warning once the first residues look
+/// like nucleotides (a DNA file searched as protein runs, with meaningless hits).
+fn watch_queries(
+    reader: io::FastaReader<io::input::Input>,
+    path: &Path,
+    count: &Arc<AtomicU64>,
+) -> Box<dyn Iterator<Item = Result<crate::seq::Record>> + Send> {
+    let name = format!("query file {}", Where::from_arg(path));
+    Box::new(WatchedQueries { reader, count: count.clone(), look: Some(NucleotideLook::default()), name })
+}
+
+struct WatchedQueries {
+    reader: io::FastaReader<io::input::Input>,
+    count: Arc<AtomicU64>,
+    look: Option<NucleotideLook>,
+    name: String,
+}
+
+impl Iterator for WatchedQueries {
+    type Item = Result<crate::seq::Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let record = self.reader.next();
+        match &record {
+            Some(Ok(r)) => {
+                self.count.fetch_add(1, Ordering::Relaxed);
+                if let Some(look) = &mut self.look {
+                    look.add(&r.seq);
+                    if look.full() {
+                        warn_once(&mut self.look, &self.name);
+                    }
+                }
+            }
+            Some(Err(_)) => self.look = None,
+            None => warn_once(&mut self.look, &self.name),
+        }
+        record
+    }
+}
+
+/// Prints `look`'s warning for `name` if it has one, and looks no further.
+fn warn_once(look: &mut Option<NucleotideLook>, name: &str) {
+    if let Some(warning) = look.take().and_then(|l| l.warning(name)) {
+        eprintln!("{warning}");
+    }
+}
+
+/// A warning when a protein database looks like nucleotides, from sequences spread over it.
+fn warn_if_nucleotides(db: &crate::database::Database, path: &Path) {
+    let mut look = NucleotideLook::default();
+    let step = (db.len() / 64).max(1);
+    for i in (0..db.len()).step_by(step) {
+        look.add(db.seq(i));
+        if look.full() {
+            break;
+        }
+    }
+    if let Some(warning) = look.warning(&format!("database {}", Where::from_arg(path))) {
+        eprintln!("{warning}");
+    }
+}
+
+/// Align's pair reader, counting pairs into `count` and, for protein scoring, warning once
+/// when the first pairs look like nucleotides (`--dna` forgotten).
+struct WatchedPairs {
+    inner: Box<dyn io::PairReader>,
+    count: Arc<AtomicU64>,
+    look: Option<NucleotideLook>,
+    name: String,
+}
+
+impl WatchedPairs {
+    fn new(
+        inner: Box<dyn io::PairReader>,
+        inputs: &[&Path],
+        alphabet: Alphabet,
+        count: &Arc<AtomicU64>,
+    ) -> Box<dyn io::PairReader> {
+        let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
+        let look = (alphabet == Alphabet::Protein).then(NucleotideLook::default);
+        Box::new(WatchedPairs { inner, count: count.clone(), look, name: format!("pair input {}", names.join(", ")) })
+    }
+}
+
+impl io::PairReader for WatchedPairs {
+    fn carried(&self) -> crate::seq::Carried {
+        self.inner.carried()
+    }
+
+    fn fill(&mut self, batch: &mut crate::seq::PairBatch) -> Result<bool> {
+        let more = self.inner.fill(batch).inspect_err(|_| self.look = None)?;
+        self.count.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        if let Some(look) = &mut self.look {
+            look.add(&batch.seqs.residues);
+            if look.full() || !more {
+                warn_once(&mut self.look, &self.name);
+            }
+        }
+        Ok(more)
+    }
 }
 
 /// `--stats`: one `name: value` line each on stderr.
@@ -540,6 +701,9 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     };
     if args.dna && args.match_score <= 0 {
         return Err(Error::usage(format!("--match must be positive (got {})", args.match_score)));
+    }
+    if args.dna {
+        check_mismatch(args.match_score, args.mismatch)?;
     }
     check_dna_scores(args.match_score, args.mismatch)?;
     check_threads(&args.run)?;
@@ -583,14 +747,25 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
         evalue_model: args.evalue_model,
     };
     let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
-    let pairs = io::open_pairs(&input, scoring.alphabet(), &columns, limits)?;
+    let pair_count = Arc::new(AtomicU64::new(0));
+    let pairs = WatchedPairs::new(
+        io::open_pairs(&input, scoring.alphabet(), &columns, limits)?,
+        &inputs,
+        scoring.alphabet(),
+        &pair_count,
+    );
     let mut meta = run_metadata("align", &scoring, &*engine);
     meta.push("evalue_model", args.evalue_model.name());
+    note_default_format(&args.out, args.run.quiet);
     let writer = output::create_writer_carrying(format, &out_columns, &pairs.carried(), &meta, out_path(&args.out))?;
     progress.phase_aligning("aligning", input_size(&inputs));
     let name = engine.name();
     let times = pipeline::align::align(engine.clone(), pairs, opts, writer)?;
     progress.finish("pairs", None, &name);
+    if pair_count.load(Ordering::Relaxed) == 0 && !args.run.quiet {
+        let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
+        eprintln!("swarrow: note: {}: no pairs; wrote an empty result", names.join(", "));
+    }
     if args.run.stats {
         print_stats(engine.statistics().into_iter().chain(times.lines()));
     }
@@ -639,6 +814,19 @@ fn check_threads(run: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// A DNA mismatch is a score, below 0 and below the match score: BWA, minimap2 and GASAL2
+/// take it as a positive penalty, which here would reward mismatches.
+fn check_mismatch(matched: i32, mismatched: i32) -> Result<()> {
+    if mismatched >= 0 || mismatched >= matched {
+        let hint = if mismatched > 0 { mismatched.saturating_neg() } else { -3 };
+        return Err(Error::usage(format!(
+            "--mismatch is a score, not a penalty: it must be below 0 and below --match {matched} \
+             (got {mismatched}); did you mean --mismatch {hint}?"
+        )));
+    }
+    Ok(())
+}
+
 /// DNA scores are bounded so that the engines' 32-bit arithmetic (which subtracts scores from
 /// a far-negative sentinel) cannot wrap; scores per pair are bounded again by its lengths.
 fn check_dna_scores(matched: i32, mismatched: i32) -> Result<()> {
@@ -675,6 +863,17 @@ fn resolve_output(out: &OutputArgs, columns: Option<&str>, mode: Mode) -> Result
 fn resolve_format(out: &OutputArgs) -> Result<Format> {
     let explicit = out.format.as_deref().map(Format::parse).transpose()?;
     output::resolve_format(explicit, out_path(out), &Stdout::detect())
+}
+
+/// Says once on stderr (unless `quiet`) that standard output gets an Arrow IPC stream only
+/// because it is a pipe: a text tool reading it would see binary without a word.
+fn note_default_format(out: &OutputArgs, quiet: bool) {
+    if quiet || out.format.is_some() {
+        return;
+    }
+    if let Some(note) = output::default_format_note(None, out_path(out), &Stdout::detect()) {
+        eprintln!("swarrow: {note}");
+    }
 }
 
 fn out_path(out: &OutputArgs) -> Option<&Path> {
@@ -724,5 +923,47 @@ fn absolute(p: &Path) -> PathBuf {
     match (parent.canonicalize(), p.file_name()) {
         (Ok(dir), Some(name)) => dir.join(name),
         _ => p.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn argv(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn blast_options_become_ours_and_nothing_else_changes() {
+        let line = "swarrow search -query q.fa -db d.fa -out o.m8 -outfmt 6 -evalue 1e-5 -max_target_seqs 5 \
+                    -num_threads 2 -matrix PAM30 -gapopen 9 -gapextend 1";
+        let want = "swarrow search --query q.fa --db d.fa --output o.m8 --outfmt 6 --max-evalue 1e-5 --top 5 \
+                    --threads 2 --matrix PAM30 --gap-open 9 --gap-extend 1";
+        assert_eq!(blast_argv(argv(line)), argv(want));
+        // Our own short options, values and everything after `--` stay as they are.
+        let ours = "swarrow search -q q.fa -d d.fa -o out -e 1e-3 -k 3 -p 1 --columns std -- -db";
+        assert_eq!(blast_argv(argv(ours)), argv(ours));
+        // Only exact tokens: prefixes and `=` forms are not BLAST's and stay for clap to judge.
+        assert_eq!(blast_argv(argv("swarrow -outfmt=6 -dbx -evalues")), argv("swarrow -outfmt=6 -dbx -evalues"));
+        // The program name is never an option.
+        assert_eq!(blast_argv(argv("-db")), argv("-db"));
+    }
+
+    #[test]
+    fn blast_options_parse_with_blast_meaning() {
+        let cli = Cli::try_parse_from(blast_argv(argv(
+            "swarrow search -query q.fa -db d.fa -outfmt 6 -evalue 1e-5 -max_target_seqs 5 -num_threads 2 \
+             -gapopen 11 -gapextend 1 -matrix BLOSUM80 -out hits.m8",
+        )))
+        .unwrap();
+        let Command::Search(a) = cli.command else { panic!("not a search") };
+        assert_eq!((a.query.to_str(), a.db.to_str()), (Some("q.fa"), Some("d.fa")));
+        assert_eq!(a.out.format.as_deref(), Some("6"));
+        assert_eq!(a.out.output.as_deref(), Some(Path::new("hits.m8")));
+        assert_eq!((a.max_evalue, a.top, a.run.threads), (1e-5, 5, Some(2)));
+        assert_eq!((a.gaps.gap_open, a.gaps.gap_extend), (Some(11), Some(1)));
+        assert_eq!(a.matrix, "BLOSUM80");
     }
 }

@@ -2,7 +2,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = swarrow::cli::Cli::parse();
+    let cli = swarrow::cli::Cli::parse_from(swarrow::cli::blast_argv(std::env::args_os()));
     swarrow::atomic::install_signal_cleanup();
     match swarrow::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -350,3 +350,257 @@ fn the_gpu_notice_and_engine_banner_only_in_verbose_mode_and_missing_input_first
         assert_eq!(err.lines().count(), 1, "only the error: {err}");
     }
 }
+
+/// Issue 24, item 1: BLAST+'s single-dash options, with BLAST's meaning. Each command of the
+/// issue gives exactly what our spelling gives.
+#[test]
+fn blast_single_dash_options_mean_what_they_mean_in_blast() {
+    let (q, d) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let same = |blast: &[&str], ours: &[&str]| {
+        let b = ok(&[&["search", "--device", "cpu"][..], blast].concat());
+        let o = ok(&[&["search", "--device", "cpu"][..], ours].concat());
+        assert_eq!(b.stdout, o.stdout, "{blast:?} vs {ours:?}");
+        assert!(!b.stdout.is_empty(), "{blast:?}");
+        b.stdout
+    };
+    // `-outfmt 6` was `unexpected argument '6'` (read as `-o utfmt`).
+    let m8 = same(&["-q", &q, "-d", &d, "-outfmt", "6"], &["-q", &q, "-d", &d, "--outfmt", "6"]);
+    assert!(String::from_utf8_lossy(&m8).lines().all(|l| l.split('\t').count() == 12));
+    same(
+        &["-q", &q, "-d", &d, "-outfmt", "6", "-evalue", "1e-5"],
+        &["-q", &q, "-d", &d, "--format", "blast", "-e", "1e-5"],
+    );
+    same(
+        &["-q", &q, "-d", &d, "-outfmt", "6", "-max_target_seqs", "5"],
+        &["-q", &q, "-d", &d, "--format", "blast", "-k", "5"],
+    );
+    same(
+        &["-q", &q, "-d", &d, "-outfmt", "6", "-num_threads", "2"],
+        &["-q", &q, "-d", &d, "--format", "blast", "-p", "2"],
+    );
+    same(&["-query", &q, "-db", &d, "-outfmt", "6"], &["-q", &q, "-d", &d, "--format", "blast"]);
+    // BLAST's -gapopen 11 -gapextend 1 is our default 11/1 (BLAST's convention is ours).
+    same(
+        &["-query", &q, "-db", &d, "-outfmt", "6", "-gapopen", "11", "-gapextend", "1"],
+        &["-q", &q, "-d", &d, "-outfmt", "6"],
+    );
+    let g = same(
+        &["-query", &q, "-db", &d, "-outfmt", "6", "-gapopen", "9", "-gapextend", "2", "-matrix", "BLOSUM80"],
+        &["-q", &q, "-d", &d, "--format", "blast", "--gap-open", "9", "--gap-extend", "2", "--matrix", "BLOSUM80"],
+    );
+    assert_ne!(g, m8, "the gap costs and matrix changed the alignments");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hits.m8");
+    ok(&["search", "-query", &q, "-db", &d, "-out", out.to_str().unwrap(), "--device", "cpu"]);
+    assert_eq!(fs::read(&out).unwrap(), m8, "-out hits.m8 writes BLAST tabular by its extension");
+    let help = String::from_utf8_lossy(&ok(&["search", "--help"]).stdout).to_string();
+    assert!(help.contains("-max_target_seqs") && help.contains("-gapopen 11 -gapextend 1"), "{help}");
+}
+
+/// Issue 24, item 2: `--outfmt "6 std qlen slen"` and `qcovhsp`.
+#[test]
+fn outfmt_takes_std_and_qcovhsp() {
+    let (q, d) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let std12 = String::from_utf8(ok(&["search", "-q", &q, "-d", &d, "--outfmt", "6"]).stdout).unwrap();
+    let more =
+        String::from_utf8(ok(&["search", "-q", &q, "-d", &d, "--outfmt", "6 std qlen slen qcovhsp"]).stdout).unwrap();
+    assert_eq!(std12.lines().count(), more.lines().count());
+    for (a, b) in std12.lines().zip(more.lines()) {
+        let f: Vec<&str> = b.split('\t').collect();
+        assert_eq!(f.len(), 15, "{b}");
+        assert_eq!(f[..12].join("\t"), a);
+        // BLAST's qcovhsp from the printed qstart, qend, qlen: 100 x span / qlen, + 0.5 below
+        // 99, truncated (tabular.cpp, x_SetQueryCovSeqalign).
+        let n = |k: usize| f[k].parse::<i64>().unwrap();
+        let pct = 100.0 * (n(7) - n(6) + 1) as f64 / n(12) as f64;
+        let want = if pct < 99.0 { pct + 0.5 } else { pct } as i64;
+        assert_eq!(n(14), want, "{b}");
+    }
+    // Hand-checked rows: the first query's planted homolog covers all 361 residues (100); the
+    // second's covers 236 of 237, 99.58%, which BLAST prints as 99.
+    assert!(more
+        .lines()
+        .any(|l| l.starts_with("tr|H6QJ35|H6QJ35_RICMA\thomolog_of_") && l.ends_with("\t361\t355\t100")));
+    assert!(more
+        .lines()
+        .any(|l| l.starts_with("tr|A0A0S2ES34|") && l.contains("\thomolog_of_") && l.ends_with("\t237\t233\t99")));
+    // --columns takes them too, in every format.
+    let tsv =
+        String::from_utf8(ok(&["search", "-q", &q, "-d", &d, "--format", "tsv", "--columns", "std,qcovhsp"]).stdout)
+            .unwrap();
+    assert!(
+        tsv.starts_with(
+            "query\ttarget\tpident\tlength\tmismatch\tgapopen\tqstart\tqend\ttstart\ttend\tevalue\tbits\tqcovhsp\n"
+        ),
+        "{tsv:.200}"
+    );
+}
+
+/// The `| you type |` table of the README's habits: every spelling in it runs as written,
+/// placeholders filled in (what each means is checked by the tests above).
+#[test]
+fn every_habit_in_the_readme_table_works() {
+    let readme = fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let table: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| you type |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() >= 6, "{table:?}");
+    let (q, d) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut ran = 0;
+    for row in table {
+        let typed = row.split('|').nth(1).unwrap();
+        for spelling in typed.split('`').skip(1).step_by(2) {
+            let filled = spelling
+                .replace("A.fa", &ex("pair-queries.fasta"))
+                .replace("B.fa", &ex("pair-targets.fasta"))
+                .replace(" E", " 1e-5")
+                .replace(" N", " 2")
+                .replace(" O", " 10")
+                .replace(" X", " 2")
+                .replace(" M", " BLOSUM62")
+                .replace(" Q", &format!(" {q}"))
+                .replace(" DB", &format!(" {d}"))
+                .replace(" F", &format!(" {}", dir.path().join(format!("f{ran}.m8")).display()))
+                .replace("hits.m8", dir.path().join(format!("h{ran}.m8")).to_str().unwrap());
+            let words: Vec<String> = if filled.contains('"') {
+                // One quoted value: `--outfmt "6 ..."`.
+                let (head, quoted) = filled.split_once('"').unwrap();
+                let mut w: Vec<String> = head.split_whitespace().map(String::from).collect();
+                w.push(quoted.trim_end_matches('"').to_string());
+                w
+            } else {
+                filled.split_whitespace().map(String::from).collect()
+            };
+            let mut args: Vec<&str> = words.iter().map(String::as_str).collect();
+            let cmd: Vec<&str> = if args.first() == Some(&"align") {
+                args.extend(["--format", "tsv", "--device", "cpu"]);
+                args
+            } else if args.contains(&"-query") {
+                [&["search", "--device", "cpu"][..], &args].concat()
+            } else {
+                [&["search", "-q", &q, "-d", &d, "--device", "cpu"][..], &args].concat()
+            };
+            let o = run(&cmd);
+            assert!(o.status.success(), "README habit `{spelling}` failed: {}", String::from_utf8_lossy(&o.stderr));
+            ran += 1;
+        }
+    }
+    assert!(ran >= 12, "{ran} spellings");
+}
+
+/// Runs `cmd` in bash in `dir` with swarrow on PATH, and the exit status, stdout and stderr.
+fn sh_in(dir: &Path, cmd: &str) -> (i32, Vec<u8>, String) {
+    let o = shell(dir, cmd);
+    (o.status.code().unwrap_or(-1), o.stdout, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Issue 24, item 3: a default Arrow stream into a pipe is announced once on stderr.
+#[test]
+fn a_default_arrow_stream_into_a_pipe_is_announced_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let search = format!("swarrow search -q {} -d {} --device cpu", ex("queries.fasta"), ex("db.fasta.gz"));
+    let note = "swarrow: writing an Arrow IPC stream; --format tsv for text\n";
+    let (rc, out, err) = sh_in(dir.path(), &format!("{search} | awk -F'\\t' '$5<1e-5' | wc -l"));
+    assert_eq!((rc, err.as_str()), (0, note), "the issue's pipeline");
+    assert!(!out.is_empty());
+    let (rc, _, err) = sh_in(dir.path(), &format!("{search} --format tsv | awk -F'\\t' '$5<1e-5' | wc -l"));
+    assert_eq!((rc, err.as_str()), (0, ""), "a chosen format needs no note");
+    for quiet in [format!("{search} --quiet | cat > /dev/null"), format!("{search} --format arrow | cat > /dev/null")] {
+        let (rc, _, err) = sh_in(dir.path(), &quiet);
+        assert_eq!((rc, err.as_str()), (0, ""), "{quiet}");
+    }
+    for redirect in ["> hits.tsv", "> hits.parquet", "> /dev/null", "-o hits.arrows"] {
+        let (rc, _, err) = sh_in(dir.path(), &format!("{search} {redirect}"));
+        assert_eq!((rc, err.as_str()), (0, ""), "{redirect}");
+    }
+    let (rc, _, err) = sh_in(dir.path(), &format!("swarrow align --pairs {} | cat > /dev/null", ex("pairs.tsv")));
+    assert_eq!((rc, err.as_str()), (0, note), "align");
+}
+
+/// Issue 24, item 6: `-o /dev/null` needs no --format; man and completions are listed; the
+/// --columns help names every column.
+#[test]
+fn discoverable_subcommands_and_columns() {
+    let o = ok(&["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "-o", "/dev/null"]);
+    assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    ok(&["align", "--pairs", &ex("pairs.tsv"), "-o", "/dev/null"]);
+    let help = String::from_utf8_lossy(&ok(&["--help"]).stdout).to_string();
+    for sub in ["search", "align", "makedb", "merge", "pairhmm", "completions", "man"] {
+        assert!(help.lines().any(|l| l.trim_start().starts_with(&format!("{sub} "))), "--help lacks {sub}:\n{help}");
+    }
+    for sub in ["search", "align"] {
+        let help = String::from_utf8_lossy(&ok(&[sub, "--help"]).stdout).to_string();
+        let columns = help.split("--columns").nth(1).unwrap().split("\n  -").next().unwrap().to_string();
+        for name in ["qheader", "theader", "qcovhsp", "qcov", "cigar", "std"] {
+            assert!(columns.contains(name), "{sub} --columns help lacks {name}:\n{columns}");
+        }
+    }
+}
+
+/// Issue 24, item 4: nothing half-written on failure, and an empty input is a valid, empty
+/// output (exit 0, a note) in every format.
+#[test]
+fn failures_leave_stdout_empty_and_empty_inputs_give_empty_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("empty.fa"), "").unwrap();
+    fs::write(d.join("reads.fq"), "@r1\nMKVL\n+\nIIII\n").unwrap();
+    let db = ex("db.fasta.gz");
+    // The issue's commands: empty queries into Parquet and TSV.
+    let (rc, _, err) = sh_in(d, &format!("swarrow search -q empty.fa -d {db} > e.parquet"));
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(err, "swarrow: note: empty.fa: no queries; wrote an empty result\n");
+    let file = fs::File::open(d.join("e.parquet")).unwrap();
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    assert_eq!(builder.metadata().file_metadata().num_rows(), 0);
+    assert_eq!(builder.schema().field(0).name(), "query");
+    assert_eq!(builder.schema().metadata().get("mode").map(String::as_str), Some("search"));
+    let (rc, _, _) = sh_in(d, &format!("swarrow search -q empty.fa -d {db} > e.tsv"));
+    assert_eq!(rc, 0);
+    assert_eq!(
+        fs::read_to_string(d.join("e.tsv")).unwrap(),
+        "query\ttarget\tscore\tbits\tevalue\tqstart\tqend\ttstart\ttend\tqlen\ttlen\trecomputed\trank\n"
+    );
+    // align on an empty stdin: a schema, exit 0 (it wrote a schema and exited 2).
+    let (rc, out, err) = sh_in(d, "printf '' | swarrow align --pairs - --quiet");
+    assert_eq!((rc, err.as_str()), (0, ""));
+    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(out), None).unwrap();
+    assert_eq!(reader.schema().field(2).name(), "score");
+    assert_eq!(reader.count(), 0);
+    let (rc, _, err) = sh_in(d, "printf '' | swarrow align --pairs - --format tsv > a.tsv");
+    assert_eq!((rc, err.as_str()), (0, "swarrow: note: <stdin>: no pairs; wrote an empty result\n"));
+    assert!(fs::read_to_string(d.join("a.tsv")).unwrap().starts_with("query\ttarget\tscore\t"));
+    let (rc, _, _) = sh_in(d, "swarrow align -q empty.fa -t empty.fa > a.parquet");
+    assert_eq!(rc, 0);
+    assert!(fs::read(d.join("a.parquet")).unwrap().ends_with(b"PAR1"));
+    // Errors leave nothing: a FASTQ query, in every format.
+    for out in ["fq.parquet", "fq.tsv", "fq.arrows", "fq.m8"] {
+        let (rc, _, err) = sh_in(d, &format!("swarrow search -q reads.fq -d {db} > {out}"));
+        assert_eq!(rc, 2, "{err}");
+        assert!(err.contains("reads.fq: line 1: a FASTQ record"), "{err}");
+        assert_eq!(fs::metadata(d.join(out)).unwrap().len(), 0, "{out}: bytes on stdout before the error");
+    }
+    // A bad pairhmm table (3 base qualities for 4 bases).
+    let header = "read\tread_bases\tbase_quals\tins_quals\tdel_quals\thaplotype\thap_bases\n";
+    fs::write(d.join("bad.tsv"), format!("{header}r1\tACGT\tIII\tIIII\tIIII\th1\tACGTT\n")).unwrap();
+    for out in ["ph.parquet", "ph.tsv"] {
+        let (rc, _, err) = sh_in(d, &format!("swarrow pairhmm --pairs bad.tsv > {out}"));
+        assert_eq!(rc, 2, "{err}");
+        assert!(err.contains("bad.tsv: record 1 (r1): 3 base qualities for 4 bases"), "{err}");
+        assert_eq!(fs::metadata(d.join(out)).unwrap().len(), 0, "{out}");
+    }
+    // pairhmm: an empty table is an empty result; the engine is named only with -v.
+    fs::write(d.join("none.tsv"), header).unwrap();
+    let (rc, _, err) = sh_in(d, "swarrow pairhmm --pairs none.tsv --format tsv > none.out");
+    assert_eq!((rc, err.as_str()), (0, "swarrow: note: none.tsv: no pairs; wrote an empty result\n"));
+    fs::write(d.join("one.tsv"), format!("{header}r1\tACGT\tIIII\tIIII\tIIII\th1\tACGTT\n")).unwrap();
+    let (rc, _, err) = sh_in(d, "swarrow pairhmm --pairs one.tsv --format tsv > one.out");
+    assert_eq!((rc, err.as_str()), (0, ""), "pairhmm is silent about its engine without -v");
+    let (rc, _, err) = sh_in(d, "swarrow pairhmm --pairs one.tsv --format tsv -v > one.out");
+    assert_eq!(rc, 0);
+    assert!(err.contains("computing likelihoods on "), "{err}");
+}

@@ -659,3 +659,80 @@ fn recomputed_is_the_same_on_every_engine() {
     }
     assert_eq!(column("scalar", &dna).iter().map(|r| r.0).collect::<Vec<_>>(), [8000, 32000, 33000, 40000]);
 }
+
+/// Issue 24, item 5: under `--dna`, letters that are not nucleotides are refused with the
+/// file, record and residue; a protein search warns when its input looks like nucleotides.
+#[test]
+fn inputs_are_checked_for_their_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Protein files under --dna (they ran with rc 0 and scores like 8).
+    let q = d.join("q.fa");
+    let t = d.join("t.fa");
+    fs::write(&q, ">p1\nACGTNRYKM\n>p2 a protein\nMKTAYIAKQRQISFVK\n").unwrap();
+    fs::write(&t, ">t1\nACGTACGT\n>t2\nACGTACGTACGT\n").unwrap();
+    let o = run(&["align", "-q", q.to_str().unwrap(), "-t", t.to_str().unwrap(), "--dna", "--format", "tsv"]);
+    // p2's first letter that is no IUPAC nucleotide code: M, K, T, A, Y are codes; I at
+    // position 6 is not.
+    assert_input_error(&o, "q.fa: record 2 (p2): 'I' is not a nucleotide", d, &["q.fa", "t.fa"]);
+    assert!(stderr(&o).contains("at position 6 (line 4)"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    for (pairs, residue) in
+        [("q1\tACGT\tt1\tACGE\n", "'E'"), ("q1\tACGF\tt1\tACGT\n", "'F'"), ("q1\tACGT\tt1\tA*GT\n", "'*'")]
+    {
+        let o = run_stdin(&["align", "--pairs", "-", "--dna", "--format", "tsv"], pairs.as_bytes());
+        assert_eq!(o.status.code(), Some(2), "{pairs}");
+        assert!(stderr(&o).contains(&format!("<stdin>: record 1 (")), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("{residue} is not a nucleotide")), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+    // Every IUPAC code is still read (as a mismatch), in either case.
+    let o = run_stdin(
+        &["align", "--pairs", "-", "--dna", "--format", "tsv", "--columns", "score"],
+        b"q\tACGTURYSWKMBDHVNacgturyswkmbdhvn\tt\tACGTU\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "score\n10\n");
+    // A DNA query in a protein search: a warning naming it, and the run goes on.
+    let dna = d.join("dna.fa");
+    fs::write(&dna, ">read1\nACGTTGCAACGTACGGTACCAGTTGACCAGGTTAACCGGTNACG\n").unwrap();
+    let o = run(&["search", "-q", dna.to_str().unwrap(), "-d", &ex("db.fasta.gz"), "--format", "tsv", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("warning: query file {} looks like nucleotides (100% A, C, G, T, N", dna.display())),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // ... and a nucleotide database; a protein one gets no warning.
+    let o = run(&["search", "-q", &ex("queries.fasta"), "-d", dna.to_str().unwrap(), "--format", "tsv"]);
+    assert!(
+        stderr(&o).contains("warning: database") && stderr(&o).contains("looks like nucleotides"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--format", "tsv"]);
+    assert_eq!(stderr(&o), "");
+    // Pairs of nucleotides aligned as protein (--dna forgotten).
+    let o = run(&["align", "-q", dna.to_str().unwrap(), "-t", dna.to_str().unwrap(), "--format", "tsv"]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("warning: pair input") && stderr(&o).contains("--dna"), "{}", stderr(&o));
+}
+
+/// Issue 20, item 4: a positive DNA mismatch (BWA's penalty) is refused with the hint.
+#[test]
+fn a_mismatch_penalty_is_refused_with_a_hint() {
+    let pairs = b"q1\tACGTACGT\tt1\tACGAACGT\n";
+    let base = ["align", "--pairs", "-", "--dna", "--format", "tsv"];
+    for (value, hint) in [("4", "did you mean --mismatch -4?"), ("0", "did you mean --mismatch -3?")] {
+        let o = run_stdin(&[&base[..], &["--mismatch", value]].concat(), pairs);
+        assert_eq!(o.status.code(), Some(2), "{value}");
+        assert!(stderr(&o).contains(hint), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+    let o = run_stdin(&[&base[..], &["--match", "1", "--mismatch", "-4", "--columns", "score"]].concat(), pairs);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // ACGTACGT against ACGAACGT: end to end, 7 matches and a mismatch score 7 - 4 = 3; the
+    // matching ACGT halves score 4, the best local alignment.
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "score\n4\n");
+}

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result, Where};
 use crate::io::input::{open_input, read_error, read_line_bounded, Input, Line, MAX_LINE};
-use crate::scoring::alphabet::describe_byte;
+use crate::scoring::alphabet::describe_residue;
 use crate::scoring::Alphabet;
 use crate::seq::Record;
 
@@ -64,6 +64,13 @@ impl<R: BufRead> FastaReader<R> {
         FastaReader { count: records, line: lines, piece: true, ..FastaReader::new(place, input, alphabet) }
     }
 
+    /// An input without records is not an error: it simply ends (a search of no queries
+    /// writes an empty result).
+    pub fn allow_empty(mut self) -> Self {
+        self.piece = true;
+        self
+    }
+
     /// Lines consumed so far.
     pub(crate) fn lines(&self) -> usize {
         self.line
@@ -111,10 +118,12 @@ impl<R: BufRead> FastaReader<R> {
             if self.header[0] != b'>' {
                 // Sequence lines are consumed with their record, so only text before the
                 // first header lands here.
-                return Err(Error::file(
-                    &self.place,
-                    format!("line {}: text before the first '>' header: not a FASTA file?", self.line),
-                ));
+                let what = if self.header[0] == b'@' && self.count == 0 {
+                    "a FASTQ record ('@' header): give FASTA ('>' headers; e.g. `seqtk seq -A`)"
+                } else {
+                    "text before the first '>' header: not a FASTA file?"
+                };
+                return Err(Error::file(&self.place, format!("line {}: {what}", self.line)));
             }
             let name = &self.header[1..];
             let end = name.iter().position(u8::is_ascii_whitespace).unwrap_or(name.len());
@@ -151,7 +160,12 @@ impl<R: BufRead> FastaReader<R> {
                 return Err(Error::record(&self.place, self.count, id, self.too_long()));
             }
             if let Err(bad) = encode_skipping_whitespace(self.alphabet, part, &mut seq) {
-                let problem = format!("{} at position {} (line {})", describe_byte(bad), seq.len() + 1, self.line + 1);
+                let problem = format!(
+                    "{} at position {} (line {})",
+                    describe_residue(self.alphabet, bad),
+                    seq.len() + 1,
+                    self.line + 1
+                );
                 return Err(Error::record(&self.place, self.count, id, problem));
             }
             let used = part.len() + ends_line as usize;
@@ -300,6 +314,8 @@ mod tests {
     fn text_before_first_header_is_an_error() {
         let msg = err(b"\nMKV\n>a\nMK\n");
         assert_eq!(msg, "in.fa: line 2: text before the first '>' header: not a FASTA file?");
+        let msg = err(b"@r1\nACGT\n+\nIIII\n");
+        assert_eq!(msg, "in.fa: line 1: a FASTQ record ('@' header): give FASTA ('>' headers; e.g. `seqtk seq -A`)");
     }
 
     #[test]

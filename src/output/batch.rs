@@ -316,6 +316,7 @@ impl ResultBatch {
             Tcov => Value::Float(Some(fraction(span(self.tstart[i], self.tend[i]), self.tlen[i]))),
             Cigar | Qaln | Taln => Value::Text(self.path_text(i, column)?),
             Qheader | Theader => Value::Text(self.header(column, i).unwrap_or("")),
+            Qcovhsp => Value::Int(Column::qcovhsp_of(self.qstart[i], self.qend[i], self.qlen[i])),
         })
     }
 

@@ -35,6 +35,7 @@ pub enum Column {
     Taln,
     Qheader,
     Theader,
+    Qcovhsp,
 }
 
 /// What a column's values come from.
@@ -65,7 +66,7 @@ struct Spec {
     help: &'static str,
 }
 
-const SPECS: [Spec; 26] = [
+const SPECS: [Spec; 27] = [
     spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::Alignment, "query id"),
     spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::Alignment, "target id"),
     spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::Alignment, "raw alignment score"),
@@ -120,6 +121,14 @@ const SPECS: [Spec; 26] = [
         Need::Alignment,
         "target's FASTA header (null without one)",
     ),
+    spec(
+        Column::Qcovhsp,
+        "qcovhsp",
+        &[],
+        Kind::Int,
+        Need::Alignment,
+        "BLAST's query coverage per HSP: 100 x aligned query span / query length, as an integer",
+    ),
 ];
 
 const fn spec(
@@ -155,6 +164,17 @@ impl Column {
     pub fn parse(name: &str) -> Option<Column> {
         let name = name.trim().to_ascii_lowercase();
         SPECS.iter().find(|s| s.name == name || s.aliases.contains(&name.as_str())).map(|s| s.column)
+    }
+
+    /// BLAST+'s `qcovhsp` of an alignment on query residues `start..=end` of a query of
+    /// `len` residues: `100 * (end - start + 1) / len`, rounded half up below 99 and
+    /// truncated from 99 on (so only a whole query gives 100); 0 without an alignment.
+    pub fn qcovhsp_of(start: i32, end: i32, len: i32) -> i32 {
+        if start <= 0 || len <= 0 {
+            return 0;
+        }
+        let pct = 100.0 * f64::from(end - start + 1) / f64::from(len);
+        (if pct < 99.0 { pct + 0.5 } else { pct }) as i32
     }
 
     pub fn field(self) -> Field {
@@ -220,24 +240,34 @@ impl Columns {
         Columns(v)
     }
 
-    /// `--columns`: names separated by commas or spaces, each once; `rank` in search only.
+    /// `--columns`: names separated by commas or spaces, each once; `rank` in search only;
+    /// `std` stands for BLAST's twelve `-outfmt 6` columns, in their order (as in BLAST's
+    /// `-outfmt "6 std qlen slen"`).
     pub fn parse(list: &str, mode: Mode) -> Result<Columns> {
         let mut out = Vec::new();
-        for name in list.split([',', ' ']).filter(|n| !n.trim().is_empty()) {
-            let column = Column::parse(name).ok_or_else(|| {
-                Error::usage(format!(
-                    "--columns: unknown column '{}'; known columns (aliases in parentheses):\n{}",
-                    name.trim(),
-                    describe_all()
-                ))
-            })?;
-            if column == Column::Rank && mode == Mode::Align {
-                return Err(Error::usage("--columns: 'rank' exists in search results only"));
+        for name in list.split([',', ' ', '\t']).filter(|n| !n.trim().is_empty()) {
+            let named: Vec<Column> = if name.trim().eq_ignore_ascii_case("std") {
+                BLAST_TABULAR.to_vec()
+            } else {
+                vec![Column::parse(name).ok_or_else(|| {
+                    Error::usage(format!(
+                        "--columns: unknown column '{}'; known columns (aliases in parentheses; std = \
+                         BLAST's twelve: {}):\n{}",
+                        name.trim(),
+                        BLAST_TABULAR.map(|c| c.name()).join(" "),
+                        describe_all()
+                    ))
+                })?]
+            };
+            for column in named {
+                if column == Column::Rank && mode == Mode::Align {
+                    return Err(Error::usage("--columns: 'rank' exists in search results only"));
+                }
+                if out.contains(&column) {
+                    return Err(Error::usage(format!("--columns: '{}' is listed twice", column.name())));
+                }
+                out.push(column);
             }
-            if out.contains(&column) {
-                return Err(Error::usage(format!("--columns: '{}' is listed twice", column.name())));
-            }
-            out.push(column);
         }
         if out.is_empty() {
             return Err(Error::usage("--columns: give at least one column"));
@@ -290,6 +320,44 @@ mod tests {
         assert!(Columns::parse("query,qseqid", Mode::Search).is_err());
         assert!(Columns::parse("rank", Mode::Align).is_err());
         assert_eq!(Columns::parse("cigar", Mode::Align).unwrap().need(), Need::Path);
+    }
+
+    #[test]
+    fn std_is_blasts_twelve_and_may_be_followed_by_more() {
+        let c = Columns::parse("std qlen slen qcovhsp", Mode::Search).unwrap();
+        let mut want = BLAST_TABULAR.to_vec();
+        want.extend([Column::Qlen, Column::Tlen, Column::Qcovhsp]);
+        assert_eq!(c.0, want);
+        assert_eq!(c.need(), Need::PathStats);
+        assert!(Columns::parse("std,qseqid", Mode::Search)
+            .unwrap_err()
+            .to_string()
+            .contains("'query' is listed twice"));
+        assert_eq!(Column::qcovhsp_of(0, 0, 0), 0);
+    }
+
+    /// BLAST+'s qcovhsp (`CBlastTabularInfo::x_SetQueryCovSeqalign`): `tmp = 100 * span /
+    /// qlen`, plus 0.5 below 99, truncated; so 99.4 and 99.9 print 99, 100 prints 100.
+    /// Expected values worked out by hand from that rule.
+    #[test]
+    fn qcovhsp_rounds_as_blast_does() {
+        let cases = [
+            ((1, 100, 100), 100),
+            ((1, 99, 100), 99),
+            ((1, 994, 1000), 99),
+            ((1, 999, 1000), 99),
+            ((1, 985, 1000), 99),
+            ((1, 984, 1000), 98),
+            ((11, 20, 200), 5),
+            ((1, 1, 3), 33),
+            ((1, 2, 3), 67),
+            ((2, 2, 8), 13),
+            ((1, 1, 200), 1),
+            ((1, 1, 201), 0),
+        ];
+        for ((start, end, len), want) in cases {
+            assert_eq!(Column::qcovhsp_of(start, end, len), want, "{start}-{end} of {len}");
+        }
     }
 
     #[test]

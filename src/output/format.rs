@@ -103,8 +103,10 @@ pub enum Stdout {
     Terminal,
     /// A regular file (`> hits.tsv`), with its path where the system tells it (Linux).
     File(Option<PathBuf>),
-    /// A pipe, or anything else (`/dev/null`, a socket).
+    /// A pipe or a socket: another program reads it.
     Pipe,
+    /// Anything else (`/dev/null`, another device): written as into a pipe, without a note.
+    Device,
 }
 
 impl Stdout {
@@ -125,21 +127,67 @@ impl Stdout {
             if is_file {
                 return Stdout::File(std::fs::read_link("/proc/self/fd/1").ok());
             }
+            let is_device = out
+                .as_fd()
+                .try_clone_to_owned()
+                .and_then(|fd| std::fs::File::from(fd).metadata())
+                .is_ok_and(|m| is_device(&m.file_type()));
+            if is_device {
+                return Stdout::Device;
+            }
         }
         Stdout::Pipe
     }
 }
 
+#[cfg(unix)]
+fn is_device(t: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_char_device() || t.is_block_device()
+}
+
+/// True for a FIFO, socket or device given as `-o` (`-o /dev/null`, `-o >(...)`): written
+/// directly, like standard output into a pipe.
+fn is_stream_target(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket() || is_device(&t)
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// The note for a run whose output became an Arrow IPC stream only because standard output
+/// is a pipe (`swarrow search ... | awk` would otherwise read binary without a word): None
+/// when the user chose the format (`--format`, `-o` with an extension) or output goes
+/// elsewhere.
+pub fn default_format_note(explicit: Option<Format>, output: Option<&Path>, stdout: &Stdout) -> Option<&'static str> {
+    let to_stdout = output.is_none_or(|p| p.as_os_str() == "-");
+    (explicit.is_none() && to_stdout && *stdout == Stdout::Pipe)
+        .then_some("writing an Arrow IPC stream; --format tsv for text")
+}
+
 /// The format to write: `explicit` (`--format`) wins; else the extension of `output`; else
 /// (standard output: `None` or `-`) TSV onto a terminal, the extension of the file standard
 /// output is redirected to, TSV for a file without a known extension, and an Arrow IPC
-/// stream into a pipe. An output file (`-o`) without a known extension is an error asking
-/// for `--format`.
+/// stream into a pipe or device. An output file (`-o`) without a known extension is an error
+/// asking for `--format`, unless it is a FIFO, socket or device (`-o /dev/null`): an Arrow
+/// IPC stream, as into a pipe.
 pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &Stdout) -> Result<Format> {
     if let Some(format) = explicit {
         return Ok(format);
     }
     match output {
+        Some(path) if path.as_os_str() != "-" && Format::from_extension(path).is_none() && is_stream_target(path) => {
+            Ok(Format::ArrowStream)
+        }
         Some(path) if path.as_os_str() != "-" => Format::from_extension(path).ok_or_else(|| {
             let ext = match path.extension() {
                 Some(ext) => format!("extension '.{}'", ext.to_string_lossy()),
@@ -155,7 +203,7 @@ pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &
         _ => Ok(match stdout {
             Stdout::Terminal => Format::Tsv,
             Stdout::File(path) => path.as_deref().and_then(Format::from_extension).unwrap_or(Format::Tsv),
-            Stdout::Pipe => Format::ArrowStream,
+            Stdout::Pipe | Stdout::Device => Format::ArrowStream,
         }),
     }
 }
@@ -176,6 +224,7 @@ mod tests {
             (file("/tmp/hits.out"), Format::Tsv),
             (Stdout::File(None), Format::Tsv),
             (Stdout::Pipe, Format::ArrowStream),
+            (Stdout::Device, Format::ArrowStream),
         ];
         for (stdout, want) in cases {
             assert_eq!(resolve_format(None, None, &stdout).unwrap(), want, "{stdout:?}");
@@ -184,6 +233,21 @@ mod tests {
         // --format and -o win over standard output.
         assert_eq!(resolve_format(Some(Format::Tsv), None, &Stdout::Pipe).unwrap(), Format::Tsv);
         assert_eq!(resolve_format(None, Some(Path::new("x.parquet")), &Stdout::Terminal).unwrap(), Format::Parquet);
+    }
+
+    #[test]
+    fn devices_need_no_format_and_only_a_pipe_chosen_by_default_gets_the_note() {
+        assert_eq!(resolve_format(None, Some(Path::new("/dev/null")), &Stdout::Terminal).unwrap(), Format::ArrowStream);
+        assert!(resolve_format(None, Some(Path::new("/tmp/no-such-dir/x.out")), &Stdout::Terminal).is_err());
+        let note =
+            |explicit, output: Option<&str>, stdout| default_format_note(explicit, output.map(Path::new), &stdout);
+        assert_eq!(note(None, None, Stdout::Pipe), Some("writing an Arrow IPC stream; --format tsv for text"));
+        assert!(note(None, Some("-"), Stdout::Pipe).is_some());
+        assert_eq!(note(Some(Format::ArrowStream), None, Stdout::Pipe), None);
+        assert_eq!(note(None, Some("x.arrows"), Stdout::Pipe), None);
+        assert_eq!(note(None, None, Stdout::Device), None);
+        assert_eq!(note(None, None, Stdout::Terminal), None);
+        assert_eq!(note(None, None, Stdout::File(None)), None);
     }
 
     #[test]

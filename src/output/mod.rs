@@ -28,7 +28,7 @@ mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow, Value};
 pub use columns::{Column, Columns, Need};
-pub use format::{resolve_format, Format, Stdout};
+pub use format::{default_format_note, resolve_format, Format, Stdout};
 pub use table::{create_table_writer, TableWriter};
 pub use text::{blast_bitscore, blast_evalue};
 
@@ -109,7 +109,60 @@ pub fn create_writer_carrying(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
-    writer_on(sink::Sink::open(output)?, format, columns, carried, metadata)
+    Ok(lazy_on(sink::Sink::open(output)?, format, columns, carried, metadata))
+}
+
+fn lazy_on(
+    sink: sink::Sink,
+    format: Format,
+    columns: &Columns,
+    carried: &Schema,
+    metadata: &RunMetadata,
+) -> Box<dyn ResultWriter> {
+    let pending =
+        Pending { sink, format, columns: columns.clone(), carried: carried.clone(), metadata: metadata.clone() };
+    Box::new(Lazy { pending: Some(pending), started: None })
+}
+
+/// What a writer needs to start.
+struct Pending {
+    sink: sink::Sink,
+    format: Format,
+    columns: Columns,
+    carried: Schema,
+    metadata: RunMetadata,
+}
+
+/// A writer that starts its encoder (schema, magic bytes, header line) with the first batch,
+/// or at `finish` for an empty result: a run that fails before its first results (a bad
+/// input found while reading it) leaves standard output untouched, never a Parquet magic or
+/// a header alone.
+struct Lazy {
+    pending: Option<Pending>,
+    started: Option<Box<dyn ResultWriter>>,
+}
+
+impl Lazy {
+    fn started(&mut self) -> Result<&mut Box<dyn ResultWriter>> {
+        if let Some(p) = self.pending.take() {
+            self.started = Some(writer_on(p.sink, p.format, &p.columns, &p.carried, &p.metadata)?);
+        }
+        self.started.as_mut().ok_or_else(|| Error::Internal("writer used after it failed to start".into()))
+    }
+}
+
+impl ResultWriter for Lazy {
+    fn write(&mut self, batch: &ResultBatch) -> Result<()> {
+        self.started()?.write(batch)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.started()?;
+        match self.started.take() {
+            Some(writer) => writer.finish(),
+            None => Err(Error::Internal("writer not started".into())),
+        }
+    }
 }
 
 fn writer_on(
@@ -191,6 +244,55 @@ mod tests {
             };
             assert!(is_broken_pipe(&error), "{format}: {error:?}");
             assert_eq!(error.exit_code(), 1, "{format}");
+        }
+    }
+
+    /// Standard output that keeps what it was given.
+    #[derive(Clone, Default)]
+    struct Kept(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Kept {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    // A run that fails before its first batch leaves standard output empty; an empty result
+    // is still a complete output (Parquet magic at both ends, the TSV header).
+    #[test]
+    fn nothing_reaches_stdout_before_the_first_batch_and_an_empty_result_is_complete() {
+        let columns = Columns::default_for(Mode::Search, Format::Tsv);
+        for (format, _) in Format::ALL {
+            let kept = Kept::default();
+            let writer = lazy_on(
+                sink::Sink::test(Box::new(kept.clone())),
+                format,
+                &columns,
+                &Schema::empty(),
+                &RunMetadata::new(),
+            );
+            drop(writer);
+            assert!(kept.0.lock().unwrap().is_empty(), "{format}: bytes before the first batch");
+            let kept = Kept::default();
+            let writer = lazy_on(
+                sink::Sink::test(Box::new(kept.clone())),
+                format,
+                &columns,
+                &Schema::empty(),
+                &RunMetadata::new(),
+            );
+            writer.finish().unwrap();
+            let bytes = kept.0.lock().unwrap().clone();
+            match format {
+                Format::Parquet => assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1") && bytes.len() > 8),
+                Format::Tsv => assert!(bytes.starts_with(b"query\ttarget\tscore\t") && bytes.ends_with(b"rank\n")),
+                Format::Blast => assert!(bytes.is_empty()),
+                _ => assert!(!bytes.is_empty(), "{format}"),
+            }
         }
     }
 

@@ -40,7 +40,15 @@ pub fn create_table_writer(
     let schema = std::sync::Arc::new(schema.as_ref().clone().with_metadata(map));
     let sink = Sink::open(output)?;
     let status = sink.status();
-    let encoder = match format {
+    // Nothing is written before the first rows (or `finish`, for an empty table): a run that
+    // fails before them leaves standard output untouched.
+    Ok(Box::new(Table { pending: Some((format, schema, metadata.clone(), sink)), encoder: None, status }))
+}
+
+/// The encoder of `format`; writes its header (schema, magic, column names) into `sink`.
+fn start(format: Format, schema: SchemaRef, metadata: &RunMetadata, sink: Sink) -> Result<Encoder> {
+    let status = sink.status();
+    Ok(match format {
         Format::ArrowStream => {
             Encoder::Stream(StreamWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?)
         }
@@ -55,8 +63,7 @@ pub fn create_table_writer(
             writeln!(out, "{}", names.join("\t")).map_err(|e| status.io_fail(e))?;
             Encoder::Tsv(out, String::new())
         }
-    };
-    Ok(Box::new(Table { encoder, status }))
+    })
 }
 
 enum Encoder {
@@ -66,9 +73,23 @@ enum Encoder {
     Tsv(BufWriter<Sink>, String),
 }
 
+/// What a table writer needs to start: format, schema, run metadata and the sink.
+type Pending = (Format, SchemaRef, RunMetadata, Sink);
+
 struct Table {
-    encoder: Encoder,
+    /// Until the first rows: what starting the encoder takes.
+    pending: Option<Pending>,
+    encoder: Option<Encoder>,
     status: Status,
+}
+
+impl Table {
+    fn started(&mut self) -> Result<&mut Encoder> {
+        if let Some((format, schema, metadata, sink)) = self.pending.take() {
+            self.encoder = Some(start(format, schema, &metadata, sink)?);
+        }
+        self.encoder.as_mut().ok_or_else(|| Error::Internal("table writer used after it failed to start".into()))
+    }
 }
 
 impl TableWriter for Table {
@@ -76,8 +97,9 @@ impl TableWriter for Table {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let status = &self.status;
-        match &mut self.encoder {
+        let status = self.status.clone();
+        let status = &status;
+        match self.started()? {
             Encoder::Stream(w) => {
                 w.write(batch).map_err(|e| status.fail(e))?;
                 w.get_mut().flush().map_err(|e| status.fail(e))
@@ -104,9 +126,11 @@ impl TableWriter for Table {
         }
     }
 
-    fn finish(self: Box<Self>) -> Result<()> {
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.started()?;
         let status = self.status;
-        match self.encoder {
+        let Some(encoder) = self.encoder else { return Err(Error::Internal("table writer not started".into())) };
+        match encoder {
             Encoder::Stream(w) => Sink::commit_buffered(w.into_inner().map_err(|e| status.fail(e))?, &status),
             Encoder::File(w) => Sink::commit_buffered(w.into_inner().map_err(|e| status.fail(e))?, &status),
             Encoder::Parquet(w) => w.into_inner().map_err(|e| status.fail(e))?.commit(),

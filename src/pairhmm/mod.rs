@@ -52,8 +52,10 @@ pub(crate) fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| Error::Internal(format!("cannot start {threads} threads: {e}")))
 }
 
-/// The engine for `device`. `SWARROW_ENGINE=scalar` forces the double reference on the CPU.
-pub fn select(device: Device, threads: Option<usize>, quiet: bool) -> Result<Arc<dyn Engine>> {
+/// The engine for `device`; `verbose` says which one on stderr, and why not the GPU when
+/// `auto` falls back to the CPU (silent otherwise, as for search and align).
+/// `SWARROW_ENGINE=scalar` forces the double reference on the CPU.
+pub fn select(device: Device, threads: Option<usize>, verbose: bool) -> Result<Arc<dyn Engine>> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let cpu = || -> Result<Arc<dyn Engine>> {
         if std::env::var("SWARROW_ENGINE").is_ok_and(|v| v == "scalar") {
@@ -67,7 +69,7 @@ pub fn select(device: Device, threads: Option<usize>, quiet: bool) -> Result<Arc
         Device::Auto => match cuda::CudaEngine::new(threads) {
             Ok(e) => Arc::new(e),
             Err(Error::Device(why)) => {
-                if !quiet {
+                if verbose {
                     eprintln!("swarrow: no usable GPU ({why}); using the CPU");
                 }
                 cpu()?
@@ -75,7 +77,7 @@ pub fn select(device: Device, threads: Option<usize>, quiet: bool) -> Result<Arc
             Err(e) => return Err(e),
         },
     };
-    if !quiet {
+    if verbose {
         eprintln!("swarrow: computing likelihoods on {}", engine.name());
     }
     Ok(engine)

@@ -37,8 +37,9 @@ pub fn rows(batch: &PairBatch, likelihoods: &[Likelihood], schema: &SchemaRef) -
 /// Batches between stages.
 const DEPTH: usize = 2;
 
-/// Streams every batch of `reader` through `engine` into `writer`, then finishes it.
-pub fn run(engine: Arc<dyn Engine>, mut reader: BatchReader, writer: Box<dyn TableWriter>) -> Result<()> {
+/// Streams every batch of `reader` through `engine` into `writer`, then finishes it; returns
+/// the rows written.
+pub fn run(engine: Arc<dyn Engine>, mut reader: BatchReader, writer: Box<dyn TableWriter>) -> Result<u64> {
     let (full_tx, full_rx): (SyncSender<PairBatch>, Receiver<PairBatch>) = sync_channel(DEPTH);
     let (free_tx, free_rx) = sync_channel::<PairBatch>(DEPTH + 2);
     let (rows_tx, rows_rx) = sync_channel::<RecordBatch>(DEPTH);
@@ -56,12 +57,14 @@ pub fn run(engine: Arc<dyn Engine>, mut reader: BatchReader, writer: Box<dyn Tab
         }
         Ok(())
     });
-    let write_stage = std::thread::spawn(move || -> Result<Box<dyn TableWriter>> {
+    let write_stage = std::thread::spawn(move || -> Result<(Box<dyn TableWriter>, u64)> {
         let mut writer = writer;
+        let mut written = 0;
         for rows in rows_rx {
             writer.write(&rows)?;
+            written += rows.num_rows() as u64;
         }
-        Ok(writer)
+        Ok((writer, written))
     });
     let schema = schema();
     let mut likelihoods = Vec::new();
@@ -90,5 +93,7 @@ pub fn run(engine: Arc<dyn Engine>, mut reader: BatchReader, writer: Box<dyn Tab
     let written = write_stage.join().map_err(|_| panicked("writer"))?;
     read?;
     compute?;
-    written?.finish()
+    let (writer, rows) = written?;
+    writer.finish()?;
+    Ok(rows)
 }

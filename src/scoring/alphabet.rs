@@ -5,10 +5,13 @@
 pub const PROTEIN_LETTERS: &[u8; 24] = b"ARNDCQEGHILKMFPSTWYVBZX*";
 /// Code of `X`, which scores every letter outside the matrix alphabet (J, O, U).
 pub const PROTEIN_X: u8 = 22;
-/// DNA codes: A C G T (U reads as T), and one code for every other letter, which
-/// mismatches everything, itself included.
+/// DNA codes: A C G T (U reads as T), and one code for the IUPAC ambiguity codes
+/// ([`DNA_AMBIGUOUS`]), which mismatches everything, itself included. Other letters are not
+/// nucleotides: an input error, so protein files under `--dna` cannot run unnoticed.
 pub const DNA_LETTERS: &[u8; 5] = b"ACGTN";
 pub const DNA_OTHER: u8 = 4;
+/// IUPAC's nucleotide ambiguity codes: read as [`DNA_OTHER`].
+pub const DNA_AMBIGUOUS: &[u8; 11] = b"RYSWKMBDHVN";
 
 const INVALID: u8 = u8::MAX;
 
@@ -90,12 +93,75 @@ impl Alphabet {
     }
 }
 
+/// Describes an invalid byte of `alphabet` for an error message: a letter that is not a
+/// nucleotide is named as such under DNA scoring.
+pub fn describe_residue(alphabet: Alphabet, b: u8) -> String {
+    if alphabet == Alphabet::Dna && (b.is_ascii_alphabetic() || b == b'*') {
+        format!(
+            "'{}' is not a nucleotide (--dna reads A, C, G, T, U and the IUPAC codes {})",
+            b as char,
+            DNA_AMBIGUOUS.iter().map(|&c| c as char).map(String::from).collect::<Vec<_>>().join(" ")
+        )
+    } else {
+        describe_byte(b)
+    }
+}
+
 /// Describes an invalid byte for an error message.
 pub fn describe_byte(b: u8) -> String {
     if b.is_ascii_graphic() {
         format!("invalid residue '{}'", b as char)
     } else {
         format!("invalid residue byte 0x{:02x}", b)
+    }
+}
+
+/// Counts how much of a protein input is made of the letters A, C, G, T and N, as BLAST
+/// warns when a protein query looks like nucleotides: a DNA file given to `search` (or to
+/// `align` without `--dna`) runs, with meaningless scores. Fed protein codes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NucleotideLook {
+    pub residues: usize,
+    pub acgtn: usize,
+}
+
+impl NucleotideLook {
+    /// Residues looked at before a verdict; the first records of an input are enough.
+    pub const SAMPLE: usize = 10_000;
+    /// Fewer residues than this never look like nucleotides (a short peptide may be all G).
+    pub const MIN_RESIDUES: usize = 30;
+    /// The share of A, C, G, T, N above which an input looks like nucleotides.
+    pub const SHARE: f64 = 0.9;
+
+    /// Adds protein `codes` (up to [`Self::SAMPLE`] residues in all).
+    pub fn add(&mut self, codes: &[u8]) {
+        const ACGTN: [u8; 5] = [0, 4, 7, 16, 2]; // A C G T N in NCBI order
+        let take = Self::SAMPLE.saturating_sub(self.residues).min(codes.len());
+        self.residues += take;
+        self.acgtn += codes[..take].iter().filter(|c| ACGTN.contains(c)).count();
+    }
+
+    /// Enough residues have been seen for a verdict.
+    pub fn full(&self) -> bool {
+        self.residues >= Self::SAMPLE
+    }
+
+    /// The share of A, C, G, T, N when it is over [`Self::SHARE`] of enough residues.
+    pub fn looks_like_nucleotides(&self) -> Option<f64> {
+        let share = self.acgtn as f64 / self.residues.max(1) as f64;
+        (self.residues >= Self::MIN_RESIDUES && share > Self::SHARE).then_some(share)
+    }
+
+    /// The warning for `what` (a file and its role), if it looks like nucleotides.
+    pub fn warning(&self, what: &str) -> Option<String> {
+        self.looks_like_nucleotides().map(|share| {
+            format!(
+                "swarrow: warning: {what} looks like nucleotides ({:.0}% A, C, G, T, N in its first {} residues) \
+                 but is read as protein; for DNA use `swarrow align --dna`",
+                100.0 * share,
+                self.residues
+            )
+        })
     }
 }
 
@@ -121,13 +187,13 @@ const fn build_protein() -> [u8; 256] {
 
 const fn build_dna() -> [u8; 256] {
     let mut t = [INVALID; 256];
-    let mut c = b'A';
-    while c <= b'Z' {
+    let mut k = 0;
+    while k < DNA_AMBIGUOUS.len() {
+        let c = DNA_AMBIGUOUS[k];
         t[c as usize] = DNA_OTHER;
         t[(c + 32) as usize] = DNA_OTHER;
-        c += 1;
+        k += 1;
     }
-    t[b'*' as usize] = DNA_OTHER;
     let pairs: [(u8, u8); 5] = [(b'A', 0), (b'C', 1), (b'G', 2), (b'T', 3), (b'U', 3)];
     let mut i = 0;
     while i < pairs.len() {
@@ -159,8 +225,44 @@ mod tests {
     #[test]
     fn dna_maps_u_to_t_and_ambiguity_to_other() {
         let a = Alphabet::Dna;
-        assert_eq!(a.encode(b"acgtuNRY*").unwrap(), vec![0, 1, 2, 3, 3, 4, 4, 4, 4]);
+        assert_eq!(a.encode(b"acgtuNRYSWKMBDHVnryswkmbdhv").unwrap()[..6], [0, 1, 2, 3, 3, 4]);
+        assert!(a.encode(b"NRYSWKMBDHVnryswkmbdhv").unwrap().iter().all(|&c| c == DNA_OTHER));
         assert_eq!(a.encode(b"AC.G"), Err(2));
+    }
+
+    // IUPAC nucleotide codes are A C G T U R Y S W K M B D H V N; every other letter (and
+    // `*`) is not a nucleotide.
+    #[test]
+    fn dna_refuses_letters_that_are_not_nucleotides() {
+        for b in *b"EFIJLOPQXZefijlopqxz*" {
+            assert_eq!(Alphabet::Dna.encode(&[b'A', b]), Err(1), "{}", b as char);
+            assert!(describe_residue(Alphabet::Dna, b).contains("is not a nucleotide"), "{}", b as char);
+        }
+        assert_eq!(describe_residue(Alphabet::Dna, b'-'), "invalid residue '-'");
+        assert_eq!(describe_residue(Alphabet::Protein, b'-'), "invalid residue '-'");
+    }
+
+    #[test]
+    fn nucleotide_look_needs_enough_acgtn() {
+        let p = Alphabet::Protein;
+        let mut dna = NucleotideLook::default();
+        dna.add(&p.encode(b"ACGTTGCANNACGTACGTACGTTTGACCAGTACGATCAGTCAG").unwrap());
+        assert!(dna.looks_like_nucleotides().is_some_and(|s| s == 1.0));
+        // A protein: BLOSUM62's example query (about 20% A, C, G, T, N).
+        let mut protein = NucleotideLook::default();
+        protein.add(&p.encode(b"MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ").unwrap());
+        assert_eq!(protein.looks_like_nucleotides(), None);
+        // Too short to tell.
+        let mut short = NucleotideLook::default();
+        short.add(&p.encode(b"GAGAGAGAGA").unwrap());
+        assert_eq!(short.looks_like_nucleotides(), None);
+        // 91 of 100 is over 90%; 90 of 100 is not.
+        for (n, want) in [(91, true), (90, false)] {
+            let mut look = NucleotideLook::default();
+            let seq: Vec<u8> = (0..100).map(|i| if i < n { b'G' } else { b'W' }).collect();
+            look.add(&p.encode(&seq).unwrap());
+            assert_eq!(look.looks_like_nucleotides().is_some(), want, "{n}");
+        }
     }
 
     #[test]

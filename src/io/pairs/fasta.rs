@@ -18,8 +18,8 @@ pub(super) struct FastaPairs {
 
 impl FastaPairs {
     pub(super) fn open(query: &Path, target: &Path, alphabet: Alphabet, limits: BatchLimits) -> Result<FastaPairs> {
-        let query = BlockFastaReader::open(query, alphabet)?;
-        let target = BlockFastaReader::open(target, alphabet)?;
+        let query = BlockFastaReader::open(query, alphabet)?.allow_empty();
+        let target = BlockFastaReader::open(target, alphabet)?.allow_empty();
         Ok(FastaPairs { query, target, limits, counter: Counter { pairs: 0 } })
     }
 
