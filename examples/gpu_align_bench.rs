@@ -148,6 +148,7 @@ fn cuda_config(args: &[String]) -> CudaConfig {
     CudaConfig {
         align_streams: num(args, "--streams", d.align_streams),
         align_piece_pairs: num(args, "--piece", d.align_piece_pairs),
+        align_depth: num(args, "--depth", d.align_depth),
         align_max_rows: arg(args, "--max-rows").map(|v| v.parse().expect("--max-rows N")),
         align_upload: match arg(args, "--upload").as_deref() {
             Some("direct") => Upload::Direct,

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
 use cudarc::driver::{
-    sys as dsys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+    sys as dsys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -49,6 +49,70 @@ struct Device {
     /// Per stream: pinned staging and device buffers for the sequences, reused between
     /// pieces and calls (no page faults, DMA straight from pinned memory).
     staging: Vec<Mutex<Staging>>,
+    /// Piece slots for alignment, `align_depth` per stream (see [`Slot`]).
+    slots: Vec<Mutex<Slot>>,
+    /// Recorded once at the start: the zero of the pieces' timelines.
+    epoch: cudarc::driver::CudaEvent,
+    /// Per piece, milliseconds from `epoch` to its slot's four marks.
+    spans: Mutex<Vec<[f32; 4]>>,
+}
+
+/// Everything one piece of pairs needs in flight, reused from piece to piece: the host
+/// fills `host_in` (residues, pair table, bin tables) while the GPU works on another slot's
+/// piece; one DMA takes it to `dev_in`, the passes write `dev_out`, one DMA brings that
+/// back into `host_out`, and the last mark tells the host when it may read it (and refill).
+struct Slot {
+    stream: Arc<CudaStream>,
+    host_in: Option<cudarc::driver::PinnedHostSlice<u8>>,
+    host_out: Option<cudarc::driver::PinnedHostSlice<i32>>,
+    dev_in: Option<CudaSlice<u8>>,
+    dev_out: Option<CudaSlice<i32>>,
+    dev_scratch: Option<CudaSlice<u32>>,
+    /// Recorded before the upload, after it, after the passes and after the read-back
+    /// (`marks[3]` is the one the host waits for): the GPU's timeline for `--stats`.
+    marks: [cudarc::driver::CudaEvent; 4],
+}
+
+/// Where one piece's inputs lie in a slot (byte offsets into `host_in` / `dev_in`; the
+/// residues come first).
+#[derive(Debug, Clone, Copy, Default)]
+struct InLayout {
+    descs: usize,
+    groups: usize,
+    warps: usize,
+    total: usize,
+}
+
+/// Device addresses of one piece's buffers, as the kernel takes them.
+#[derive(Debug, Clone, Copy)]
+struct PieceDev {
+    seqs: u64,
+    descs: u64,
+    groups: u64,
+    warps: u64,
+    fwd: u64,
+    rev: u64,
+    scratch: u64,
+}
+
+/// The group and warp tables of a set of bins (see [`plan_launches`]): one table each for
+/// all launches, with each launch's first warp and scratch offset.
+struct Tables {
+    groups: Vec<i32>,
+    warps: Vec<i32>,
+    launches: Vec<Launch>,
+    warp_off: Vec<usize>,
+    scratch_off: Vec<usize>,
+    scratch_len: usize,
+}
+
+/// A piece whose work is queued on its slot's stream, waiting to be read back.
+struct Pending<'a> {
+    slot: std::sync::MutexGuard<'a, Slot>,
+    piece: usize,
+    npairs: usize,
+    items: Vec<Item>,
+    layout: InLayout,
 }
 
 #[derive(Default)]
@@ -131,6 +195,29 @@ impl GpuAligner {
                 streams.push(gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?);
             }
             let staging = (0..streams.len()).map(|_| Mutex::new(Staging::default())).collect();
+            let epoch =
+                gpu.ctx.new_event(Some(dsys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(dev_err("creating an event"))?;
+            epoch.record(&gpu.stream).map_err(dev_err("recording an event"))?;
+            let mut slots = Vec::new();
+            for _ in 0..config.align_depth.max(1) * streams.len() {
+                let stream = gpu.ctx.new_stream().map_err(dev_err("creating a stream"))?;
+                // Blocking: a worker waiting for its piece sleeps instead of spinning on a core the
+                // others pack with. With timing (no DISABLE_TIMING flag) for the statistics.
+                let mark = || gpu.ctx.new_event(Some(dsys::CUevent_flags::CU_EVENT_BLOCKING_SYNC));
+                let marks = [mark(), mark(), mark(), mark()];
+                let [Ok(a), Ok(b), Ok(c), Ok(e)] = marks else {
+                    return Err(Error::Device("creating CUDA events failed".into()));
+                };
+                slots.push(Mutex::new(Slot {
+                    stream,
+                    host_in: None,
+                    host_out: None,
+                    dev_in: None,
+                    dev_out: None,
+                    dev_scratch: None,
+                    marks: [a, b, c, e],
+                }));
+            }
             let shared_per_sm = gpu
                 .ctx
                 .attribute(dsys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
@@ -143,6 +230,9 @@ impl GpuAligner {
                 kernels: Mutex::new(HashMap::new()),
                 stats_kernel: Mutex::new(None),
                 staging,
+                slots,
+                epoch,
+                spans: Mutex::new(Vec::new()),
             });
         }
         if devices.is_empty() {
@@ -211,7 +301,208 @@ impl GpuAligner {
 
     /// Score, end and start of each pair, in input order.
     pub fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
-        self.by_pieces(pairs, |d, s, piece, _| self.align_chunk(d, s, piece))
+        let workers: Vec<(&Device, usize)> =
+            self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
+        let pieces = piece_ranges(pairs, self.piece_pairs(pairs.len(), workers.len()), CHUNK_BYTES);
+        let next = AtomicUsize::new(0);
+        let done: Mutex<Vec<(usize, Vec<Alignment>)>> = Mutex::new(Vec::new());
+        let used = workers.len().min(pieces.len());
+        let results: Vec<Result<()>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = workers[..used]
+                .iter()
+                .map(|&(d, w)| {
+                    let (next, done, pieces) = (&next, &done, &pieces);
+                    sc.spawn(move || self.align_worker(d, w, pairs, pieces, next, done))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU worker thread panicked".into()))))
+                .collect()
+        });
+        for r in results {
+            r?;
+        }
+        let mut out = vec![Alignment::default(); pairs.len()];
+        for (k, res) in done.into_inner().map_err(|_| Error::Internal("result lock poisoned".into()))? {
+            let r = &pieces[k];
+            if res.len() != r.len() {
+                return Err(Error::Internal(format!("GPU piece gave {} results for {} pairs", res.len(), r.len())));
+            }
+            out[r.clone()].clone_from_slice(&res);
+        }
+        Ok(out)
+    }
+
+    /// Pairs per piece for a call of `n` pairs over `workers` workers: at least two pieces
+    /// per worker where the call is big enough (each worker keeps one piece on the GPU while
+    /// it prepares the next), within the configured size.
+    fn piece_pairs(&self, n: usize, workers: usize) -> usize {
+        n.div_ceil(2 * workers.max(1)).max(MIN_PIECE_PAIRS).min(self.config.align_piece_pairs.max(1)).max(1)
+    }
+
+    /// One worker of a call: takes pieces from the shared queue and keeps up to
+    /// `align_depth` of them in flight on its device, each in a [`Slot`]: while the GPU runs
+    /// one, the worker reads back the one before and prepares the next.
+    fn align_worker(
+        &self,
+        d: &Device,
+        w: usize,
+        pairs: PairSeqs<'_>,
+        pieces: &[std::ops::Range<usize>],
+        next: &AtomicUsize,
+        done: &Mutex<Vec<(usize, Vec<Alignment>)>>,
+    ) -> Result<()> {
+        d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
+        let depth = self.config.align_depth.max(1);
+        let mut pending: std::collections::VecDeque<Pending<'_>> = std::collections::VecDeque::new();
+        let finish_one = |p: Pending<'_>| -> Result<()> {
+            let k = p.piece;
+            let res = self.harvest(d, p, pairs.slice(pieces[k].clone()))?;
+            done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
+            Ok(())
+        };
+        let mut turn = 0usize;
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(r) = pieces.get(k) else { break };
+            // A free slot, preferring this worker's own; while none is free, finishing our
+            // own oldest piece frees one (never wait for a slot while holding one: two
+            // calls' workers could wait on each other).
+            let slot = loop {
+                let n = d.slots.len();
+                let first = (depth * w + turn % depth) % n;
+                if let Some(g) = (0..n).find_map(|i| d.slots[(first + i) % n].try_lock().ok()) {
+                    break g;
+                }
+                match pending.pop_front() {
+                    Some(p) => finish_one(p)?,
+                    None => break d.slots[first].lock().map_err(|_| Error::Internal("slot lock poisoned".into()))?,
+                }
+            };
+            turn += 1;
+            pending.push_back(self.enqueue(d, slot, k, pairs.slice(r.clone()))?);
+            if pending.len() >= depth {
+                if let Some(p) = pending.pop_front() {
+                    finish_one(p)?;
+                }
+            }
+        }
+        while let Some(p) = pending.pop_front() {
+            finish_one(p)?;
+        }
+        Ok(())
+    }
+
+    /// Prepares piece `piece` on the host into the slot and queues its work on the slot's
+    /// stream: one upload, both passes, one read-back, with the slot's marks between.
+    fn enqueue<'a>(
+        &self,
+        d: &Device,
+        mut guard: std::sync::MutexGuard<'a, Slot>,
+        piece: usize,
+        pairs: PairSeqs<'_>,
+    ) -> Result<Pending<'a>> {
+        let t0 = Instant::now();
+        let n = pairs.len();
+        let items: Vec<Item> = pairs
+            .iter()
+            .enumerate()
+            .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
+            .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
+            .collect();
+        let max_rows = packed_max_rows(self.nc1 as usize, self.config.align_max_rows);
+        let bins = self.pool.install(|| make_bins(&items, true, max_rows));
+        let tables = tables(&bins)?;
+        let residues = pairs.residues().len().max(1);
+        let align16 = |x: usize| (x + 15) & !15;
+        let descs = align16(residues);
+        let groups = descs + 16 * n;
+        let warps = align16(groups + 4 * tables.groups.len());
+        let layout = InLayout { descs, groups, warps, total: warps + 4 * tables.warps.len() };
+
+        // The slot's buffers grow (a quarter to spare) and are kept. Its last piece was
+        // read back (its last mark waited for) before the slot was released.
+        let slot = &mut *guard;
+        let err = |what: &'static str| dev_err(what);
+        let spare = |x: usize| x + x / 4;
+        if slot.host_in.as_ref().map_or(true, |h| h.len() < layout.total) {
+            slot.host_in = None;
+            let cap = spare(layout.total);
+            slot.host_in = Some(
+                unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }.map_err(err("allocating pinned memory"))?,
+            );
+        }
+        if slot.dev_in.as_ref().map_or(true, |b| b.len() < layout.total) {
+            slot.dev_in = None;
+            let cap = spare(layout.total);
+            slot.dev_in = Some(unsafe { slot.stream.alloc::<u8>(cap) }.map_err(err("allocating sequence memory"))?);
+        }
+        if slot.host_out.as_ref().map_or(true, |h| h.len() < 8 * n) {
+            slot.host_out = None;
+            slot.host_out = Some(
+                unsafe { d.gpu.ctx.alloc_pinned_with_flags::<i32>(spare(8 * n), 0) }
+                    .map_err(err("allocating pinned memory"))?,
+            );
+        }
+        if slot.dev_out.as_ref().map_or(true, |b| b.len() < 8 * n) {
+            slot.dev_out = None;
+            slot.dev_out = Some(unsafe { slot.stream.alloc::<i32>(spare(8 * n)) }.map_err(err("allocating results"))?);
+        }
+        let scratch_len = tables.scratch_len.max(1);
+        if slot.dev_scratch.as_ref().map_or(true, |b| b.len() < scratch_len) {
+            slot.dev_scratch = None;
+            let cap = spare(scratch_len);
+            slot.dev_scratch = Some(unsafe { slot.stream.alloc::<u32>(cap) }.map_err(err("allocating scratch"))?);
+        }
+        let (Some(host_in), Some(dev_in), Some(dev_out), Some(host_out), Some(dev_scratch)) = (
+            slot.host_in.as_mut(),
+            slot.dev_in.as_mut(),
+            slot.dev_out.as_mut(),
+            slot.host_out.as_mut(),
+            slot.dev_scratch.as_mut(),
+        ) else {
+            return Err(Error::Internal("align slot buffers missing".into()));
+        };
+        {
+            let buf = host_in.as_mut_slice().map_err(err("pinned buffer"))?;
+            self.pool.install(|| pack_seqs(pairs, &mut buf[..residues]));
+            write_descs(pairs, &mut buf[layout.descs..layout.groups]);
+            put_i32(&mut buf[layout.groups..], &tables.groups);
+            put_i32(&mut buf[layout.warps..], &tables.warps);
+        }
+        let t1 = Instant::now();
+
+        let stream = &slot.stream;
+        let mark = |k: usize| slot.marks[k].record(stream).map_err(dev_err("recording an event"));
+        mark(0)?;
+        {
+            let src = &host_in.as_slice().map_err(err("pinned buffer"))?[..layout.total];
+            stream.memcpy_htod(src, &mut dev_in.slice_mut(..layout.total)).map_err(err("uploading sequences"))?;
+        }
+        // Pairs in no bin (an empty side) read score 0.
+        stream.memset_zeros(&mut dev_out.slice_mut(..8 * n)).map_err(err("clearing results"))?;
+        mark(1)?;
+        let base = dev_in.device_ptr(stream).0;
+        let out = dev_out.device_ptr(stream).0;
+        let dev = PieceDev {
+            seqs: base,
+            descs: base + layout.descs as u64,
+            groups: base + layout.groups as u64,
+            warps: base + layout.warps as u64,
+            fwd: out,
+            rev: out + 16 * n as u64,
+            scratch: dev_scratch.device_ptr(stream).0,
+        };
+        self.launch_passes(d, stream, &tables, &dev)?;
+        mark(2)?;
+        let dst = &mut host_out.as_mut_slice().map_err(err("pinned buffer"))?[..8 * n];
+        stream.memcpy_dtoh(&dev_out.slice(..8 * n), dst).map_err(err("reading results"))?;
+        mark(3)?;
+        let c = &self.counters;
+        c.prepare_ns.fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
+        c.upload_ns.fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(Pending { slot: guard, piece, npairs: n, items, layout })
     }
 
     /// Runs `f` on pieces of `pairs` and returns its results in input order: the pieces are
@@ -365,34 +656,34 @@ impl GpuAligner {
         Ok(f)
     }
 
-    fn align_chunk(&self, d: &Device, si: usize, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
-        let stream = &d.streams[si];
-        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
-        let staging = &mut *staging;
-        if pairs.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// Waits for a queued piece, recomputes at 32 bits the pairs whose 16-bit lanes may have
+    /// wrapped (on the slot, whose inputs are still on the GPU), and returns the piece's
+    /// alignments in order.
+    fn harvest(&self, d: &Device, p: Pending<'_>, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let t0 = Instant::now();
-        let total = pack_descs(pairs, &mut staging.descs);
-        let items: Vec<Item> = pairs
-            .iter()
-            .enumerate()
-            .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
-            .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
-            .collect();
-        let max_rows = packed_max_rows(self.nc1 as usize, self.config.align_max_rows);
-        let bins = self.pool.install(|| make_bins(&items, true, max_rows));
-        let t1 = Instant::now();
-        let descs = stream.clone_htod(&staging.descs).map_err(dev_err("uploading pair table"))?;
-        let seqs = self.upload(d, stream, staging, pairs, total)?;
-        let t2 = Instant::now();
-
-        // Forward (16-bit) then, on the same bins, reverse: queued back to back, one wait.
-        let (mut ends, mut starts) = self.run_both(d, stream, seqs, &descs, &bins, pairs.len())?;
-        // Where 16 bits may have wrapped: both passes again at 32 bits.
+        let Pending { mut slot, npairs: n, items, layout, .. } = p;
+        if pairs.len() != n {
+            return Err(Error::Internal("align piece changed size in flight".into()));
+        }
+        slot.marks[3].synchronize().map_err(dev_err("waiting for the GPU"))?;
+        let slot = &mut *slot;
+        let at = |k: usize| d.epoch.elapsed_ms(&slot.marks[k]).map_err(dev_err("reading an event"));
+        let span = [at(0)?, at(1)?, at(2)?, at(3)?];
+        d.spans.lock().map_err(|_| Error::Internal("span lock poisoned".into()))?.push(span);
+        let raw = match slot.host_out.as_ref() {
+            Some(h) => &h.as_slice().map_err(dev_err("pinned buffer"))?[..8 * n],
+            None => return Err(Error::Internal("align results missing".into())),
+        };
+        let mut ends = cells(&raw[..4 * n]);
+        let mut starts = cells(&raw[4 * n..]);
         let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
         if !wide.is_empty() {
-            let (e, st) = self.run_both(d, stream, seqs, &descs, &make_bins(&wide, false, WIDE_ROWS), pairs.len())?;
+            let Some(dev_in) = slot.dev_in.as_ref() else {
+                return Err(Error::Internal("align slot buffers missing".into()));
+            };
+            let base = dev_in.device_ptr(&slot.stream).0;
+            let bins = make_bins(&wide, false, WIDE_ROWS);
+            let (e, st) = self.run_wide(d, &slot.stream, base, base + layout.descs as u64, &bins, n)?;
             for it in &wide {
                 let i = it.index as usize;
                 ends[i] = e[i];
@@ -400,15 +691,12 @@ impl GpuAligner {
             }
         }
         let c = &self.counters;
-        let ns = |a: Instant, b: Instant| (b - a).as_nanos() as u64;
         c.pieces.fetch_add(1, Ordering::Relaxed);
-        c.pairs.fetch_add(pairs.len() as u64, Ordering::Relaxed);
+        c.pairs.fetch_add(n as u64, Ordering::Relaxed);
         c.cells.fetch_add(pairs.cells(), Ordering::Relaxed);
         c.wide_pairs.fetch_add(wide.len() as u64, Ordering::Relaxed);
-        c.prepare_ns.fetch_add(ns(t0, t1), Ordering::Relaxed);
-        c.upload_ns.fetch_add(ns(t1, t2), Ordering::Relaxed);
-        c.gpu_ns.fetch_add(ns(t2, Instant::now()), Ordering::Relaxed);
-        (0..pairs.len()).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]))).collect()
+        c.gpu_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        (0..n).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]))).collect()
     }
 
     /// The piece's residues (`total` bytes) into the stream's device buffer, by the
@@ -465,7 +753,7 @@ impl GpuAligner {
         let c = &self.counters;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let secs = |a: &AtomicU64| format!("{:.3} s", get(a) as f64 / 1e9);
-        vec![
+        let mut out: Vec<(String, String)> = vec![
             ("align pieces".into(), get(&c.pieces).to_string()),
             ("align pairs".into(), get(&c.pairs).to_string()),
             ("align cells".into(), format!("{:.4e}", get(&c.cells) as f64)),
@@ -474,80 +762,86 @@ impl GpuAligner {
             ("align upload (summed over streams)".into(), secs(&c.upload_ns)),
             ("align GPU passes and read-back (summed over streams)".into(), secs(&c.gpu_ns)),
             ("path statistics on the GPU (summed over streams)".into(), secs(&c.stats_ns)),
-        ]
+        ];
+        for (k, d) in self.devices.iter().enumerate() {
+            let Ok(spans) = d.spans.lock() else { continue };
+            if spans.is_empty() {
+                continue;
+            }
+            let (busy, first, last) = united(spans.iter().map(|s| (s[0], s[3])));
+            let sum = |a: usize, b: usize| spans.iter().map(|s| (s[b] - s[a]) as f64).sum::<f64>() / 1e3;
+            out.push((
+                format!("align GPU {} timeline", k),
+                format!(
+                    "{:.3} s from first upload to last read-back, pieces in flight {:.3} s of it; summed over pieces: upload {:.3} s, passes {:.3} s, read-back {:.3} s",
+                    (last - first) / 1e3,
+                    busy / 1e3,
+                    sum(0, 1),
+                    sum(1, 2),
+                    sum(2, 3)
+                ),
+            ));
+        }
+        out
     }
 
-    /// Forward pass over every bin, then the reverse pass over the same bins reading the
-    /// forward results on the device; one launch per kernel variant and pass. Returns
-    /// (ends, starts) by pair index (pairs in no bin read as score 0).
-    fn run_both(
+    /// Both passes over `bins` at 32 bits, synchronously (the rare pairs whose 16-bit
+    /// lanes may have wrapped): the piece's residues and pair table are already on the GPU
+    /// at `seqs` and `descs`. Returns (ends, starts) by pair index.
+    fn run_wide(
         &self,
         d: &Device,
         stream: &Arc<CudaStream>,
-        seqs: &CudaSlice<u8>,
-        descs: &CudaSlice<u32>,
+        seqs: u64,
+        descs: u64,
         bins: &[Bin],
         npairs: usize,
     ) -> Result<(Vec<Cell>, Vec<Cell>)> {
-        // All bins' group tables, and all launches' warp tables, in one upload each.
-        let mut all_groups = Vec::with_capacity(bins.iter().map(|b| b.groups.len()).sum::<usize>() + 1);
-        let mut offsets = Vec::with_capacity(bins.len());
-        for b in bins {
-            offsets.push(all_groups.len() / halves(b.packed));
-            all_groups.extend_from_slice(&b.groups);
-        }
-        // Group indices count in units of one shape's halves: one lane width per table.
-        if bins.windows(2).any(|w| w[0].packed != w[1].packed) {
-            return Err(Error::Internal("align bins of both lane widths in one table".into()));
-        }
-        all_groups.push(-1);
-        let launches = plan_launches(bins, &offsets);
-        let mut all_warps: Vec<i32> = Vec::new();
-        let mut warp_off = Vec::with_capacity(launches.len());
-        for l in &launches {
-            warp_off.push(all_warps.len() / 4);
-            all_warps.extend(l.warps.iter().flatten());
-        }
-        all_warps.extend([32, 0, 0, 0]);
-        let groups = stream.clone_htod(&all_groups).map_err(dev_err("uploading bins"))?;
-        let warps = stream.clone_htod(&all_warps).map_err(dev_err("uploading bins"))?;
-        let mut fwd = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
-        let mut rev = stream.alloc_zeros::<i32>(npairs * 4).map_err(dev_err("allocating results"))?;
-        let mut scratch = Vec::with_capacity(launches.len());
-        for l in &launches {
-            let len = (l.slots * 2 * l.stride).max(1);
-            scratch.push(stream.alloc_zeros::<u32>(len).map_err(dev_err("allocating scratch"))?);
-        }
-        for reverse in [false, true] {
-            for (k, l) in launches.iter().enumerate() {
-                let view = warps.slice(warp_off[k] * 4..(warp_off[k] + l.warps.len()) * 4);
-                if reverse {
-                    self.launch(d, stream, l, seqs, descs, &groups, &view, Some(&fwd), &mut rev, &scratch[k])?;
-                } else {
-                    self.launch(d, stream, l, seqs, descs, &groups, &view, None, &mut fwd, &scratch[k])?;
-                }
-            }
-        }
-        let ends = stream.clone_dtoh(&fwd).map_err(dev_err("reading results"))?;
-        let starts = stream.clone_dtoh(&rev).map_err(dev_err("reading results"))?;
-        drop((scratch, groups, warps));
-        Ok((cells(&ends), cells(&starts)))
+        let t = tables(bins)?;
+        let err = |what: &'static str| dev_err(what);
+        let groups = stream.clone_htod(&t.groups).map_err(err("uploading bins"))?;
+        let warps = stream.clone_htod(&t.warps).map_err(err("uploading bins"))?;
+        let out = stream.alloc_zeros::<i32>(npairs * 8).map_err(err("allocating results"))?;
+        let scratch = stream.alloc_zeros::<u32>(t.scratch_len.max(1)).map_err(err("allocating scratch"))?;
+        let o = out.device_ptr(stream).0;
+        let dev = PieceDev {
+            seqs,
+            descs,
+            groups: groups.device_ptr(stream).0,
+            warps: warps.device_ptr(stream).0,
+            fwd: o,
+            rev: o + 16 * npairs as u64,
+            scratch: scratch.device_ptr(stream).0,
+        };
+        self.launch_passes(d, stream, &t, &dev)?;
+        let raw = stream.clone_dtoh(&out).map_err(err("reading results"))?;
+        drop((groups, warps, scratch));
+        Ok((cells(&raw[..4 * npairs]), cells(&raw[4 * npairs..])))
     }
 
-    /// One launch of `align_pairs` (reverse mode when `fwd` is given).
+    /// Queues the forward pass over every launch, then the reverse pass over the same
+    /// launches reading the forward results on the device.
+    fn launch_passes(&self, d: &Device, stream: &Arc<CudaStream>, t: &Tables, dev: &PieceDev) -> Result<()> {
+        for reverse in [false, true] {
+            for (k, l) in t.launches.iter().enumerate() {
+                self.launch(d, stream, l, dev, t.warp_off[k], t.scratch_off[k], reverse)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One launch of `align_pairs`: launch `l`, whose warps start at `warp_off` in the warp
+    /// table and whose scratch at `scratch_off` words.
     #[allow(clippy::too_many_arguments)]
     fn launch(
         &self,
         d: &Device,
         stream: &Arc<CudaStream>,
         l: &Launch,
-        seqs: &CudaSlice<u8>,
-        descs: &CudaSlice<u32>,
-        groups: &CudaSlice<i32>,
-        warps: &cudarc::driver::CudaView<'_, i32>,
-        fwd: Option<&CudaSlice<i32>>,
-        out: &mut CudaSlice<i32>,
-        scratch: &CudaSlice<u32>,
+        dev: &PieceDev,
+        warp_off: usize,
+        scratch_off: usize,
+        reverse: bool,
     ) -> Result<()> {
         let f = self.kernel(d, l.packed, l.rows)?;
         let halves = if l.packed { 2 } else { 1 };
@@ -572,26 +866,95 @@ impl GpuAligner {
             shared_mem_bytes: shared,
         };
         let args = AlignArgs {
-            pairs: descs.device_ptr(stream).0,
-            groups: groups.device_ptr(stream).0,
-            warps: warps.device_ptr(stream).0,
+            pairs: dev.descs,
+            groups: dev.groups,
+            warps: dev.warps + 16 * warp_off as u64,
             nwarps: l.warps.len() as i32,
-            seqs: seqs.device_ptr(stream).0,
+            seqs: dev.seqs,
             matrix: d.matrix.device_ptr(stream).0,
             nc1: self.nc1,
             gap_oe: self.gap_oe,
             gap_ext: self.gap_ext,
-            // Forward mode never reads `fwd`: any device pointer does (the pair table here).
-            fwd: fwd.map_or(descs.device_ptr(stream).0, |x| x.device_ptr(stream).0),
+            // Forward mode never reads `fwd`.
+            fwd: dev.fwd,
             overflow_limit: if l.packed { self.limit } else { i32::MAX },
-            out: out.device_ptr_mut(stream).0,
-            scratch: scratch.device_ptr(stream).0,
+            out: if reverse { dev.rev } else { dev.fwd },
+            scratch: dev.scratch + 4 * scratch_off as u64,
             scratch_stride: l.stride as i32,
         };
-        let reverse: i32 = fwd.is_some() as i32;
+        let reverse = reverse as i32;
         let mut lb = stream.launch_builder(&f);
         lb.arg(&args).arg(&reverse);
         unsafe { lb.launch(cfg) }.map_err(dev_err("launching align_pairs"))?;
         Ok(())
+    }
+}
+
+/// The group and warp tables of `bins` (all of one lane width) for one upload each.
+fn tables(bins: &[Bin]) -> Result<Tables> {
+    if bins.windows(2).any(|w| w[0].packed != w[1].packed) {
+        // Group indices count in units of one shape's halves: one lane width per table.
+        return Err(Error::Internal("align bins of both lane widths in one table".into()));
+    }
+    let mut groups = Vec::with_capacity(bins.iter().map(|b| b.groups.len()).sum::<usize>() + 1);
+    let mut offsets = Vec::with_capacity(bins.len());
+    for b in bins {
+        offsets.push(groups.len() / halves(b.packed));
+        groups.extend_from_slice(&b.groups);
+    }
+    groups.push(-1);
+    let launches = plan_launches(bins, &offsets);
+    let mut warps: Vec<i32> = Vec::new();
+    let (mut warp_off, mut scratch_off) = (Vec::new(), Vec::new());
+    let mut scratch_len = 0;
+    for l in &launches {
+        warp_off.push(warps.len() / 4);
+        warps.extend(l.warps.iter().flatten());
+        scratch_off.push(scratch_len);
+        scratch_len += l.slots * 2 * l.stride;
+    }
+    warps.extend([32, 0, 0, 0]);
+    Ok(Tables { groups, warps, launches, warp_off, scratch_off, scratch_len })
+}
+
+/// The kernel's pair table, (query offset, target offset, qlen, tlen) per pair as
+/// native-endian u32, into `dst` (16 bytes per pair).
+fn write_descs(pairs: PairSeqs<'_>, dst: &mut [u8]) {
+    let mut at = 0usize;
+    for ((q, t), d) in pairs.iter().zip(dst.chunks_exact_mut(16)) {
+        let v = [at as u32, (at + q.len()) as u32, q.len() as u32, t.len() as u32];
+        at += q.len() + t.len();
+        for (k, x) in v.iter().enumerate() {
+            d[4 * k..4 * k + 4].copy_from_slice(&x.to_ne_bytes());
+        }
+    }
+}
+
+/// Total length of the union of `spans` (start, end), and the first start and last end.
+fn united(spans: impl Iterator<Item = (f32, f32)>) -> (f64, f64, f64) {
+    let mut v: Vec<(f64, f64)> = spans.map(|(a, b)| (a as f64, b as f64)).collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut busy, mut cur) = (0.0, None::<(f64, f64)>);
+    for (a, b) in v.iter().copied() {
+        cur = match cur {
+            Some((s, e)) if a <= e => Some((s, e.max(b))),
+            Some((s, e)) => {
+                busy += e - s;
+                Some((a, b))
+            }
+            None => Some((a, b)),
+        };
+    }
+    if let Some((s, e)) = cur {
+        busy += e - s;
+    }
+    let first = v.first().map_or(0.0, |x| x.0);
+    let last = v.iter().map(|x| x.1).fold(0.0, f64::max);
+    (busy, first, last)
+}
+
+fn put_i32(dst: &mut [u8], src: &[i32]) {
+    for (d, x) in dst.chunks_exact_mut(4).zip(src) {
+        d.copy_from_slice(&x.to_ne_bytes());
     }
 }

@@ -209,12 +209,12 @@ pub fn kernel_matrix(sc: &Scoring) -> Result<(Vec<i8>, usize)> {
     Ok((m, nc1))
 }
 
-/// Most packed rows per thread for an alphabet of `nc1` codes (padding included): the
-/// per-thread profile takes 2 x nc1 x rows bytes of shared memory, so for proteins 16 rows
-/// leave 8 warps per SM and 8 rows 16 (measured on the H100: BENCHMARKS.md, issue 19); the
-/// small DNA profile never limits them.
-pub fn packed_max_rows(nc1: usize, configured: Option<u32>) -> u32 {
-    configured.unwrap_or(if nc1 <= 8 { 16 } else { 16 })
+/// Most packed rows per thread, unless configured: 16 for every alphabet. For proteins the
+/// per-thread profile (2 x nc1 x rows bytes of shared memory) then leaves 8 warps per SM,
+/// 8 rows 16, yet 16 rows measured faster overall on the H100 (fewer steps; BENCHMARKS.md,
+/// issue 19); the small DNA profile never limits them.
+pub fn packed_max_rows(_nc1: usize, configured: Option<u32>) -> u32 {
+    configured.unwrap_or(16)
 }
 
 /// Largest best score the 16-bit kernel reports exactly: under it no lane can have wrapped.

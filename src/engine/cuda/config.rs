@@ -20,6 +20,9 @@ pub struct CudaConfig {
     /// Pairs per piece of work one stream takes (fewer for small calls).
     pub align_piece_pairs: usize,
     pub align_upload: Upload,
+    /// Pieces one stream keeps in flight (slots per stream): 2 overlaps the host's work on
+    /// one with the GPU's on the other; 1 serialises them (timing the kernels alone).
+    pub align_depth: usize,
     /// Most query rows per thread of the 16-bit align kernel (None: by the alphabet,
     /// `align_plan::packed_max_rows`).
     pub align_max_rows: Option<u32>,
@@ -37,6 +40,7 @@ impl Default for CudaConfig {
             align_streams: 4,
             align_piece_pairs: 65_536,
             align_upload: Upload::Staged,
+            align_depth: 2,
             align_max_rows: None,
             search_chunk_bytes: None,
             nvrtc_options: Vec::new(),
