@@ -9,6 +9,13 @@
 //!       GPU against the CPU engine on random protein and DNA pairs (lengths 1 to 20,000,
 //!       overflowing pairs included), DNA-2-shaped pairs and the given real protein pairs
 //!       (each --query/--target file pair): every score and coordinate equal
+//!   gpu_align_bench host [--pairs N] [--min-group G] [--multipass]
+//!       host costs of planning a piece, and the forward pass's share of real cells
+//!
+//! bench options: --preload (parse one pass of the files before the clock, then stream it
+//! --repeat times), --in-flight N (calls in flight), and the engine's tuning: --streams,
+//! --piece, --depth (pieces in flight per stream), --max-rows, --min-group, --multipass,
+//! --upload staged|direct.
 
 use std::io::{BufWriter, Write};
 use std::sync::mpsc::sync_channel;
@@ -149,6 +156,8 @@ fn cuda_config(args: &[String]) -> CudaConfig {
         align_streams: num(args, "--streams", d.align_streams),
         align_piece_pairs: num(args, "--piece", d.align_piece_pairs),
         align_depth: num(args, "--depth", d.align_depth),
+        align_multipass: args.iter().any(|a| a == "--multipass"),
+        align_min_group: arg(args, "--min-group").and_then(|v| v.parse().ok()),
         align_max_rows: arg(args, "--max-rows").map(|v| v.parse().expect("--max-rows N")),
         align_upload: match arg(args, "--upload").as_deref() {
             Some("direct") => Upload::Direct,
@@ -374,6 +383,11 @@ fn parse_only(args: &[String]) {
 fn host_costs(args: &[String]) {
     use swarrow::engine::cuda::align_plan::{make_bins, pack, Item};
     let n = num(args, "--pairs", 131_072);
+    let rules = swarrow::engine::cuda::align_plan::ShapeRules {
+        min_group: num(args, "--min-group", 1) as u32,
+        multipass: args.iter().any(|a| a == "--multipass"),
+        ..swarrow::engine::cuda::align_plan::ShapeRules::new(16)
+    };
     let mut rng = Rng(5);
     let items: Vec<Item> = (0..n)
         .map(|i| Item { index: i as u32, qlen: rng.range(20, 400) as u32, tlen: rng.range(400, 1664) as u32 })
@@ -381,13 +395,50 @@ fn host_costs(args: &[String]) {
     let t = Instant::now();
     let k: u32 = items
         .iter()
-        .map(|it| swarrow::engine::cuda::align_plan::choose_shape(it.qlen as usize, it.tlen as usize, true, 16).rows)
+        .map(|it| swarrow::engine::cuda::align_plan::choose_shape(it.qlen as usize, it.tlen as usize, true, rules).rows)
         .sum();
     println!("choose_shape x{}: {:.1} ms ({})", n, t.elapsed().as_secs_f64() * 1e3, k);
     for _ in 0..3 {
         let t = Instant::now();
-        let bins = make_bins(&items, true, 16);
+        let bins = make_bins(&items, true, rules);
         println!("make_bins {} items: {:.1} ms, {} bins", n, t.elapsed().as_secs_f64() * 1e3, bins.len());
+    }
+    // Forward-pass efficiency: real cells against the cells the warps step through (every
+    // lane of a warp runs its longest group's steps: 2 columns x R rows x 2 halves each).
+    {
+        let bins = make_bins(&items, true, rules);
+        let real: f64 = items.iter().map(|it| it.qlen as f64 * it.tlen as f64).sum();
+        let mut computed = 0f64;
+        for b in &bins {
+            let g = b.shape.threads as usize;
+            let per_warp = 32 / g;
+            let ngroups = b.groups.len() / 2;
+            for w in (0..ngroups).step_by(per_warp) {
+                let steps = (w..(w + per_warp).min(ngroups))
+                    .map(|k| {
+                        let p = |h: usize| b.groups[2 * k + h];
+                        [p(0), p(1)]
+                            .iter()
+                            .filter(|&&i| i >= 0)
+                            .map(|&i| {
+                                let it = items[i as usize];
+                                ((it.tlen as usize + 1) / 2 + g - 1) * b.shape.passes(it.qlen as usize)
+                            })
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .max()
+                    .unwrap_or(0);
+                computed += steps as f64 * 2.0 * 32.0 * b.shape.rows as f64 * 2.0;
+            }
+            println!("bin {:?}: {} groups, max passes {}", b.shape, ngroups, b.max_passes);
+        }
+        println!(
+            "forward: real cells {:.4e}, stepped cells {:.4e}, efficiency {:.1}%",
+            real,
+            computed,
+            100.0 * real / computed
+        );
     }
     let seqs: Vec<(Vec<u8>, Vec<u8>)> =
         items.iter().map(|it| (vec![1u8; it.qlen as usize], vec![2u8; it.tlen as usize])).collect();

@@ -187,18 +187,36 @@ __device__ __forceinline__ V column(const u32 (&wa)[WORDS], const u32 (&wb)[WORD
 // per half, the new best, its column and the first row reaching it.
 __device__ __forceinline__ void improve(V cm, const V (&hc)[R], int j, V& best, int (&bcol)[HALVES],
                                         int (&brow)[HALVES]) {
+#if PACKED
+    // Both halves at once: per half the first row equal to the column maximum, as a
+    // select per row from the packed compare's mask.
+    const u32 gt = __vcmpgts2(cm, best);
+    if (gt) {
+        u32 row = 0;
 #pragma unroll
-    for (int h = 0; h < HALVES; ++h) {
-        const int v = lane_of(cm, h);
-        if (v > lane_of(best, h)) {
-            int row = 0;
-#pragma unroll
-            for (int r = R - 1; r >= 0; --r)
-                if (lane_of(hc[r], h) == v) row = r;
-            bcol[h] = j;
-            brow[h] = row;
+        for (int r = R - 1; r >= 0; --r) {
+            const u32 eq = __vcmpeq2(hc[r], cm);
+            row = (eq & splat(r)) | (~eq & row);
+        }
+        if (gt & 0xffffu) {
+            bcol[0] = j;
+            brow[0] = (int)(row & 0xffffu);
+        }
+        if (gt >> 16) {
+            bcol[1] = j;
+            brow[1] = (int)(row >> 16);
         }
     }
+#else
+    if (cm > best) {
+        int row = 0;
+#pragma unroll
+        for (int r = R - 1; r >= 0; --r)
+            if (hc[r] == cm) row = r;
+        bcol[0] = j;
+        brow[0] = row;
+    }
+#endif
     best = max2(best, cm);
 }
 
@@ -215,8 +233,9 @@ struct AlignArgs {
     const int4* fwd;      // reverse mode: the forward pass's out
     int overflow_limit;   // biased best above this: flagged for 32-bit recomputation
     int4* out;            // per pair: (score, row, column, flags)
-    u32* scratch;         // per slot two rows (H, F) of `scratch_stride` columns
-    int scratch_stride;
+    u32* scratch;         // per column j, per slot s: H at [2j * slots + s], F at [(2j + 1) * slots + s]
+    int scratch_stride;   // columns (scratch holds 2 * stride * slots words)
+    int scratch_slots;
 };
 
 // out[p] = (score, row, column, flags) with 0-based row/column of the cell found (forward:
@@ -279,8 +298,11 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     const int span = G * R;
     int passes = (rows + span - 1) / span;
     passes = __reduce_max_sync(FULL, passes);
-    u32* scr_h = a.scratch + (size_t)(real_group ? task.z + k : 0) * 2 * a.scratch_stride;
-    u32* scr_f = scr_h + a.scratch_stride;
+    // Column-major over slots: the groups of a warp have consecutive slots, so their
+    // accesses to one column coalesce.
+    const size_t ns = (size_t)a.scratch_slots;
+    u32* scr_h = a.scratch + (real_group ? task.z + k : 0);
+    u32* scr_f = scr_h + ns;
 
     const int bias_i = a.gap_oe;
     const V mext = splat(-a.gap_ext), bias = splat(bias_i);
@@ -361,36 +383,52 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         int steps = pcols > 0 ? (pcols + 1) / 2 + G - 1 : 0;
         steps = __reduce_max_sync(FULL, steps);
         bool done = pcols == 0;
+        // Target codes and the boundary row from scratch are fetched one step ahead, so
+        // their memory latency hides behind a step's arithmetic (few warps share an SM).
+        u32 n0[HALVES], n1[HALVES];
+        V nh0 = bias, nh1 = bias, nf0 = 0, nf1 = 0;
+        auto fetch = [&](int jn) {
+#pragma unroll
+            for (int h = 0; h < HALVES; ++h) {
+                n0[h] = (unsigned)jn < (unsigned)tlen[h] ? tp[h][0] : pad;
+                n1[h] = (unsigned)(jn + 1) < (unsigned)tlen[h] ? tp[h][DIR] : pad;
+                tp[h] += 2 * DIR;
+            }
+            if (from_scratch) {
+                nh0 = nh1 = bias;
+                nf0 = nf1 = 0;
+                if ((unsigned)jn < (unsigned)pcols) {
+                    nh0 = (V)scr_h[2 * (size_t)jn * ns];
+                    nf0 = (V)scr_f[2 * (size_t)jn * ns];
+                }
+                if ((unsigned)(jn + 1) < (unsigned)pcols) {
+                    nh1 = (V)scr_h[2 * (size_t)(jn + 1) * ns];
+                    nf1 = (V)scr_f[2 * (size_t)(jn + 1) * ns];
+                }
+            }
+        };
+        fetch(-2 * t);
         for (int s = 0; s < steps; ++s) {
             V in_h0 = (V)__shfl_up_sync(FULL, (u32)send_h0, 1, G);
             V in_h1 = (V)__shfl_up_sync(FULL, (u32)send_h1, 1, G);
             V in_f0 = (V)__shfl_up_sync(FULL, (u32)send_f0, 1, G);
             V in_f1 = (V)__shfl_up_sync(FULL, (u32)send_f1, 1, G);
             const int j = 2 * (s - t);
-            // Codes of columns j and j + 1 per half, padding outside the target.
+            // Codes of columns j and j + 1 per half (padding outside the target).
             u32 c0[HALVES], c1[HALVES];
 #pragma unroll
             for (int h = 0; h < HALVES; ++h) {
-                const bool in0 = (unsigned)j < (unsigned)tlen[h];
-                const bool in1 = (unsigned)(j + 1) < (unsigned)tlen[h];
-                c0[h] = in0 ? tp[h][0] : pad;
-                c1[h] = in1 ? tp[h][DIR] : pad;
-                tp[h] += 2 * DIR;
+                c0[h] = n0[h];
+                c1[h] = n1[h];
             }
             if (t == 0) {
-                in_h0 = in_h1 = bias;
-                in_f0 = in_f1 = 0;
-                if (from_scratch) {
-                    if (j < pcols) {
-                        in_h0 = (V)scr_h[j];
-                        in_f0 = (V)scr_f[j];
-                    }
-                    if (j + 1 < pcols) {
-                        in_h1 = (V)scr_h[j + 1];
-                        in_f1 = (V)scr_f[j + 1];
-                    }
-                }
+                // The first row's neighbours: the zero state, or the last pass's bottom row.
+                in_h0 = nh0;
+                in_h1 = nh1;
+                in_f0 = nf0;
+                in_f1 = nf1;
             }
+            fetch(j + 2);
             u32 wa[WORDS], wb[WORDS];
 #pragma unroll
             for (int q = 0; q < WORDS; ++q) wb[q] = 0;
@@ -421,12 +459,12 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             }
             if (to_scratch) {
                 if (j >= 0 && j < pcols) {
-                    scr_h[j] = (u32)send_h0;
-                    scr_f[j] = (u32)send_f0;
+                    scr_h[2 * (size_t)j * ns] = (u32)send_h0;
+                    scr_f[2 * (size_t)j * ns] = (u32)send_f0;
                 }
                 if (j + 1 >= 0 && j + 1 < pcols) {
-                    scr_h[j + 1] = (u32)send_h1;
-                    scr_f[j + 1] = (u32)send_f1;
+                    scr_h[2 * (size_t)(j + 1) * ns] = (u32)send_h1;
+                    scr_f[2 * (size_t)(j + 1) * ns] = (u32)send_f1;
                 }
             }
             // Reverse mode: stop once every half's first column reaching the goal is

@@ -140,6 +140,7 @@ struct AlignArgs {
     out: u64,
     scratch: u64,
     scratch_stride: i32,
+    scratch_slots: i32,
 }
 
 unsafe impl DeviceRepr for AlignArgs {}
@@ -334,6 +335,16 @@ impl GpuAligner {
         Ok(out)
     }
 
+    /// Shape rules for `pairs` pairs on `d`: groups wide enough that the piece alone would
+    /// fill every SM with 8 warps (the protein variants' residency), where it can.
+    fn shape_rules(&self, d: &Device, pairs: usize, max_rows: u32) -> ShapeRules {
+        let want = d.gpu.sms as usize * 8 * 32;
+        let threads = pairs.div_ceil(2).max(1);
+        let fill = GROUPS.iter().copied().find(|&g| threads * g as usize >= want).unwrap_or(32);
+        let min_group = fill.max(self.config.align_min_group.unwrap_or(1));
+        ShapeRules { max_rows, min_group, multipass: self.config.align_multipass }
+    }
+
     /// Pairs per piece for a call of `n` pairs over `workers` workers: at least two pieces
     /// per worker where the call is big enough (each worker keeps one piece on the GPU while
     /// it prepares the next), within the configured size.
@@ -411,8 +422,8 @@ impl GpuAligner {
             .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
             .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
             .collect();
-        let max_rows = packed_max_rows(self.nc1 as usize, self.config.align_max_rows);
-        let bins = self.pool.install(|| make_bins(&items, true, max_rows));
+        let rules = self.shape_rules(d, items.len(), packed_max_rows(self.nc1 as usize, self.config.align_max_rows));
+        let bins = self.pool.install(|| make_bins(&items, true, rules));
         let tables = tables(&bins)?;
         let residues = pairs.residues().len().max(1);
         let align16 = |x: usize| (x + 15) & !15;
@@ -682,7 +693,7 @@ impl GpuAligner {
                 return Err(Error::Internal("align slot buffers missing".into()));
             };
             let base = dev_in.device_ptr(&slot.stream).0;
-            let bins = make_bins(&wide, false, WIDE_ROWS);
+            let bins = make_bins(&wide, false, self.shape_rules(d, wide.len(), WIDE_ROWS));
             let (e, st) = self.run_wide(d, &slot.stream, base, base + layout.descs as u64, &bins, n)?;
             for it in &wide {
                 let i = it.index as usize;
@@ -881,6 +892,7 @@ impl GpuAligner {
             out: if reverse { dev.rev } else { dev.fwd },
             scratch: dev.scratch + 4 * scratch_off as u64,
             scratch_stride: l.stride as i32,
+            scratch_slots: l.slots as i32,
         };
         let reverse = reverse as i32;
         let mut lb = stream.launch_builder(&f);

@@ -25,29 +25,48 @@ pub fn halves(packed: bool) -> usize {
     }
 }
 
-/// The cheapest shape for a pair of these lengths, by a cost model of the kernel: each
-/// thread-step costs its rows' cells plus a fixed overhead (shuffles, loads, best
-/// tracking), and a pass takes `tlen + 2 (group - 1)` columns (two per step; the wavefront
-/// fills and drains).
-/// Candidates: per group, the fewest rows covering the query in one pass; and the widest
-/// shape, tiled over several passes. (Cost grows with rows, so for a group the fewest rows
-/// that cover the query win; `tests::analytic_shape_equals_exhaustive_search` checks this.)
-/// `max_rows` caps the packed rows per thread (the profile's shared memory grows with them:
-/// [`packed_max_rows`]).
-pub fn choose_shape(qlen: usize, tlen: usize, packed: bool, max_rows: u32) -> Shape {
+/// What the shape choice may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShapeRules {
+    /// Most packed rows per thread (the profile's shared memory grows with them:
+    /// [`packed_max_rows`]).
+    pub max_rows: u32,
+    /// Fewest threads per pair: a piece with few pairs needs wide groups to fill the GPU.
+    pub min_group: u32,
+    /// Whether any group may tile a long query over several passes (otherwise only the
+    /// widest shape does). Off by default: on the H100 it stepped 92% real cells instead of
+    /// 65% yet ran the protein set at half the speed (long multi-pass warps leave the
+    /// launch's tail idle, and the reverse pass stops early only in its last pass;
+    /// BENCHMARKS.md, issue 19).
+    pub multipass: bool,
+}
+
+impl ShapeRules {
+    pub fn new(max_rows: u32) -> ShapeRules {
+        ShapeRules { max_rows, min_group: 1, multipass: false }
+    }
+}
+
+/// The cheapest shape for a pair of these lengths, by a cost model of the kernel
+/// ([`shape_cost`]) over every group size (from `rules.min_group`) and row count, each
+/// tiling the query over as many passes as it needs. Ties go to fewer threads, then fewer
+/// rows.
+pub fn choose_shape(qlen: usize, tlen: usize, packed: bool, rules: ShapeRules) -> Shape {
     let all: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
-    let n = if packed { all.iter().filter(|&&r| r <= max_rows).count().max(1) } else { 1 };
+    let n = if packed { all.iter().filter(|&&r| r <= rules.max_rows).count().max(1) } else { 1 };
     let rows_set = &all[..n];
     let max_rows = rows_set[rows_set.len() - 1];
-    let widest = Shape { threads: 32, rows: max_rows };
+    let min_group = rules.min_group.min(GROUPS[GROUPS.len() - 1]);
+    let widest = Shape { threads: GROUPS[GROUPS.len() - 1], rows: max_rows };
     let mut best = (shape_cost(widest, qlen, tlen), widest);
-    for &group in &GROUPS {
-        let need = qlen.div_ceil(group as usize).max(1);
-        if let Some(&rows) = rows_set.iter().find(|&&r| r as usize >= need) {
+    for &group in GROUPS.iter().filter(|&&g| g >= min_group) {
+        for &rows in rows_set {
             let shape = Shape { threads: group, rows };
+            if shape.passes(qlen) > 1 && !rules.multipass {
+                continue;
+            }
             let cost = shape_cost(shape, qlen, tlen);
-            // Ties go to the fewer threads (the first found), as the widest comes last.
-            if cost < best.0 || (cost == best.0 && group < best.1.threads) {
+            if cost < best.0 || (cost == best.0 && (group, rows) < (best.1.threads, best.1.rows)) {
                 best = (cost, shape);
             }
         }
@@ -55,14 +74,20 @@ pub fn choose_shape(qlen: usize, tlen: usize, packed: bool, max_rows: u32) -> Sh
     best.1
 }
 
-fn shape_cost(shape: Shape, qlen: usize, tlen: usize) -> f64 {
-    // kernels/align.cu, SASS per thread and column: 4.5 instructions per row (2.25 DPX per
-    // cell of each half) and about 40 per column (shuffles, target codes, profile loads,
-    // the improvement test, loop) at two columns per step.
-    const CELL: f64 = 4.5;
-    const STEP: f64 = 40.0;
+/// Modelled run time of one pair in `shape` (kernels/align.cu, SASS of the 16-row variant
+/// per thread and column): ~6 instructions per row (score byte, 3 DPX, the bias
+/// subtraction and the column maximum), ~58 per column (shuffles, target codes, profile
+/// loads, the improvement test, loop), and with several passes ~12 more for the boundary
+/// row's scratch traffic; a pass takes `tlen + 2 (group - 1)` columns (the wavefront fills
+/// and drains).
+pub fn shape_cost(shape: Shape, qlen: usize, tlen: usize) -> f64 {
+    const CELL: f64 = 6.0;
+    const STEP: f64 = 58.0;
+    const SCRATCH: f64 = 12.0;
     let group = shape.threads as f64;
-    shape.passes(qlen) as f64 * group * (shape.rows as f64 * CELL + STEP) * (tlen as f64 + 2.0 * (group - 1.0))
+    let passes = shape.passes(qlen);
+    let per_column = shape.rows as f64 * CELL + STEP + if passes > 1 { SCRATCH } else { 0.0 };
+    passes as f64 * group * per_column * (tlen as f64 + 2.0 * (group - 1.0))
 }
 
 /// The work of one launch: pairs of one shape, grouped `halves` to a thread.
@@ -92,13 +117,13 @@ pub struct Item {
 /// Bins `items` by shape; inside a bin pairs are ordered by target length (longest first)
 /// so the pairs sharing a thread, and the groups sharing a warp, run for similar lengths.
 /// Empty pairs (either length 0) must be left out by the caller: they score 0.
-pub fn make_bins(items: &[Item], packed: bool, max_rows: u32) -> Vec<Bin> {
+pub fn make_bins(items: &[Item], packed: bool, rules: ShapeRules) -> Vec<Bin> {
     use rayon::prelude::*;
     // Shapes on all cores (this runs once per piece, between the GPU's passes).
     let shapes: Vec<Shape> = items
         .par_iter()
         .with_min_len(4096)
-        .map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed, max_rows))
+        .map(|it| choose_shape(it.qlen as usize, it.tlen as usize, packed, rules))
         .collect();
     let mut buckets: Vec<(Shape, Vec<Item>)> = Vec::new();
     for (it, &shape) in items.iter().zip(&shapes) {
@@ -110,9 +135,10 @@ pub fn make_bins(items: &[Item], packed: bool, max_rows: u32) -> Vec<Bin> {
     let mut bins: Vec<Bin> = buckets
         .into_par_iter()
         .map(|(shape, mut its)| {
-            // Longest target first, then longest query; a stable sort keeps input order
-            // (the callers': by index) among equals.
-            its.sort_by_key(|it| std::cmp::Reverse(((it.tlen as u64) << 32) | it.qlen as u64));
+            // Most passes first (a warp runs as many as its longest group), then longest
+            // target, then longest query; a stable sort keeps input order (the callers': by
+            // index) among equals.
+            its.sort_by_key(|it| std::cmp::Reverse((shape.passes(it.qlen as usize), it.tlen, it.qlen)));
             let h = halves(packed);
             let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
             let mut work = Vec::with_capacity(its.len().div_ceil(h));
@@ -502,7 +528,7 @@ mod tests {
             let (q, t) = random_pair(&mut rng, n, qmax, tmax);
             let want = scalar::align_pair(&q, &t, sc).unwrap();
             let shape = match k % 3 {
-                0 => choose_shape(q.len(), t.len(), true, 16),
+                0 => choose_shape(q.len(), t.len(), true, ShapeRules::new(16)),
                 1 => Shape { threads: 2, rows: 4 },
                 _ => Shape { threads: 1, rows: 4 },
             };
@@ -554,84 +580,91 @@ mod tests {
         }
     }
 
-    /// Every (rows, group) of the compiled set, multi-pass only at the widest: the search
-    /// `choose_shape` shortcuts.
-    fn exhaustive_shape(qlen: usize, tlen: usize, packed: bool) -> Shape {
-        let rows_set: &[u32] = if packed { &PACKED_ROWS } else { &[WIDE_ROWS] };
-        let max_rows = *rows_set.last().unwrap();
-        let mut best: Option<(f64, Shape)> = None;
-        for &group in &GROUPS {
-            for &rows in rows_set {
-                let shape = Shape { threads: group, rows };
-                if shape.passes(qlen) > 1 && (group != 32 || rows != max_rows) {
-                    continue;
-                }
-                let g = group as f64;
-                let cost = shape.passes(qlen) as f64 * g * (rows as f64 * 4.5 + 40.0) * (tlen as f64 + 2.0 * (g - 1.0));
-                if best.map_or(true, |(c, _)| cost < c) {
-                    best = Some((cost, shape));
-                }
-            }
-        }
-        best.unwrap().1
-    }
-
     #[test]
-    fn analytic_shape_equals_exhaustive_search() {
+    fn chosen_shape_follows_the_rules_and_no_allowed_shape_costs_less() {
         let mut rng = Rng(17);
-        for k in 0..20_000 {
-            let qlen = if k < 3000 { k + 1 } else { 1 + rng.below(20_000) };
+        let rule_sets = [
+            ShapeRules::new(16),
+            ShapeRules::new(8),
+            ShapeRules { min_group: 4, ..ShapeRules::new(16) },
+            ShapeRules { min_group: 32, ..ShapeRules::new(16) },
+            ShapeRules { multipass: true, ..ShapeRules::new(16) },
+            ShapeRules { multipass: true, min_group: 4, ..ShapeRules::new(8) },
+        ];
+        for k in 0..3_000 {
+            let qlen = if k < 500 { k + 1 } else { 1 + rng.below(20_000) };
             let tlen = 1 + rng.below(if k % 2 == 0 { 300 } else { 20_000 });
-            for packed in [true, false] {
-                assert_eq!(
-                    choose_shape(qlen, tlen, packed, 16),
-                    exhaustive_shape(qlen, tlen, packed),
-                    "{} {}",
-                    qlen,
-                    tlen
-                );
+            for rules in rule_sets {
+                for packed in [true, false] {
+                    let s = choose_shape(qlen, tlen, packed, rules);
+                    assert!(s.passes(qlen) * s.span() >= qlen);
+                    assert!(s.threads >= rules.min_group && GROUPS.contains(&s.threads));
+                    let rows: Vec<u32> = if packed {
+                        PACKED_ROWS.iter().copied().filter(|&r| r <= rules.max_rows).collect()
+                    } else {
+                        vec![WIDE_ROWS]
+                    };
+                    assert!(rows.contains(&s.rows), "{:?}", s);
+                    let widest = Shape { threads: 32, rows: *rows.last().unwrap() };
+                    assert!(rules.multipass || s.passes(qlen) == 1 || s == widest, "{:?} {} {:?}", rules, qlen, s);
+                    for &g in GROUPS.iter().filter(|&&g| g >= rules.min_group) {
+                        for &r in &rows {
+                            let other = Shape { threads: g, rows: r };
+                            if !rules.multipass && other.passes(qlen) > 1 && other != widest {
+                                continue;
+                            }
+                            assert!(shape_cost(s, qlen, tlen) <= shape_cost(other, qlen, tlen), "{:?} {:?}", s, other);
+                        }
+                    }
+                }
             }
         }
     }
 
     #[test]
-    fn shapes_cover_the_query_and_prefer_little_padding() {
+    fn shapes_cover_the_query_with_little_padding() {
         for qlen in 1..3000 {
             for packed in [true, false] {
-                let s = choose_shape(qlen, 1000, packed, 16);
+                let s = choose_shape(qlen, 1000, packed, ShapeRules { multipass: true, ..ShapeRules::new(16) });
                 assert!(s.passes(qlen) * s.span() >= qlen);
-                assert!(GROUPS.contains(&s.threads));
-                if s.passes(qlen) == 1 && packed {
-                    // Within one pass, padding stays under half the rows (spans are powers of
-                    // two, so the smallest cover always does) or under 16 rows.
-                    let waste = s.span() - qlen;
-                    assert!(waste * 2 < s.span() || waste < 16, "qlen {} -> {:?}", qlen, s);
+                if packed {
+                    let waste = s.passes(qlen) * s.span() - qlen;
+                    assert!(waste * 3 <= qlen || waste < 16, "qlen {} -> {:?}", qlen, s);
                 }
             }
         }
-        assert_eq!(choose_shape(5000, 100, true, 16), Shape { threads: 32, rows: 16 });
-        assert_eq!(choose_shape(5000, 100, true, 8), Shape { threads: 32, rows: 8 });
-        assert_eq!(choose_shape(20, 100, false, 16).rows, WIDE_ROWS);
+        // Hand-checked against the model: 20 rows fit two threads of 16 in one pass (one
+        // thread would take two passes); a long query against a short target tiles one
+        // thread's 16 rows over many passes (no wavefront to fill); without several passes
+        // only the widest shape tiles.
+        let multi = ShapeRules { multipass: true, ..ShapeRules::new(16) };
+        assert_eq!(choose_shape(20, 1000, true, multi), Shape { threads: 2, rows: 16 });
+        assert_eq!(choose_shape(5000, 100, true, multi), Shape { threads: 1, rows: 16 });
+        let single = ShapeRules::new(16);
+        assert_eq!(choose_shape(5000, 100, true, single), Shape { threads: 32, rows: 16 });
+        assert_eq!(choose_shape(5000, 100, true, ShapeRules { max_rows: 8, ..single }), Shape { threads: 32, rows: 8 });
+        assert_eq!(choose_shape(20, 100, false, ShapeRules::new(16)).rows, WIDE_ROWS);
     }
 
     #[test]
-    fn bins_hold_every_pair_once_sorted_by_target_length() {
+    fn bins_hold_every_pair_once_sorted_by_passes_and_target_length() {
         let mut rng = Rng(5);
         let items: Vec<Item> = (0..1001)
             .map(|i| Item { index: i, qlen: 1 + rng.below(700) as u32, tlen: 1 + rng.below(2000) as u32 })
             .collect();
         for packed in [true, false] {
-            let bins = make_bins(&items, packed, 16);
+            let bins = make_bins(&items, packed, ShapeRules::new(16));
             let mut seen = vec![0; items.len()];
             for b in &bins {
                 assert_eq!(b.groups.len() % halves(b.packed), 0);
                 let members: Vec<&Item> = b.groups.iter().filter(|&&g| g >= 0).map(|&g| &items[g as usize]).collect();
                 for w in members.windows(2) {
-                    assert!(w[0].tlen >= w[1].tlen);
+                    let key = |m: &Item| (b.shape.passes(m.qlen as usize), m.tlen);
+                    assert!(key(w[0]) >= key(w[1]));
                 }
                 for m in &members {
                     seen[m.index as usize] += 1;
-                    assert_eq!(choose_shape(m.qlen as usize, m.tlen as usize, packed, 16), b.shape);
+                    assert_eq!(choose_shape(m.qlen as usize, m.tlen as usize, packed, ShapeRules::new(16)), b.shape);
                     assert!(b.max_cols >= m.tlen as usize);
                     assert!(b.max_passes >= b.shape.passes(m.qlen as usize));
                 }
@@ -654,7 +687,7 @@ mod tests {
                 Item { index: i, qlen: qlen as u32, tlen: 1 + rng.below(2000) as u32 }
             })
             .collect();
-        let bins = make_bins(&items, true, 16);
+        let bins = make_bins(&items, true, ShapeRules::new(16));
         let mut offsets = Vec::new();
         let mut total = 0;
         for b in &bins {

@@ -26,6 +26,11 @@ pub struct CudaConfig {
     /// Most query rows per thread of the 16-bit align kernel (None: by the alphabet,
     /// `align_plan::packed_max_rows`).
     pub align_max_rows: Option<u32>,
+    /// Let narrow thread groups tile long queries over several passes (default false: one
+    /// pass, except the widest shape; see `align_plan::ShapeRules::multipass`).
+    pub align_multipass: bool,
+    /// Fewest threads per pair (None: enough for a piece to fill the GPU on its own).
+    pub align_min_group: Option<u32>,
     /// Stream the database through the GPU in chunks of this many bytes even when it would
     /// fit (tests and benchmarks of the streamed path).
     pub search_chunk_bytes: Option<usize>,
@@ -42,6 +47,8 @@ impl Default for CudaConfig {
             align_upload: Upload::Staged,
             align_depth: 2,
             align_max_rows: None,
+            align_multipass: false,
+            align_min_group: None,
             search_chunk_bytes: None,
             nvrtc_options: Vec::new(),
         }
