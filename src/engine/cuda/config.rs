@@ -1,7 +1,8 @@
 //! Tuning of the CUDA engine in one place. The CLI's hidden `--gpu-*` options and the
 //! benchmarks fill it; the engine itself reads no environment variables.
 
-/// How a piece of pairs reaches the GPU.
+/// How a piece of pairs reaches the GPU for path statistics (alignment pieces always go
+/// through their slot's pinned buffer, see `align::Slot`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Upload {
     /// Copied into a pinned buffer of the stream on the host's cores, then DMA'd
