@@ -124,9 +124,12 @@ Examples (from the repository root, on the bundled data):
   swarrow align --pairs examples/pairs.tsv -o pairs.parquet
   swarrow align -q examples/pair-queries.fasta -t examples/pair-targets.fasta > pairs.tsv
   cat examples/pairs.tsv | swarrow align --pairs - | swarrow merge - -o from-pipe.parquet
+  swarrow align --pairs examples/candidates.tsv --seqs examples/queries.fasta --target-seqs db.swdb
 
 Pairs come as TSV (query_id, query_seq, target_id, target_seq) or an Arrow IPC stream, so
-swarrow reads another program's Arrow output; into a pipe it writes an Arrow IPC stream.";
+swarrow reads another program's Arrow output; into a pipe it writes an Arrow IPC stream.
+With --seqs, --pairs holds ids only (query id, target id: TSV or a table), looked up in the
+sequence set(s) read once (FASTA, makedb file, Arrow/Parquet of id and sequence).";
 
 const MAKEDB_EXAMPLES: &str = "\
 Example (from the repository root):
@@ -283,9 +286,25 @@ pub struct AlignArgs {
     pub target: Option<PathBuf>,
     /// Pairs: TSV (query_id, query_seq, target_id, target_seq; header optional; gzip allowed),
     /// or a table with those columns as an Arrow IPC stream or file or a Parquet file;
-    /// detected from content; `-` = stdin.
+    /// detected from content; `-` = stdin. With --seqs: candidate pairs by id (TSV of
+    /// query id, target id; or a table with the id columns).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["query", "target"])]
     pub pairs: Option<PathBuf>,
+    /// Pairs by id: the sequences of the ids in --pairs (then a list of candidate pairs:
+    /// TSV of query id, target id, or an Arrow/Parquet table with --query-id-col and
+    /// --target-id-col). FASTA (plain or gzip), a makedb file, or an Arrow/Parquet table of
+    /// --seqs-id-col, --seqs-col; read once and kept in memory. Alone it holds both ids.
+    #[arg(long, value_name = "SEQS", requires = "pairs")]
+    pub seqs: Option<PathBuf>,
+    /// Pairs by id: the target ids' sequences (then --seqs holds the query ids').
+    #[arg(long, value_name = "SEQS", requires = "seqs")]
+    pub target_seqs: Option<PathBuf>,
+    /// Arrow/Parquet sequence sets (--seqs, --target-seqs): the column holding the ids.
+    #[arg(long, value_name = "NAME", default_value = "id")]
+    pub seqs_id_col: String,
+    /// Arrow/Parquet sequence sets (--seqs, --target-seqs): the column holding the sequences.
+    #[arg(long, value_name = "NAME", default_value = "sequence")]
+    pub seqs_col: String,
     /// Arrow/Parquet pairs: the column holding the query sequences.
     #[arg(long, value_name = "NAME", default_value = "query_seq")]
     pub query_col: String,
@@ -711,6 +730,10 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
         return Err(Error::usage("--batch must be at least 1"));
     }
     let scoring = Scoring::new(matrix, args.gaps.gap_open.unwrap_or(open), args.gaps.gap_extend.unwrap_or(extend))?;
+    if let (Some(candidates), Some(seqs)) = (&args.pairs, &args.seqs) {
+        let (candidates, seqs) = (candidates.clone(), seqs.clone());
+        return align_by_id(args, &candidates, &seqs, scoring, progress);
+    }
     let input = match (&args.pairs, &args.query, &args.target) {
         (Some(p), _, _) => PairInput::File(p.clone()),
         (None, Some(q), Some(t)) => PairInput::TwoFasta { query: q.clone(), target: t.clone() },
@@ -729,11 +752,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let stats = statistics(&scoring);
     let columns = PairColumns {
         names: [args.query_id_col, args.query_col, args.target_id_col, args.target_col],
-        carry: match args.carry.as_str() {
-            "all" => None,
-            "none" => Some(Vec::new()),
-            list => Some(list.split(',').map(|c| c.trim().to_string()).collect()),
-        },
+        carry: carry_list(&args.carry),
     };
     progress.phase(starting_phase(args.run.device));
     let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose)?;
@@ -770,6 +789,96 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
         print_stats(engine.statistics().into_iter().chain(times.lines()));
     }
     Ok(())
+}
+
+/// `align --pairs CANDIDATES --seqs SEQS [--target-seqs SEQS2]`: the sets are loaded (while
+/// the engine starts), then the candidate pairs stream through as any pair input does.
+fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring, progress: &Progress) -> Result<()> {
+    let target_seqs = args.target_seqs.clone();
+    let mut inputs: Vec<&Path> = vec![candidates, seqs];
+    inputs.extend(target_seqs.as_deref());
+    if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(Error::usage("only one of --pairs, --seqs and --target-seqs can be read from stdin"));
+    }
+    if args.query_col != "query_seq" || args.target_col != "target_seq" {
+        return Err(Error::usage(
+            "--query-col and --target-col name sequence columns of a pair table; with --seqs the sequences \
+             come from the sequence set (its columns: --seqs-id-col, --seqs-col)",
+        ));
+    }
+    check_output_not_input(args.out.output.as_deref(), &inputs)?;
+    require_inputs(&inputs)?;
+    let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
+    let stats = statistics(&scoring);
+    let columns = PairColumns {
+        names: [args.query_id_col.clone(), args.query_col.clone(), args.target_id_col.clone(), args.target_col.clone()],
+        carry: carry_list(&args.carry),
+    };
+    let set_columns = io::SetColumns { id: args.seqs_id_col.clone(), seq: args.seqs_col.clone() };
+    let alphabet = scoring.alphabet();
+    // The sets load while the engine starts; an engine problem is reported first.
+    progress.phase_reading("loading the sequences", input_size(&inputs[1..]));
+    let engine_ready = AtomicBool::new(false);
+    let (engine, sets) = std::thread::scope(|s| {
+        let sets = s.spawn(|| {
+            let query = Arc::new(io::SeqSet::load(seqs, alphabet, &set_columns)?);
+            let target = match &target_seqs {
+                Some(t) if t != seqs || t.as_os_str() == "-" => Arc::new(io::SeqSet::load(t, alphabet, &set_columns)?),
+                _ => query.clone(),
+            };
+            if !engine_ready.load(Ordering::Relaxed) {
+                progress.phase(starting_phase(args.run.device));
+            }
+            Ok::<_, Error>((query, target))
+        });
+        let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose);
+        engine_ready.store(true, Ordering::Relaxed);
+        let sets = sets.join().unwrap_or_else(|_| Err(Error::Internal("loading the sequences panicked".into())));
+        (engine, sets)
+    });
+    let engine = engine?;
+    let (query_set, target_set) = sets?;
+    let opts = pipeline::align::AlignOptions {
+        stats,
+        scoring: scoring.clone(),
+        progress: progress.clone(),
+        batch_pairs: args.batch,
+        in_flight: args.in_flight,
+        need: out_columns.need(),
+        evalue_model: args.evalue_model,
+    };
+    let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
+    let pair_count = Arc::new(AtomicU64::new(0));
+    let pairs = WatchedPairs::new(
+        io::open_pairs_by_id(candidates, query_set, target_set, &columns, limits)?,
+        &[candidates],
+        alphabet,
+        &pair_count,
+    );
+    let mut meta = run_metadata("align", &scoring, &*engine);
+    meta.push("evalue_model", args.evalue_model.name());
+    note_default_format(&args.out, args.run.quiet);
+    let writer = output::create_writer_carrying(format, &out_columns, &pairs.carried(), &meta, out_path(&args.out))?;
+    progress.phase_aligning("aligning", input_size(&[candidates]));
+    let name = engine.name();
+    let times = pipeline::align::align(engine.clone(), pairs, opts, writer)?;
+    progress.finish("pairs", None, &name);
+    if pair_count.load(Ordering::Relaxed) == 0 && !args.run.quiet {
+        eprintln!("swarrow: note: {}: no pairs; wrote an empty result", Where::from_arg(candidates));
+    }
+    if args.run.stats {
+        print_stats(engine.statistics().into_iter().chain(times.lines()));
+    }
+    Ok(())
+}
+
+/// `--carry`: `all` (None: every other column), `none`, or a comma-separated list.
+fn carry_list(carry: &str) -> Option<Vec<String>> {
+    match carry {
+        "all" => None,
+        "none" => Some(Vec::new()),
+        list => Some(list.split(',').map(|c| c.trim().to_string()).collect()),
+    }
 }
 
 fn makedb(args: MakedbArgs, progress: &Progress) -> Result<()> {

@@ -22,7 +22,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use swarrow::error::Where;
-use swarrow::io::pairs::{open_pairs, BatchLimits, PairColumns, PairInput};
+use swarrow::io::pairs::{open_pairs, open_pairs_by_id, BatchLimits, PairColumns, PairInput, SeqSet, SetColumns};
 use swarrow::io::results::ResultInput;
 use swarrow::scoring::Alphabet;
 use swarrow::seq::PairBatch;
@@ -240,6 +240,42 @@ fn fuzz_merge_inputs() {
     });
 }
 
+#[test]
+fn fuzz_pairs_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = scratch(dir.path(), "set.fa", b">q1 x\nMKVLAW\n>t1\nMKW\n>q2\nWHED\n>t2\nA\n>q3\nRN\n>t3\nDDC\n");
+    let set = std::sync::Arc::new(SeqSet::load(&set, Alphabet::Protein, &SetColumns::default()).unwrap());
+    fuzz("pairs_by_id", |data| {
+        let path = scratch(dir.path(), "c", data);
+        let limits = BatchLimits { pairs: 2, residues: 16 };
+        if let Ok(mut pairs) = open_pairs_by_id(&path, set.clone(), set.clone(), &PairColumns::default(), limits) {
+            let mut batch = PairBatch::default();
+            loop {
+                batch.clear();
+                if !matches!(pairs.fill(&mut batch), Ok(true)) {
+                    break;
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn fuzz_seqset() {
+    let dir = tempfile::tempdir().unwrap();
+    fuzz("seqset", |data| {
+        let path = scratch(dir.path(), "s", data);
+        for alphabet in [Alphabet::Protein, Alphabet::Dna] {
+            if let Ok(set) = SeqSet::load(&path, alphabet, &SetColumns::default()) {
+                for i in 0..set.len() as u32 {
+                    let _ = (set.seq(i), set.header(i));
+                    assert_eq!(set.find(set.id(i)), Some(i));
+                }
+            }
+        }
+    });
+}
+
 /// Writes the seed corpus: `cargo test --test fuzz write_seed_corpus -- --ignored`.
 #[test]
 #[ignore]
@@ -325,6 +361,35 @@ fn write_seed_corpus() {
         put("pairs_parquet", name, &out);
     }
 
+    // Pairs by id: candidate lists (TSV, Arrow, Parquet with a carried column) and sets.
+    put("pairs_by_id", "header.tsv", b"query_id\ttarget_id\tscore\nq1\tt1\t5\nq2\tt2\t3\r\n\nq3\tt3\n");
+    put("pairs_by_id", "gzip.tsv.gz", &gzip(b"q1\tt1\nq3\tt2\n"));
+    let ids = |names: [&str; 3], rows: &[[&str; 3]]| -> RecordBatch {
+        let fields: Vec<Field> = names.iter().map(|n| Field::new(*n, DataType::Utf8, true)).collect();
+        let cols: Vec<ArrayRef> = (0..3)
+            .map(|k| -> ArrayRef { Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r[k]))) })
+            .collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap()
+    };
+    let cands = ids(["query_id", "target_id", "key"], &[["q1", "t1", "a"], ["q2", "t3", "b"], ["q3", "q1", "c"]]);
+    let set = ids(["id", "sequence", "note"], &[["q1", "MKVLAW", "x"], ["t1", "MKW", "y"], ["q2", "WHED", "z"]]);
+    for (target, batch) in [("pairs_by_id", &cands), ("seqset", &set)] {
+        let mut out = Vec::new();
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &batch.schema()).unwrap();
+        w.write(batch).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        put(target, "table.arrows", &out);
+        let mut out = Vec::new();
+        let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(2)).build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+        w.write(batch).unwrap();
+        w.close().unwrap();
+        put(target, "table.parquet", &out);
+    }
+    put("seqset", "set.fa", fasta);
+    put("seqset", "set.fa.gz", &gzip(b">q1 x\nMKVLAW\n>t1\nMKW\n>q1\nW\n"));
+
     let dir = tempfile::tempdir().unwrap();
     let db = swarrow::database::Database::from_records(
         "x",
@@ -336,6 +401,7 @@ fn write_seed_corpus() {
     let path = dir.path().join("db.swdb");
     swarrow::io::write_swdb(&db, Alphabet::Protein, &path).unwrap();
     put("swdb", "db.swdb", &std::fs::read(&path).unwrap());
+    put("seqset", "db.swdb", &std::fs::read(&path).unwrap());
 
     let mut meta = RunMetadata::new();
     meta.push("mode", "search");

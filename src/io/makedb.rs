@@ -298,22 +298,30 @@ pub fn load_database(path: &Path, alphabet: Alphabet) -> Result<Database> {
         Where::Path(p) => file_name(p),
         Where::Stdin => "stdin".to_string(),
     };
-    let not_mappable =
-        || Error::file(&place, "a .swdb database must be given as an uncompressed file, not gzip, a pipe or stdin");
     if head.bytes == SWDB_MAGIC {
-        let Where::Path(p) = &place else { return Err(not_mappable()) };
-        let p = p.clone();
-        return match head.into_regular_file()? {
-            Some(file) => map_swdb(&p, file, alphabet),
-            None => Err(not_mappable()),
-        };
+        return map_swdb_head(head, alphabet);
     }
     let input = head.into_input()?;
     let (head, input) = peek(&place, input, SWDB_MAGIC.len())?;
     if head == SWDB_MAGIC {
-        return Err(not_mappable()); // gzip-compressed
+        return Err(not_mappable(&place)); // gzip-compressed
     }
     database_from_fasta(&name, place, input, alphabet)
+}
+
+/// Maps the `.swdb` file whose head (magic bytes) was read; refused from stdin or a pipe.
+pub(crate) fn map_swdb_head(head: Head, alphabet: Alphabet) -> Result<Database> {
+    let place = head.place.clone();
+    let Where::Path(p) = &place else { return Err(not_mappable(&place)) };
+    match head.into_regular_file()? {
+        Some(file) => map_swdb(p, file, alphabet),
+        None => Err(not_mappable(&place)),
+    }
+}
+
+/// A `.swdb` database found where it cannot be memory-mapped (stdin, a pipe, gzip).
+pub(crate) fn not_mappable(place: &Where) -> Error {
+    Error::file(place, "a .swdb database must be given as an uncompressed file, not gzip, a pipe or stdin")
 }
 
 fn database_from_fasta(name: &str, place: Where, input: Input, alphabet: Alphabet) -> Result<Database> {

@@ -14,4 +14,4 @@ pub use fasta::{read_all, FastaReader};
 pub use fasta_blocks::BlockFastaReader;
 pub use input::open_input;
 pub use makedb::{load_database, open_swdb, write_swdb};
-pub use pairs::{open_pairs, BatchLimits, PairColumns, PairInput, PairReader};
+pub use pairs::{open_pairs, open_pairs_by_id, BatchLimits, PairColumns, PairInput, PairReader, SeqSet, SetColumns};

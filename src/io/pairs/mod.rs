@@ -1,14 +1,19 @@
 //! Pair input for `align`, read batch by batch into a caller-owned [`PairBatch`]: two FASTA
 //! files paired record by record, or one file (or stdin) holding `query_id, query_seq,
 //! target_id, target_seq` as TSV, an Arrow IPC stream or file, or Parquet, told apart by
-//! content. One file per format; what they share (column names, limits, the encoding of a
-//! run of pairs with its error messages) lives here.
+//! content; or candidate pairs by id (`by_id`) against resident sequence sets (`seqset`).
+//! One file per format; what they share (column names, limits, the encoding of a run of
+//! pairs with its error messages) lives here.
 
+mod by_id;
 mod fasta;
+mod seqset;
 mod table;
 mod tsv;
 
-use std::path::PathBuf;
+pub use seqset::{SeqSet, SetColumns};
+
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::datatypes::Schema;
@@ -129,6 +134,20 @@ pub fn open_pairs(
             Ok(fused(tsv::TsvPairs::new(place, input, alphabet, limits)))
         }
     }
+}
+
+/// Opens candidate pairs by id (`-` = stdin: TSV of query id, target id, or an Arrow/Parquet
+/// table with the id columns `columns` names and carried columns) against the resident sets
+/// holding their sequences: query ids in `query`, target ids in `target` (the same set for
+/// pairs within one set). Errors name the candidate file, the pair number and the id.
+pub fn open_pairs_by_id(
+    candidates: &Path,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+) -> Result<Box<dyn PairReader>> {
+    by_id::open(candidates, query, target, columns, limits)
 }
 
 fn no_columns() -> Carried {

@@ -26,17 +26,30 @@ const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 const PARQUET_BATCH_ROWS: usize = 65_536;
 
 /// Record batches with errors that already name the file and say what is wrong.
-type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+pub(super) type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
 /// Opens a pair table when the input's first bytes say it is one; otherwise hands the
-/// (decompressed) input back. The formats with an index at their end (Arrow IPC file,
-/// Parquet) are read from the file itself; Parquet through a pipe or gzip is buffered whole.
+/// (decompressed) input back.
 pub(super) fn open(
     raw: Head,
     alphabet: Alphabet,
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<std::result::Result<Box<dyn PairReader>, Input>> {
+    let place = raw.place.clone();
+    let project = |place: &Where, schema: &Schema| wanted_columns(place, schema, columns);
+    match open_table(raw, &project)? {
+        Ok((schema, batches)) => Ok(Ok(fused(TablePairs::new(place, schema, batches, alphabet, columns, limits)?))),
+        Err(input) => Ok(Err(input)),
+    }
+}
+
+/// The record batches of a table (Arrow IPC stream or file, Parquet) when the input's first
+/// bytes say it is one; otherwise the (decompressed) input, handed back. The formats with an
+/// index at their end (Arrow IPC file, Parquet) are read from the file itself; Parquet
+/// through a pipe or gzip is buffered whole. `project` names the top-level columns Parquet
+/// decodes (Arrow streams decode every column).
+pub(super) fn open_table(raw: Head, project: Project<'_>) -> Result<std::result::Result<(SchemaRef, Batches), Input>> {
     let place = raw.place.clone();
     let refuse_file = || {
         Error::file(
@@ -51,7 +64,7 @@ pub(super) fn open(
         (reader.schema(), Box::new(reader))
     } else if raw.bytes.starts_with(PARQUET_MAGIC) && raw.is_regular_file() {
         let file = raw.into_regular_file()?.ok_or_else(|| Error::Internal("regular file gone".into()))?;
-        parquet_batches(&place, file, columns)?
+        parquet_batches(&place, file, project)?
     } else {
         let (head, mut input) = peek(&place, raw.into_input()?, 8)?;
         if head.starts_with(&ARROW_CONTINUATION) {
@@ -62,17 +75,20 @@ pub(super) fn open(
         } else if head.starts_with(PARQUET_MAGIC) {
             let mut all = Vec::new();
             input.read_to_end(&mut all).map_err(|e| read_error(&place, e))?;
-            parquet_batches(&place, bytes::Bytes::from(all), columns)?
+            parquet_batches(&place, bytes::Bytes::from(all), project)?
         } else {
             return Ok(Err(input));
         }
     };
-    Ok(Ok(fused(TablePairs::new(place, schema, batches, alphabet, columns, limits)?)))
+    Ok(Ok((schema, batches)))
 }
+
+/// Which top-level columns of a table's schema a reader needs (errors name what is missing).
+pub(super) type Project<'a> = &'a dyn Fn(&Where, &Schema) -> Result<Vec<usize>>;
 
 /// Only the pair and carried columns are decoded. The parquet decoder cannot be checked
 /// beforehand: a panic of its on corrupt data becomes an input error.
-fn parquet_batches<R>(place: &Where, source: R, columns: &PairColumns) -> Result<(SchemaRef, Batches)>
+fn parquet_batches<R>(place: &Where, source: R, project: Project<'_>) -> Result<(SchemaRef, Batches)>
 where
     R: parquet::file::reader::ChunkReader + 'static,
 {
@@ -80,7 +96,7 @@ where
     let builder = guard_quiet(|| ParquetRecordBatchReaderBuilder::try_new(source))
         .map_err(bad)?
         .map_err(|e| bad(e.to_string()))?;
-    let wanted = wanted_columns(place, builder.schema(), columns)?;
+    let wanted = project(place, builder.schema())?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
     let reader = guard_quiet(|| builder.with_projection(mask).with_batch_size(PARQUET_BATCH_ROWS).build())
         .map_err(bad)?
@@ -106,9 +122,28 @@ fn wanted_columns(place: &Where, schema: &Schema, columns: &PairColumns) -> Resu
 }
 
 fn pair_indices(place: &Where, schema: &Schema, columns: &PairColumns) -> Result<[usize; 4]> {
-    let mut found = [0usize; 4];
+    let found = string_columns(
+        place,
+        schema,
+        &columns.names,
+        "pair input needs",
+        "--query-col, --target-col, --query-id-col, --target-id-col",
+    )?;
+    Ok([found[0], found[1], found[2], found[3]])
+}
+
+/// The indices of the string columns `names`; a missing one is named with what the input
+/// has (`needs`: who needs them; `options`: the options that name others).
+pub(super) fn string_columns(
+    place: &Where,
+    schema: &Schema,
+    names: &[String],
+    needs: &str,
+    options: &str,
+) -> Result<Vec<usize>> {
+    let mut found = vec![0usize; names.len()];
     let mut missing = Vec::new();
-    for (slot, name) in found.iter_mut().zip(&columns.names) {
+    for (slot, name) in found.iter_mut().zip(names) {
         match schema.index_of(name) {
             Ok(i) => {
                 let ty = schema.field(i).data_type();
@@ -128,10 +163,10 @@ fn pair_indices(place: &Where, schema: &Schema, columns: &PairColumns) -> Result
         return Err(Error::file(
             place,
             format!(
-                "missing column{} {} (pair input needs {}; it has {}; name others with --query-col, --target-col, --query-id-col, --target-id-col)",
+                "missing column{} {} ({needs} {}; it has {}; name others with {options})",
                 if missing.len() > 1 { "s" } else { "" },
                 missing.join(", "),
-                columns.names.join(", "),
+                names.join(", "),
                 available.join(", ")
             ),
         ));
@@ -139,7 +174,12 @@ fn pair_indices(place: &Where, schema: &Schema, columns: &PairColumns) -> Result
     Ok(found)
 }
 
-fn carried_indices(place: &Where, schema: &Schema, columns: &PairColumns, pair: &[usize; 4]) -> Result<Vec<usize>> {
+pub(super) fn carried_indices(
+    place: &Where,
+    schema: &Schema,
+    columns: &PairColumns,
+    pair: &[usize],
+) -> Result<Vec<usize>> {
     match &columns.carry {
         None => Ok((0..schema.fields().len()).filter(|i| !pair.contains(i)).collect()),
         Some(names) => names
@@ -153,7 +193,7 @@ fn carried_indices(place: &Where, schema: &Schema, columns: &PairColumns, pair: 
 
 /// The carried columns as the output names them: a name any result column has (whatever
 /// `--columns` chooses) gets the `input_` prefix, and a clash that remains is an error.
-fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) -> Result<SchemaRef> {
+pub(super) fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) -> Result<SchemaRef> {
     let taken = crate::output::columns::is_column_name;
     let mut fields: Vec<Field> = Vec::with_capacity(carried.len());
     for &i in carried {
@@ -171,14 +211,14 @@ fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) -> Result<S
 }
 
 /// A string column of any Arrow string type.
-enum StrColumn {
+pub(super) enum StrColumn {
     Utf8(ArrayRef),
     LargeUtf8(ArrayRef),
     Utf8View(ArrayRef),
 }
 
 impl StrColumn {
-    fn new(array: ArrayRef) -> StrColumn {
+    pub(super) fn new(array: ArrayRef) -> StrColumn {
         match array.data_type() {
             DataType::Utf8 => StrColumn::Utf8(array),
             DataType::LargeUtf8 => StrColumn::LargeUtf8(array),
@@ -187,7 +227,7 @@ impl StrColumn {
     }
 
     /// The value at `row`; `None` when null.
-    fn get(&self, row: usize) -> Option<&[u8]> {
+    pub(super) fn get(&self, row: usize) -> Option<&[u8]> {
         let array = match self {
             StrColumn::Utf8(a) | StrColumn::LargeUtf8(a) | StrColumn::Utf8View(a) => a,
         };

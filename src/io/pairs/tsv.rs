@@ -26,9 +26,9 @@ const BLOCK: usize = 32 << 20;
 /// Bytes per parallel piece of a block (cut at newlines).
 const PIECE: usize = 1 << 20;
 /// Bytes per read of the reading thread.
-const CHUNK: usize = 1 << 20;
+pub(super) const CHUNK: usize = 1 << 20;
 /// An input silent this long has paused: what is complete goes on (streaming).
-const PAUSE: Duration = Duration::from_millis(10);
+pub(super) const PAUSE: Duration = Duration::from_millis(10);
 
 pub(super) struct TsvPairs {
     place: Where,
@@ -52,7 +52,7 @@ pub(super) struct TsvPairs {
 }
 
 /// What the reading thread sends: a buffer with its first `n` bytes read, or why it stopped.
-enum Chunk {
+pub(super) enum Chunk {
     Data(Vec<u8>, usize),
     Failed(std::io::Error),
 }
@@ -392,7 +392,7 @@ impl Cutter {
 /// The reading thread: the input (inflated when gzip) in chunks of up to `CHUNK` bytes,
 /// in buffers recycled by the parser; it ends at the end of the input or when the parser
 /// has gone.
-fn read_chunks(mut input: Input, tx: SyncSender<Chunk>, recycled: Receiver<Vec<u8>>) {
+pub(super) fn read_chunks(mut input: Input, tx: SyncSender<Chunk>, recycled: Receiver<Vec<u8>>) {
     loop {
         let mut buf = recycled.try_recv().unwrap_or_else(|_| vec![0; CHUNK]);
         let n = match input.read(&mut buf) {

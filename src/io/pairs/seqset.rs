@@ -1,0 +1,358 @@
+//! A resident sequence set for pairs by id (`align --pairs CANDIDATES --seqs SEQS`): every
+//! sequence of a FASTA file (plain or gzip), a `makedb` file (memory-mapped, not copied) or
+//! an Arrow/Parquet table of (id, sequence), encoded once into one buffer and found by id
+//! through a hash index. Ids are unique: a duplicate is an error naming both records.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::datatypes::Schema;
+
+use super::breaks_rows;
+use super::table::{open_table, string_columns, StrColumn};
+use crate::database::{Bytes, Database};
+use crate::error::{shown_id, Error, Result, Where};
+use crate::io::fasta_blocks::BlockFastaReader;
+use crate::io::input::{peek, Head};
+use crate::io::makedb::{map_swdb_head, not_mappable, SWDB_MAGIC};
+use crate::scoring::alphabet::describe_residue;
+use crate::scoring::Alphabet;
+
+/// The columns of a sequence set given as an Arrow/Parquet table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetColumns {
+    pub id: String,
+    pub seq: String,
+}
+
+impl Default for SetColumns {
+    fn default() -> Self {
+        SetColumns { id: "id".into(), seq: "sequence".into() }
+    }
+}
+
+/// Sequences kept in memory for the whole run, found by id.
+pub struct SeqSet {
+    place: Where,
+    /// Encoded residues, sequence i at `offsets[i]..offsets[i + 1]`.
+    residues: Bytes,
+    offsets: Vec<u64>,
+    ids: Bytes,
+    id_offsets: Vec<u64>,
+    /// FASTA header lines (split by `header_offsets`); empty where the source has none.
+    headers: Vec<u8>,
+    header_offsets: Vec<u64>,
+    hasher: ahash::RandomState,
+    /// Sequence numbers, hashed by id.
+    index: hashbrown::HashTable<u32>,
+}
+
+impl std::fmt::Debug for SeqSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SeqSet({}, {} sequences)", self.place, self.len())
+    }
+}
+
+/// Sequences appended in input order while a set is read.
+struct Builder {
+    place: Where,
+    alphabet: Alphabet,
+    residues: Vec<u8>,
+    offsets: Vec<u64>,
+    ids: Vec<u8>,
+    id_offsets: Vec<u64>,
+    headers: Vec<u8>,
+    header_offsets: Vec<u64>,
+}
+
+impl Builder {
+    fn new(place: Where, alphabet: Alphabet) -> Builder {
+        Builder {
+            place,
+            alphabet,
+            residues: Vec::new(),
+            offsets: vec![0],
+            ids: Vec::new(),
+            id_offsets: vec![0],
+            headers: Vec::new(),
+            header_offsets: vec![0],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    fn check_count(&self) -> Result<()> {
+        if self.len() >= u32::MAX as usize {
+            return Err(Error::file(&self.place, format!("more than {} sequences", u32::MAX - 1)));
+        }
+        Ok(())
+    }
+
+    /// Appends a FASTA record (already encoded).
+    fn push_record(&mut self, id: &str, seq: &[u8], header: &str) -> Result<()> {
+        self.check_count()?;
+        self.residues.extend_from_slice(seq);
+        self.offsets.push(self.residues.len() as u64);
+        self.ids.extend_from_slice(id.as_bytes());
+        self.id_offsets.push(self.ids.len() as u64);
+        self.headers.extend_from_slice(header.as_bytes());
+        self.header_offsets.push(self.headers.len() as u64);
+        Ok(())
+    }
+
+    /// Appends a table row, checking it as the FASTA reader checks a record: `row` is
+    /// 0-based, `columns` the id and sequence column names.
+    fn push_row(&mut self, row: usize, id: Option<&[u8]>, seq: Option<&[u8]>, columns: &SetColumns) -> Result<()> {
+        self.check_count()?;
+        let place = &self.place;
+        let Some(id) = id else { return Err(Error::record(place, row, "", format!("{} is null", columns.id))) };
+        let id = std::str::from_utf8(id).map_err(|_| Error::Internal("a utf8 column holds bad UTF-8".into()))?;
+        if id.is_empty() {
+            return Err(Error::record(place, row, "", format!("{} is empty", columns.id)));
+        }
+        if breaks_rows(id.as_bytes()) {
+            return Err(Error::record(place, row, id, format!("{} contains a tab or line break", columns.id)));
+        }
+        let seq = match seq {
+            None => return Err(Error::record(place, row, id, format!("{} is null", columns.seq))),
+            Some([]) => return Err(Error::record(place, row, id, format!("{} is empty", columns.seq))),
+            Some(seq) => seq,
+        };
+        let start = self.residues.len();
+        self.residues.resize(start + seq.len(), 0);
+        if let Err(i) = self.alphabet.encode_to_slice(seq, &mut self.residues[start..]) {
+            let problem = format!("{}: {} at position {}", columns.seq, describe_residue(self.alphabet, seq[i]), i + 1);
+            return Err(Error::record(place, row, id, problem));
+        }
+        self.offsets.push(self.residues.len() as u64);
+        self.ids.extend_from_slice(id.as_bytes());
+        self.id_offsets.push(self.ids.len() as u64);
+        self.header_offsets.push(0);
+        Ok(())
+    }
+
+    /// The set, indexed; sequence i is record i + 1 of the input.
+    fn finish(self) -> Result<SeqSet> {
+        let with_headers = !self.headers.is_empty();
+        let n = self.len() as u32;
+        let mut set = SeqSet {
+            place: self.place,
+            residues: Bytes::Owned(Arc::new(self.residues)),
+            offsets: self.offsets,
+            ids: Bytes::Owned(Arc::new(self.ids)),
+            id_offsets: self.id_offsets,
+            headers: self.headers,
+            header_offsets: if with_headers { self.header_offsets } else { Vec::new() },
+            hasher: ahash::RandomState::new(),
+            index: hashbrown::HashTable::new(),
+        };
+        set.build_index(0..n, |i| i as usize)?;
+        Ok(set)
+    }
+}
+
+impl SeqSet {
+    /// Reads the set at `path` (`-` = stdin): a `makedb` file, an Arrow IPC stream or file or
+    /// a Parquet file (columns `columns`), else FASTA (plain or gzip), told apart by content.
+    /// An input without sequences gives an empty set.
+    pub fn load(path: &Path, alphabet: Alphabet, columns: &SetColumns) -> Result<SeqSet> {
+        let raw = Head::open(path, 8)?;
+        let place = raw.place.clone();
+        if raw.bytes == SWDB_MAGIC {
+            return SeqSet::from_database(place, map_swdb_head(raw, alphabet)?);
+        }
+        let names = [columns.id.clone(), columns.seq.clone()];
+        let project = |place: &Where, schema: &Schema| {
+            string_columns(place, schema, &names, "a sequence set needs", "--seqs-id-col, --seqs-col")
+        };
+        let input = match open_table(raw, &project)? {
+            Ok((schema, batches)) => {
+                let found = project(&place, &schema)?;
+                let mut set = Builder::new(place, alphabet);
+                for batch in batches {
+                    let batch = batch?;
+                    let (id, seq) = (
+                        StrColumn::new(batch.column(found[0]).clone()),
+                        StrColumn::new(batch.column(found[1]).clone()),
+                    );
+                    for r in 0..batch.num_rows() {
+                        set.push_row(set.len(), id.get(r), seq.get(r), columns)?;
+                    }
+                }
+                return set.finish();
+            }
+            Err(input) => input,
+        };
+        let (head, input) = peek(&place, input, SWDB_MAGIC.len())?;
+        if head == SWDB_MAGIC {
+            return Err(not_mappable(&place)); // gzip-compressed
+        }
+        let mut set = Builder::new(place.clone(), alphabet);
+        for record in BlockFastaReader::new(place, input, alphabet).allow_empty() {
+            let record = record?;
+            set.push_record(&record.id, &record.seq, &record.header)?;
+        }
+        set.finish()
+    }
+
+    /// A `makedb` database as a set: its mapped residues and ids are used in place; records
+    /// are numbered in the order of the FASTA it was made from.
+    fn from_database(place: Where, db: Database) -> Result<SeqSet> {
+        let original = db.original;
+        let mut set = SeqSet {
+            place,
+            residues: db.residues,
+            offsets: db.offsets,
+            ids: db.ids,
+            id_offsets: db.id_offsets,
+            headers: Vec::new(),
+            header_offsets: Vec::new(),
+            hasher: ahash::RandomState::new(),
+            index: hashbrown::HashTable::new(),
+        };
+        // Indexed in input order, so that the first duplicate met is the first in the file.
+        let mut order: Vec<u32> = (0..original.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| original[i as usize]);
+        set.build_index(order.into_iter(), |i| original[i as usize] as usize)?;
+        Ok(set)
+    }
+
+    /// Indexes sequences in `order`; `record(i)` is sequence i's 0-based input position.
+    fn build_index(&mut self, order: impl Iterator<Item = u32>, record: impl Fn(u32) -> usize) -> Result<()> {
+        let mut index = hashbrown::HashTable::with_capacity(self.len());
+        for i in order {
+            let id = self.id(i);
+            let hash = self.hasher.hash_one(id);
+            match index.entry(hash, |&j| self.id(j) == id, |&j| self.hasher.hash_one(self.id(j))) {
+                hashbrown::hash_table::Entry::Occupied(e) => {
+                    let first = record(*e.get());
+                    let id = String::from_utf8_lossy(id);
+                    return Err(Error::record(
+                        &self.place,
+                        record(i),
+                        &id,
+                        format!(
+                            "duplicate id: record {} has the same id (ids of a sequence set must be unique)",
+                            first + 1
+                        ),
+                    ));
+                }
+                hashbrown::hash_table::Entry::Vacant(e) => {
+                    e.insert(i);
+                }
+            }
+        }
+        self.index = index;
+        Ok(())
+    }
+
+    pub fn place(&self) -> &Where {
+        &self.place
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of the sequence with this id.
+    pub fn find(&self, id: &[u8]) -> Option<u32> {
+        let hash = self.hasher.hash_one(id);
+        self.index.find(hash, |&j| self.id(j) == id).copied()
+    }
+
+    /// Encoded residues of sequence `i`.
+    pub fn seq(&self, i: u32) -> &[u8] {
+        let i = i as usize;
+        &self.residues.as_slice()[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    pub fn id(&self, i: u32) -> &[u8] {
+        let i = i as usize;
+        &self.ids.as_slice()[self.id_offsets[i] as usize..self.id_offsets[i + 1] as usize]
+    }
+
+    /// Whether the set has FASTA headers.
+    pub fn has_headers(&self) -> bool {
+        !self.header_offsets.is_empty()
+    }
+
+    /// The FASTA header of sequence `i` ("" without one).
+    pub fn header(&self, i: u32) -> &[u8] {
+        let i = i as usize;
+        match self.header_offsets.get(i + 1) {
+            Some(&end) => &self.headers[self.header_offsets[i] as usize..end as usize],
+            None => b"",
+        }
+    }
+
+    pub fn total_residues(&self) -> u64 {
+        self.offsets.last().copied().unwrap_or(0)
+    }
+
+    /// Says which set an id was looked for in, for messages.
+    pub(super) fn describe(&self) -> String {
+        match self.len() {
+            0 => format!("{} (it has no sequences)", self.place),
+            1 => format!("{} (1 sequence)", self.place),
+            n => format!("{} ({n} sequences)", self.place),
+        }
+    }
+}
+
+/// An id shown in a message (escaped, cut), from raw bytes.
+pub(super) fn shown(id: &[u8]) -> String {
+    shown_id(&String::from_utf8_lossy(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, data: &[u8]) -> std::path::PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, data).unwrap();
+        path
+    }
+
+    #[test]
+    fn fasta_sets_are_found_by_id_with_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "s.fa", b">a first\nMK\nV\n>b\nW\n");
+        let set = SeqSet::load(&path, Alphabet::Protein, &SetColumns::default()).unwrap();
+        assert_eq!(set.len(), 2);
+        let a = set.find(b"a").unwrap();
+        assert_eq!(Alphabet::Protein.decode(set.seq(a)), b"MKV");
+        assert_eq!(set.header(a), b"a first");
+        assert_eq!(set.find(b"c"), None);
+        assert!(set.has_headers());
+    }
+
+    #[test]
+    fn duplicate_ids_name_both_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "d.fa", b">a\nM\n>b\nK\n>a x\nW\n");
+        let msg = SeqSet::load(&path, Alphabet::Protein, &SetColumns::default()).unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            format!(
+                "{}: record 3 (a): duplicate id: record 1 has the same id (ids of a sequence set must be unique)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn empty_fasta_is_an_empty_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "e.fa", b"");
+        let set = SeqSet::load(&path, Alphabet::Protein, &SetColumns::default()).unwrap();
+        assert!(set.is_empty());
+        assert!(set.describe().ends_with("(it has no sequences)"));
+    }
+}

@@ -1,0 +1,612 @@
+//! Pairs by id (`align --pairs CANDIDATES --seqs SEQS [--target-seqs SEQS2]`) against an
+//! independent oracle: the same pairs written out with their sequences (TSV, or a Parquet
+//! pair table where columns are carried, or two FASTA files where FASTA headers matter) and
+//! run through the existing `align --pairs` paths on the CPU engine. Outputs must be
+//! byte-identical, in every output format; bad inputs fail with messages that name the file,
+//! the record and the id, and leave no output file behind.
+
+mod common;
+use common::*;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+
+/// Every output column but the FASTA headers (the TSV oracle has none), traceback included.
+const COLUMNS: &str = "query,target,score,bits,evalue,qstart,qend,tstart,tend,qlen,tlen,recomputed,\
+                       pident,nident,length,mismatch,gapopen,gaps,qcov,tcov,cigar,qaln,taln";
+
+/// A deterministic generator (no dependency): xorshift.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// One sequence of a set: id, FASTA header (id included), residues as letters.
+#[derive(Clone)]
+struct Seq {
+    id: String,
+    header: String,
+    letters: String,
+}
+
+/// `n` proteins named `{prefix}{i}` (with characters ids really have), some related.
+fn proteins(rng: &mut Rng, prefix: &str, n: usize) -> Vec<Seq> {
+    const AA: &[u8] = b"ACDEFGHIKLMNPQRSTVWYX";
+    let mut out: Vec<Seq> = Vec::new();
+    for i in 0..n {
+        let len = 1 + rng.below(180);
+        let letters: String = if i > 0 && rng.below(3) == 0 {
+            // A mutated copy of an earlier sequence: real alignments with gaps.
+            let base = out[rng.below(out.len())].letters.clone();
+            let mut out = String::new();
+            for c in base.chars() {
+                if rng.below(12) == 0 {
+                    continue;
+                }
+                out.push(if rng.below(8) == 0 { AA[rng.below(20)] as char } else { c });
+            }
+            out + "W"
+        } else {
+            (0..len).map(|_| AA[rng.below(AA.len())] as char).collect()
+        };
+        let id = format!("{prefix}|P{i:05}|{prefix}_{i}");
+        let header = if i % 4 == 0 { id.clone() } else { format!("{id} protein {i} OS=Some species") };
+        out.push(Seq { id, header, letters });
+    }
+    out
+}
+
+fn fasta(seqs: &[Seq], lowercase_every: usize) -> String {
+    let mut text = String::new();
+    for (i, s) in seqs.iter().enumerate() {
+        text.push_str(&format!(">{}\n", s.header));
+        let letters =
+            if lowercase_every > 0 && i % lowercase_every == 1 { s.letters.to_lowercase() } else { s.letters.clone() };
+        for chunk in letters.as_bytes().chunks(60) {
+            text.push_str(std::str::from_utf8(chunk).unwrap());
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+fn parquet_bytes(batch: &RecordBatch) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    // Small row groups and batches: the readers cross their boundaries.
+    for start in (0..batch.num_rows()).step_by(37) {
+        w.write(&batch.slice(start, 37.min(batch.num_rows() - start))).unwrap();
+        w.flush().unwrap();
+    }
+    w.close().unwrap();
+    out
+}
+
+fn strings(values: impl IntoIterator<Item = String>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(values))
+}
+
+/// A Parquet sequence set with columns `seq_name`, `residues` (and a column to ignore).
+fn parquet_set(seqs: &[Seq]) -> Vec<u8> {
+    let schema = Schema::new(vec![
+        Field::new("length", DataType::Int64, false),
+        Field::new("residues", DataType::Utf8, false),
+        Field::new("seq_name", DataType::Utf8, false),
+    ]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int64Array::from_iter_values(seqs.iter().map(|s| s.letters.len() as i64))),
+            strings(seqs.iter().map(|s| s.letters.clone())),
+            strings(seqs.iter().map(|s| s.id.clone())),
+        ],
+    )
+    .unwrap();
+    parquet_bytes(&batch)
+}
+
+struct Case {
+    dir: tempfile::TempDir,
+    queries: Vec<Seq>,
+    targets: Vec<Seq>,
+    /// (query index, target index) of every candidate pair.
+    pairs: Vec<(usize, usize)>,
+}
+
+impl Case {
+    fn new(seed: u64, one_set: bool, n_pairs: usize) -> Case {
+        let mut rng = Rng(seed);
+        let queries = proteins(&mut rng, "sp", 40);
+        let targets = if one_set { queries.clone() } else { proteins(&mut rng, "tr", 55) };
+        let pairs = (0..n_pairs).map(|_| (rng.below(queries.len()), rng.below(targets.len()))).collect();
+        Case { dir: tempfile::tempdir().unwrap(), queries, targets, pairs }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, data: &[u8]) -> String {
+        let path = self.path(name);
+        fs::write(&path, data).unwrap();
+        path.to_str().unwrap().to_string()
+    }
+
+    /// The oracle's input: the pairs with their sequences, as TSV.
+    fn pairs_tsv(&self) -> String {
+        let mut text = String::from("query_id\tquery_seq\ttarget_id\ttarget_seq\n");
+        for &(q, t) in &self.pairs {
+            let (q, t) = (&self.queries[q], &self.targets[t]);
+            text.push_str(&format!("{}\t{}\t{}\t{}\n", q.id, q.letters, t.id, t.letters));
+        }
+        text
+    }
+
+    fn candidates_tsv(&self, header: bool) -> String {
+        let mut text = if header { String::from("query_id\ttarget_id\tprefilter_score\n") } else { String::new() };
+        for (k, &(q, t)) in self.pairs.iter().enumerate() {
+            text.push_str(&format!("{}\t{}\t{}\n", self.queries[q].id, self.targets[t].id, k * 3));
+            if k % 50 == 7 {
+                text.push_str("\r\n"); // blank lines are skipped
+            }
+        }
+        text
+    }
+
+    /// Candidate (or, with sequences, pair) table with carried columns around the ids.
+    fn table(&self, with_seqs: bool) -> RecordBatch {
+        let mut fields = vec![
+            Field::new("key", DataType::Int64, false),
+            Field::new("a", DataType::Utf8, false),
+            Field::new("score", DataType::Utf8, false),
+            Field::new("b", DataType::Utf8, false),
+            Field::new("sample", DataType::Utf8, true),
+        ];
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from_iter_values((0..self.pairs.len() as i64).map(|i| 7000 + i))),
+            strings(self.pairs.iter().map(|&(q, _)| self.queries[q].id.clone())),
+            strings(self.pairs.iter().map(|_| "input score".to_string())),
+            strings(self.pairs.iter().map(|&(_, t)| self.targets[t].id.clone())),
+            Arc::new(StringArray::from_iter(
+                (0..self.pairs.len()).map(|i| (i % 5 != 0).then(|| format!("sample{}", i % 3))),
+            )),
+        ];
+        if with_seqs {
+            fields.push(Field::new("sa", DataType::Utf8, false));
+            fields.push(Field::new("sb", DataType::Utf8, false));
+            columns.push(strings(self.pairs.iter().map(|&(q, _)| self.queries[q].letters.clone())));
+            columns.push(strings(self.pairs.iter().map(|&(_, t)| self.targets[t].letters.clone())));
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    }
+}
+
+/// Runs swarrow on the CPU engine; panics with its stderr when it fails.
+fn align_ok(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["align", "--device", "cpu", "--quiet"];
+    all.extend_from_slice(args);
+    let o = run(&all);
+    assert!(o.status.success(), "swarrow {}: {}", all.join(" "), stderr(&o));
+    o
+}
+
+/// The output file `out` of a run with `args`, as bytes.
+fn output_of(args: &[&str], out: &Path) -> Vec<u8> {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    align_ok(&all);
+    fs::read(out).unwrap()
+}
+
+/// Record batches of a Parquet file, concatenated.
+fn read_parquet(path: &Path) -> RecordBatch {
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(fs::File::open(path).unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+/// Record batches of an Arrow IPC stream, concatenated.
+fn read_stream(data: &[u8]) -> RecordBatch {
+    let reader = arrow::ipc::reader::StreamReader::try_new(data, None).unwrap();
+    let schema = reader.schema();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    arrow::compute::concat_batches(&schema, &batches).unwrap()
+}
+
+/// By-id output equals the oracle's, as TSV bytes and as Parquet read back, for these
+/// candidate and set arguments and the oracle's pair input.
+fn check_against(case: &Case, by_id: &[&str], oracle: &[&str], columns: &str, tag: &str) {
+    for ext in ["tsv", "parquet", "arrows"] {
+        let want_path = case.path(&format!("want-{tag}.{ext}"));
+        let got_path = case.path(&format!("got-{tag}.{ext}"));
+        let mut o = oracle.to_vec();
+        o.extend_from_slice(&["--columns", columns]);
+        let mut b = by_id.to_vec();
+        b.extend_from_slice(&["--columns", columns]);
+        let want = output_of(&o, &want_path);
+        // Small batches too: batch boundaries cross the candidate rows.
+        for batch in [None, Some("7")] {
+            let mut b = b.clone();
+            if let Some(n) = batch {
+                b.extend_from_slice(&["--batch", n]);
+            }
+            let got = output_of(&b, &got_path);
+            // Arrow and Parquet frame their batches as the engine's batches fall: with other
+            // batch sizes, the same table read back.
+            match (ext, batch) {
+                ("parquet", _) => assert_eq!(read_parquet(&got_path), read_parquet(&want_path), "{tag}: parquet"),
+                ("arrows", Some(_)) => assert_eq!(read_stream(&got), read_stream(&want), "{tag}: arrow stream"),
+                _ => assert!(got == want, "{tag}: {ext} output differs from the oracle's"),
+            }
+        }
+        if ext == "tsv" {
+            let rows = String::from_utf8(want).unwrap().lines().count();
+            assert_eq!(rows, case.pairs.len() + 1, "{tag}: one row per pair");
+        }
+    }
+}
+
+#[test]
+fn one_set_in_every_set_format_matches_the_tsv_oracle() {
+    let case = Case::new(0x5eed_0001, true, 300);
+    let oracle = case.write("pairs.tsv", case.pairs_tsv().as_bytes());
+    let candidates = case.write("cand.tsv", case.candidates_tsv(true).as_bytes());
+    let plain = case.write("set.fa", fasta(&case.queries, 7).as_bytes());
+    let gz = case.write("set.fa.gz", &gzip(fasta(&case.queries, 0).as_bytes()));
+    let pq = case.write("set.parquet", &parquet_set(&case.queries));
+    let swdb = case.path("set.swdb");
+    let o = run(&["makedb", &plain, "-o", swdb.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let swdb = swdb.to_str().unwrap().to_string();
+    let set_cols = ["--seqs-id-col", "seq_name", "--seqs-col", "residues"];
+    for (tag, set, extra) in
+        [("fa", &plain, &[][..]), ("gz", &gz, &[][..]), ("swdb", &swdb, &[][..]), ("pq", &pq, &set_cols[..])]
+    {
+        let mut by_id = vec!["--pairs", candidates.as_str(), "--seqs", set.as_str()];
+        by_id.extend_from_slice(extra);
+        check_against(&case, &by_id, &["--pairs", &oracle], COLUMNS, tag);
+    }
+    // Without a header line, from stdin, gzip-compressed: the same rows.
+    let want = align_ok(&["--pairs", &oracle, "--format", "tsv", "--columns", COLUMNS]).stdout;
+    let bare = gzip(case.candidates_tsv(false).as_bytes());
+    let o = run_stdin(
+        &[
+            "align",
+            "--device",
+            "cpu",
+            "--quiet",
+            "--pairs",
+            "-",
+            "--seqs",
+            &plain,
+            "--format",
+            "tsv",
+            "--columns",
+            COLUMNS,
+        ],
+        &bare,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == want, "stdin gzip candidates differ");
+}
+
+#[test]
+fn two_sets_match_the_tsv_oracle() {
+    let case = Case::new(0x5eed_0002, false, 250);
+    let oracle = case.write("pairs.tsv", case.pairs_tsv().as_bytes());
+    let candidates = case.write("cand.tsv", case.candidates_tsv(true).as_bytes());
+    let q = case.write("q.fa", fasta(&case.queries, 3).as_bytes());
+    let t_gz = case.write("t.fa.gz", &gzip(fasta(&case.targets, 5).as_bytes()));
+    let t_pq = case.write("t.parquet", &parquet_set(&case.targets));
+    let t_fa = case.write("t.fa", fasta(&case.targets, 0).as_bytes());
+    let swdb = case.path("t.swdb");
+    let o = run(&["makedb", &t_fa, "-o", swdb.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let swdb = swdb.to_str().unwrap().to_string();
+    let base = ["--pairs", candidates.as_str(), "--seqs", q.as_str(), "--target-seqs"];
+    let mut gz_args = base.to_vec();
+    gz_args.push(&t_gz);
+    check_against(&case, &gz_args, &["--pairs", &oracle], COLUMNS, "gz");
+    let mut swdb_args = base.to_vec();
+    swdb_args.push(&swdb);
+    check_against(&case, &swdb_args, &["--pairs", &oracle], COLUMNS, "swdb");
+    let mut pq_args = base.to_vec();
+    pq_args.extend_from_slice(&[&t_pq, "--seqs-id-col", "seq_name", "--seqs-col", "residues"]);
+    check_against(&case, &pq_args, &["--pairs", &oracle], COLUMNS, "pq");
+    // Ids of one set are not looked up in the other.
+    let swapped = case.write("swapped.tsv", format!("{}\t{}\n", case.targets[0].id, case.queries[0].id).as_bytes());
+    let o = run(&["align", "--device", "cpu", "--pairs", &swapped, "--seqs", &q, "--target-seqs", &t_fa]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("query_id {} not found in {q}", case.targets[0].id)), "{}", stderr(&o));
+}
+
+#[test]
+fn table_candidates_carry_their_columns_like_a_pair_table() {
+    let case = Case::new(0x5eed_0003, false, 200);
+    let oracle = case.write("pairs.parquet", &parquet_bytes(&case.table(true)));
+    let cands = case.write("cand.parquet", &parquet_bytes(&case.table(false)));
+    let q = case.write("q.fa", fasta(&case.queries, 0).as_bytes());
+    let t = case.write("t.fa", fasta(&case.targets, 0).as_bytes());
+    let names = ["--query-id-col", "a", "--target-id-col", "b"];
+    let mut oracle_args = vec!["--pairs", oracle.as_str(), "--query-col", "sa", "--target-col", "sb"];
+    oracle_args.extend_from_slice(&names);
+    let mut by_id = vec!["--pairs", cands.as_str(), "--seqs", q.as_str(), "--target-seqs", t.as_str()];
+    by_id.extend_from_slice(&names);
+    check_against(&case, &by_id, &oracle_args, COLUMNS, "carry-all");
+    for carry in ["none", "sample,key"] {
+        let mut o = oracle_args.clone();
+        o.extend_from_slice(&["--carry", carry]);
+        let mut b = by_id.clone();
+        b.extend_from_slice(&["--carry", carry]);
+        check_against(&case, &b, &o, "query,target,score,cigar", carry);
+    }
+    // An Arrow IPC stream of candidates through stdin.
+    let mut stream = Vec::new();
+    let batch = case.table(false);
+    let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut stream, &batch.schema()).unwrap();
+    w.write(&batch.slice(0, 50)).unwrap();
+    w.write(&batch.slice(50, batch.num_rows() - 50)).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    let mut o = oracle_args.clone();
+    o.extend_from_slice(&["--format", "tsv", "--columns", COLUMNS]);
+    let want = align_ok(&o).stdout;
+    let mut args = vec!["align", "--device", "cpu", "--quiet", "--pairs", "-", "--seqs", &q, "--target-seqs", &t];
+    args.extend_from_slice(&names);
+    args.extend_from_slice(&["--format", "tsv", "--columns", COLUMNS]);
+    let got = run_stdin(&args, &stream);
+    assert!(got.status.success(), "{}", stderr(&got));
+    assert!(got.stdout == want, "arrow stream candidates differ");
+}
+
+#[test]
+fn fasta_headers_come_from_the_sets() {
+    // Oracle: two FASTA files holding the pairs' records in pair order, headers included.
+    let case = Case::new(0x5eed_0004, false, 120);
+    let qs: Vec<Seq> = case.pairs.iter().map(|&(q, _)| case.queries[q].clone()).collect();
+    let ts: Vec<Seq> = case.pairs.iter().map(|&(_, t)| case.targets[t].clone()).collect();
+    let oq = case.write("oq.fa", fasta(&qs, 0).as_bytes());
+    let ot = case.write("ot.fa", fasta(&ts, 0).as_bytes());
+    let candidates = case.write("cand.tsv", case.candidates_tsv(false).as_bytes());
+    let q = case.write("q.fa", fasta(&case.queries, 0).as_bytes());
+    let t = case.write("t.fa.gz", &gzip(fasta(&case.targets, 0).as_bytes()));
+    let columns = format!("{COLUMNS},qheader,theader");
+    check_against(
+        &case,
+        &["--pairs", &candidates, "--seqs", &q, "--target-seqs", &t],
+        &["-q", &oq, "-t", &ot],
+        &columns,
+        "hdr",
+    );
+    // A set without headers (Parquet) beside one with them: null headers there.
+    let t_pq = case.write("t.parquet", &parquet_set(&case.targets));
+    let out = case.path("mixed.parquet");
+    output_of(
+        &[
+            "--pairs",
+            &candidates,
+            "--seqs",
+            &q,
+            "--target-seqs",
+            &t_pq,
+            "--seqs-id-col",
+            "seq_name",
+            "--seqs-col",
+            "residues",
+            "--columns",
+            "query,qheader,theader",
+        ],
+        &out,
+    );
+    let got = read_parquet(&out);
+    let qh = got.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+    let th = got.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+    for (i, &(qi, _)) in case.pairs.iter().enumerate() {
+        assert_eq!(qh.value(i), case.queries[qi].header);
+        assert!(th.is_null(i));
+    }
+}
+
+/// Runs a by-id align expected to fail: exit 2, the message on stderr, no output file.
+fn fails(case: &Case, args: &[&str], message: &str) {
+    let out = case.path("out.parquet");
+    let mut all = vec!["align", "--device", "cpu", "-o", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = run(&all);
+    assert_eq!(o.status.code(), Some(2), "{}: {}", all.join(" "), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains(message), "expected {message:?} in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!out.exists(), "no output file after an error");
+    let leftovers: Vec<_> = fs::read_dir(case.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("swarrow-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary output left behind");
+}
+
+#[test]
+fn missing_and_duplicate_ids_name_file_record_and_id() {
+    let case = Case::new(0x5eed_0005, true, 10);
+    let set = case.write("set.fa", b">a desc\nMKV\n>b\nWWA\n>c\nKKL\n");
+    let cands = case.write("cand.tsv", b"query_id\ttarget_id\na\tb\n\nb\tc\na\tzz\n");
+    fails(
+        &case,
+        &["--pairs", &cands, "--seqs", &set],
+        &format!("{cands}: record 3 (a): line 5: target_id zz not found in {set} (3 sequences)"),
+    );
+    let cands2 = case.write("cand2.tsv", b"a\tb\nq9\tc\n");
+    fails(
+        &case,
+        &["--pairs", &cands2, "--seqs", &set],
+        &format!("{cands2}: record 2 (q9): line 2: query_id q9 not found in {set}"),
+    );
+    // Duplicates: FASTA, Parquet set, makedb file.
+    let dup = case.write("dup.fa", b">a\nMKV\n>b\nWW\n>c\nK\n>b other\nA\n");
+    fails(
+        &case,
+        &["--pairs", &cands2, "--seqs", &dup],
+        &format!("{dup}: record 4 (b): duplicate id: record 2 has the same id"),
+    );
+    let swdb = case.path("dup.swdb");
+    assert!(run(&["makedb", &dup, "-o", swdb.to_str().unwrap(), "--quiet"]).status.success());
+    let swdb = swdb.to_str().unwrap().to_string();
+    fails(
+        &case,
+        &["--pairs", &cands2, "--seqs", &set, "--target-seqs", &swdb],
+        &format!("{swdb}: record 4 (b): duplicate id: record 2 has the same id"),
+    );
+    let mut seqs = case.queries[..5].to_vec();
+    seqs.push(case.queries[2].clone());
+    let pq = case.write("dup.parquet", &parquet_set(&seqs));
+    let pq_cols = ["--seqs-id-col", "seq_name", "--seqs-col", "residues"];
+    let mut args = vec!["--pairs", cands2.as_str(), "--seqs", pq.as_str()];
+    args.extend_from_slice(&pq_cols);
+    fails(&case, &args, &format!("{pq}: record 6 ({}): duplicate id: record 3 has the same id", case.queries[2].id));
+    // A set table without the named columns, or with a bad residue.
+    fails(&case, &["--pairs", &cands2, "--seqs", &pq], &format!("{pq}: missing columns id, sequence (a sequence set needs id, sequence; it has length, residues, seq_name; name others with --seqs-id-col, --seqs-col)"));
+    let mut bad = case.queries[..3].to_vec();
+    bad[1].letters = "MK1V".into();
+    let bad_pq = case.write("bad.parquet", &parquet_set(&bad));
+    let mut args = vec!["--pairs", cands2.as_str(), "--seqs", bad_pq.as_str()];
+    args.extend_from_slice(&pq_cols);
+    fails(&case, &args, &format!("{bad_pq}: record 2 ({}): residues: invalid residue '1' at position 3", bad[1].id));
+}
+
+#[test]
+fn malformed_candidates_are_refused_with_their_line() {
+    let case = Case::new(0x5eed_0006, true, 10);
+    let set = case.write("set.fa", b">a\nMKV\n>b\nWWA\n");
+    let one = case.write("one.tsv", b"a\tb\nab\n");
+    fails(
+        &case,
+        &["--pairs", &one, "--seqs", &set],
+        &format!(
+            "{one}: record 2 (ab): line 2: expected at least 2 tab-separated columns (query_id, target_id), found 1"
+        ),
+    );
+    let empty_id = case.write("empty.tsv", b"a\tb\n\tb\n");
+    fails(
+        &case,
+        &["--pairs", &empty_id, "--seqs", &set],
+        &format!("{empty_id}: record 2 (no id): line 2: query_id is empty"),
+    );
+    let empty_t = case.write("empty_t.tsv", b"a\t\tx\n");
+    fails(
+        &case,
+        &["--pairs", &empty_t, "--seqs", &set],
+        &format!("{empty_t}: record 1 (a): line 1: target_id is empty"),
+    );
+    let fa = case.write("swapped.fa", b">a\nMKV\n");
+    fails(&case, &["--pairs", &fa, "--seqs", &set], &format!("{fa}: line 1: looks like FASTA, not candidate pairs"));
+    let with_seqs = case.write("pairs.tsv", b"query_id\tquery_seq\ttarget_id\ttarget_seq\na\tMKV\tb\tWW\n");
+    fails(&case, &["--pairs", &with_seqs, "--seqs", &set], &format!("{with_seqs}: line 1: a pair file with sequences"));
+    let binary = case.write("bin.tsv", &[0u8, 159, 146, 150, b'\t', 1, 2, b'\n']);
+    fails(&case, &["--pairs", &binary, "--seqs", &set], &format!("{binary}: record 1"));
+    // Table candidates: a null id, a missing id column, column options on TSV.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, true),
+        Field::new("target_id", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from(vec![Some("a"), Some("b")])),
+            Arc::new(StringArray::from(vec![Some("b"), None])),
+        ],
+    )
+    .unwrap();
+    let nulls = case.write("nulls.parquet", &parquet_bytes(&batch));
+    fails(&case, &["--pairs", &nulls, "--seqs", &set], &format!("{nulls}: record 2 (b): target_id is null"));
+    fails(
+        &case,
+        &["--pairs", &nulls, "--seqs", &set, "--query-id-col", "qq"],
+        &format!("{nulls}: missing column qq (candidate pairs need qq, target_id;"),
+    );
+    fails(
+        &case,
+        &["--pairs", &one, "--seqs", &set, "--carry", "x"],
+        "column options apply to Arrow and Parquet candidate tables, not TSV",
+    );
+    fails(
+        &case,
+        &["--pairs", &one, "--seqs", &set, "--query-col", "x"],
+        "--query-col and --target-col name sequence columns",
+    );
+    // A set given as a pair file, and the sets both from stdin.
+    fails(&case, &["--pairs", &one, "--seqs", &with_seqs], &with_seqs.to_string());
+    fails(
+        &case,
+        &["--pairs", &one, "--seqs", "-", "--target-seqs", "-"],
+        "only one of --pairs, --seqs and --target-seqs can be read from stdin",
+    );
+    let o = run(&["align", "--pairs", &one, "--target-seqs", &set]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn empty_candidates_give_a_complete_empty_output() {
+    let case = Case::new(0x5eed_0007, true, 10);
+    let set = case.write("set.fa", b">a\nMKV\n>b\nWWA\n");
+    let empty_set = case.write("none.fa", b"");
+    let header_only = case.write("h.tsv", b"query_id\ttarget_id\n\n");
+    let nothing = case.write("n.tsv", b"");
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+        Field::new("key", DataType::Int64, false),
+    ]));
+    let empty_pq = case.write("e.parquet", &parquet_bytes(&RecordBatch::new_empty(schema)));
+    for (cands, seqs) in [(&header_only, &set), (&nothing, &set), (&nothing, &empty_set), (&empty_pq, &set)] {
+        let out = case.path("empty.parquet");
+        let o = run(&["align", "--device", "cpu", "--pairs", cands, "--seqs", seqs, "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("swarrow: note: {cands}: no pairs; wrote an empty result")),
+            "{}",
+            stderr(&o)
+        );
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(fs::File::open(&out).unwrap())
+                .unwrap();
+        let names: Vec<String> = reader.schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names[0], "query");
+        assert_eq!(names.last().map(String::as_str) == Some("key"), cands == &empty_pq);
+        assert_eq!(reader.build().unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(), 0);
+        let o = run(&["align", "--device", "cpu", "--quiet", "--pairs", cands, "--seqs", seqs, "--format", "tsv"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1, "the header line alone");
+    }
+    // Pairs against an empty set: the id is not found, and the message says the set is empty.
+    let one = case.write("one.tsv", b"a\tb\n");
+    fails(
+        &case,
+        &["--pairs", &one, "--seqs", &empty_set],
+        &format!("query_id a not found in {empty_set} (it has no sequences)"),
+    );
+}
