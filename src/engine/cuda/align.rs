@@ -106,6 +106,9 @@ struct Tables {
     scratch_len: usize,
 }
 
+/// Results a call's workers collect: (piece index, the piece's results).
+type Done<T> = Mutex<Vec<(usize, Vec<T>)>>;
+
 /// A piece whose work is queued on its slot's stream, waiting to be read back.
 struct Pending<'a> {
     slot: std::sync::MutexGuard<'a, Slot>,
@@ -302,18 +305,29 @@ impl GpuAligner {
 
     /// Score, end and start of each pair, in input order.
     pub fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
+        self.on_workers(pairs, |d, w, pieces, next, done| self.align_worker(d, w, pairs, pieces, next, done))
+    }
+
+    /// Cuts `pairs` into pieces ([`Self::piece_pairs`]) and runs `worker` on one host thread
+    /// per (GPU, stream); workers take pieces from the shared counter and push each piece's
+    /// results with its index. Returns the results in input order.
+    fn on_workers<T: Clone + Default + Send>(
+        &self,
+        pairs: PairSeqs<'_>,
+        worker: impl Fn(&Device, usize, &[std::ops::Range<usize>], &AtomicUsize, &Done<T>) -> Result<()> + Sync,
+    ) -> Result<Vec<T>> {
         let workers: Vec<(&Device, usize)> =
             self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
         let pieces = piece_ranges(pairs, self.piece_pairs(pairs.len(), workers.len()), CHUNK_BYTES);
         let next = AtomicUsize::new(0);
-        let done: Mutex<Vec<(usize, Vec<Alignment>)>> = Mutex::new(Vec::new());
+        let done: Done<T> = Mutex::new(Vec::new());
         let used = workers.len().min(pieces.len());
         let results: Vec<Result<()>> = std::thread::scope(|sc| {
             let handles: Vec<_> = workers[..used]
                 .iter()
                 .map(|&(d, w)| {
-                    let (next, done, pieces) = (&next, &done, &pieces);
-                    sc.spawn(move || self.align_worker(d, w, pairs, pieces, next, done))
+                    let (next, done, pieces, worker) = (&next, &done, &pieces, &worker);
+                    sc.spawn(move || worker(d, w, pieces, next, done))
                 })
                 .collect();
             handles
@@ -324,7 +338,7 @@ impl GpuAligner {
         for r in results {
             r?;
         }
-        let mut out = vec![Alignment::default(); pairs.len()];
+        let mut out = vec![T::default(); pairs.len()];
         for (k, res) in done.into_inner().map_err(|_| Error::Internal("result lock poisoned".into()))? {
             let r = &pieces[k];
             if res.len() != r.len() {
@@ -362,7 +376,7 @@ impl GpuAligner {
         pairs: PairSeqs<'_>,
         pieces: &[std::ops::Range<usize>],
         next: &AtomicUsize,
-        done: &Mutex<Vec<(usize, Vec<Alignment>)>>,
+        done: &Done<Alignment>,
     ) -> Result<()> {
         d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
         let depth = self.config.align_depth.max(1);
@@ -516,73 +530,22 @@ impl GpuAligner {
         Ok(Pending { slot: guard, piece, npairs: n, items, layout })
     }
 
-    /// Runs `f` on pieces of `pairs` and returns its results in input order: the pieces are
-    /// cut by the configured size and taken from a shared queue by every (GPU, stream)
-    /// worker, one host thread each. `f` gets the piece and its range in `pairs`.
+    /// Runs `f` on pieces of `pairs`, one piece at a time per worker ([`Self::on_workers`]),
+    /// and returns its results in input order. `f` gets the piece and its range in `pairs`.
     fn by_pieces<T: Clone + Default + Send>(
         &self,
         pairs: PairSeqs<'_>,
         f: impl Fn(&Device, usize, PairSeqs<'_>, std::ops::Range<usize>) -> Result<Vec<T>> + Sync,
     ) -> Result<Vec<T>> {
-        let workers: Vec<(&Device, usize)> =
-            self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
-        // At least two pieces per worker where the call is big enough, so the workers drift
-        // out of phase: one prepares its piece on the host while the others' kernels run.
-        let per_piece = pairs
-            .len()
-            .div_ceil(2 * workers.len())
-            .max(MIN_PIECE_PAIRS)
-            .min(self.config.align_piece_pairs.max(1))
-            .max(1);
-        let pieces = piece_ranges(pairs, per_piece, CHUNK_BYTES);
-        let mut out = vec![T::default(); pairs.len()];
-        let place = |out: &mut [T], r: &std::ops::Range<usize>, res: Vec<T>| -> Result<()> {
-            if res.len() != r.len() {
-                return Err(Error::Internal(format!("GPU piece gave {} results for {} pairs", res.len(), r.len())));
+        self.on_workers(pairs, |d, stream, pieces, next, done| {
+            d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(r) = pieces.get(k) else { return Ok(()) };
+                let res = f(d, stream, pairs.slice(r.clone()), r.clone())?;
+                done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
             }
-            out[r.clone()].clone_from_slice(&res);
-            Ok(())
-        };
-        if pieces.len() <= 1 {
-            for r in pieces {
-                let (d, s) = workers[0];
-                let res = f(d, s, pairs.slice(r.clone()), r.clone())?;
-                place(&mut out, &r, res)?;
-            }
-            return Ok(out);
-        }
-        let next = AtomicUsize::new(0);
-        let done: Mutex<Vec<(usize, Vec<T>)>> = Mutex::new(Vec::new());
-        let used = workers.len().min(pieces.len());
-        let results: Vec<Result<()>> = std::thread::scope(|sc| {
-            let handles: Vec<_> = workers[..used]
-                .iter()
-                .map(|&(d, stream)| {
-                    let (next, done, pieces, f) = (&next, &done, &pieces, &f);
-                    sc.spawn(move || -> Result<()> {
-                        d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
-                        loop {
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(r) = pieces.get(k) else { return Ok(()) };
-                            let res = f(d, stream, pairs.slice(r.clone()), r.clone())?;
-                            done.lock().map_err(|_| Error::Internal("result lock poisoned".into()))?.push((k, res));
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU worker thread panicked".into()))))
-                .collect()
-        });
-        for r in results {
-            r?;
-        }
-        let done = done.into_inner().map_err(|_| Error::Internal("result lock poisoned".into()))?;
-        for (k, res) in done {
-            place(&mut out, &pieces[k], res)?;
-        }
-        Ok(out)
+        })
     }
 
     /// Counters of each alignment's traceback path by the path rule (see
