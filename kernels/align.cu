@@ -1,13 +1,13 @@
 // One-to-one Smith-Waterman (affine gaps) for batches of (query, target) pairs: score, end
 // cell and, in reverse mode, start cell. Compiled by NVRTC once per variant:
-//   -DROWS=R    query rows each thread keeps in registers (8, 16 or 32)
+//   -DROWS=R    query rows each thread keeps in registers (4, 8, 12, 16; 32 unpacked)
 //   -DPACKED=1  two pairs per thread in s16x2 lanes (DPX), 0: one pair per thread at 32 bits
 //
 // Layout of the work: a group of G threads (a power of two up to 32, chosen per warp from
 // the `warps` table, so one launch runs the bins of every G) aligns one pair per lane
-// half. Thread t of a group owns query rows [pass*G*R + t*R, +R) and walks the target two
-// columns per step; at step s thread t works on columns 2(s - t) and 2(s - t) + 1 (a
-// wavefront), getting the H and F values of the row above from thread t-1 by shuffle.
+// half. Thread t of a group owns query rows [pass*G*R + t*R, +R) and walks the target
+// COLS = 2 columns per step; at step s thread t works on columns 2(s - t) and 2(s - t) + 1
+// (a wavefront), getting the H and F values of the row above from thread t-1 by shuffle.
 // Queries longer than G*R rows take several passes; the last row of a pass goes through
 // `scratch` to the next.
 //
@@ -20,7 +20,9 @@
 //
 // Scores come from a small per-thread profile in shared memory: for each residue code c,
 // the R scores s(q_i, c) of the thread's rows as bytes (built once per pass, about 1% of
-// the work), so one 16-byte load gives 16 rows' scores.
+// the work), read in chunks of 16, 8 or 4 rows (one 16-, 8- or 4-byte load each). 12 rows
+// (three 4-byte chunks) cut the padding of power-of-two spans and, with 600 profile bytes per
+// thread for proteins against 800 at 16 rows, fit 12 warps per SM instead of 8.
 //
 // Biased values (as kernels/sw_search.cu): H, E and F are stored plus B = open + extend
 // and H is clamped at B (the local zero), gap of length k costs open + k*ext:
@@ -49,6 +51,7 @@ typedef unsigned char u8;
 #ifndef PACKED
 #define PACKED 1
 #endif
+#define COLS 2
 
 #define FULL 0xffffffffu
 #define NONE 0x7fffffff
@@ -89,8 +92,8 @@ __device__ __forceinline__ V score_of(u32 wa, u32) {
 
 #define R ROWS
 #define WORDS (R / 4)
-// Profile chunk: the bytes of one shared-memory load (16 rows, or all when fewer).
-#define CHUNK (R >= 16 ? 16 : R)
+// Profile chunk: the bytes of one shared-memory load.
+#define CHUNK (R % 16 == 0 ? 16 : R % 8 == 0 ? 8 : 4)
 #define NCHUNK (R / CHUNK)
 
 template <int N>
@@ -358,10 +361,12 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         }
         __syncwarp();
 
-        V HA[R], HB[R], E[R];
+        V E[R];
+        // H of the step's last column, carried into the next step's first.
+        V Hlast[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            HB[r] = bias;
+            Hlast[r] = bias;
             E[r] = 0;
         }
         V best = bias;
@@ -369,8 +374,6 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) bcol[h] = brow[h] = NONE;
 
-        // Sent to thread t+1: bottom H and F of both columns.
-        V send_h0 = bias, send_h1 = bias, send_f0 = 0, send_f1 = 0;
         V hdiag = bias;  // H(row0 - 1, j - 1)
         const bool from_scratch = t == 0 && pass > 0;
         const bool to_scratch = t == G - 1 && pass + 1 < passes;
@@ -378,104 +381,118 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         // the sequence; only read while inside it).
         const u8* tp[HALVES];
 #pragma unroll
-        for (int h = 0; h < HALVES; ++h) tp[h] = ts[h] - 2 * DIR * t;
+        for (int h = 0; h < HALVES; ++h) tp[h] = ts[h] - COLS * DIR * t;
 
-        int steps = pcols > 0 ? (pcols + 1) / 2 + G - 1 : 0;
+        int steps = pcols > 0 ? (pcols + COLS - 1) / COLS + G - 1 : 0;
         steps = __reduce_max_sync(FULL, steps);
         bool done = pcols == 0;
         // Target codes and the boundary row from scratch are fetched one step ahead, so
         // their memory latency hides behind a step's arithmetic (few warps share an SM).
-        u32 n0[HALVES], n1[HALVES];
-        V nh0 = bias, nh1 = bias, nf0 = 0, nf1 = 0;
+        u32 nc[COLS][HALVES];
+        V nh[COLS], nf[COLS];
+#pragma unroll
+        for (int c = 0; c < COLS; ++c) {
+            nh[c] = bias;
+            nf[c] = 0;
+        }
         auto fetch = [&](int jn) {
 #pragma unroll
             for (int h = 0; h < HALVES; ++h) {
-                n0[h] = (unsigned)jn < (unsigned)tlen[h] ? tp[h][0] : pad;
-                n1[h] = (unsigned)(jn + 1) < (unsigned)tlen[h] ? tp[h][DIR] : pad;
-                tp[h] += 2 * DIR;
+#pragma unroll
+                for (int c = 0; c < COLS; ++c)
+                    nc[c][h] = (unsigned)(jn + c) < (unsigned)tlen[h] ? tp[h][DIR * c] : pad;
+                tp[h] += COLS * DIR;
             }
             if (from_scratch) {
-                nh0 = nh1 = bias;
-                nf0 = nf1 = 0;
-                if ((unsigned)jn < (unsigned)pcols) {
-                    nh0 = (V)scr_h[2 * (size_t)jn * ns];
-                    nf0 = (V)scr_f[2 * (size_t)jn * ns];
-                }
-                if ((unsigned)(jn + 1) < (unsigned)pcols) {
-                    nh1 = (V)scr_h[2 * (size_t)(jn + 1) * ns];
-                    nf1 = (V)scr_f[2 * (size_t)(jn + 1) * ns];
+#pragma unroll
+                for (int c = 0; c < COLS; ++c) {
+                    nh[c] = bias;
+                    nf[c] = 0;
+                    if ((unsigned)(jn + c) < (unsigned)pcols) {
+                        nh[c] = (V)scr_h[2 * (size_t)(jn + c) * ns];
+                        nf[c] = (V)scr_f[2 * (size_t)(jn + c) * ns];
+                    }
                 }
             }
         };
-        fetch(-2 * t);
-        for (int s = 0; s < steps; ++s) {
-            V in_h0 = (V)__shfl_up_sync(FULL, (u32)send_h0, 1, G);
-            V in_h1 = (V)__shfl_up_sync(FULL, (u32)send_h1, 1, G);
-            V in_f0 = (V)__shfl_up_sync(FULL, (u32)send_f0, 1, G);
-            V in_f1 = (V)__shfl_up_sync(FULL, (u32)send_f1, 1, G);
-            const int j = 2 * (s - t);
-            // Codes of columns j and j + 1 per half (padding outside the target).
-            u32 c0[HALVES], c1[HALVES];
+        fetch(-COLS * t);
+        // Values from thread t-1 for this step (its bottom row), shuffled at the end of the
+        // last step.
+        V in_h[COLS], in_f[COLS];
 #pragma unroll
-            for (int h = 0; h < HALVES; ++h) {
-                c0[h] = n0[h];
-                c1[h] = n1[h];
+        for (int c = 0; c < COLS; ++c) {
+            in_h[c] = bias;
+            in_f[c] = 0;
+        }
+        for (int s = 0; s < steps; ++s) {
+            const int j = COLS * (s - t);
+            // Scores of every column first: the shared-memory loads overlap the fetch below.
+            u32 wa[COLS][WORDS], wb[COLS][WORDS];
+#pragma unroll
+            for (int c = 0; c < COLS; ++c) {
+#pragma unroll
+                for (int q = 0; q < WORDS; ++q) wb[c][q] = 0;
+                load_scores(prof_a, nc[c][0], cstride, kstride, wa[c]);
+#if PACKED
+                load_scores(prof_b, nc[c][1], cstride, kstride, wb[c]);
+#endif
             }
             if (t == 0) {
                 // The first row's neighbours: the zero state, or the last pass's bottom row.
-                in_h0 = nh0;
-                in_h1 = nh1;
-                in_f0 = nf0;
-                in_f1 = nf1;
-            }
-            fetch(j + 2);
-            u32 wa[WORDS], wb[WORDS];
 #pragma unroll
-            for (int q = 0; q < WORDS; ++q) wb[q] = 0;
-            // Column j: diag from the last step, H from HB (column j - 1) into HA.
-            load_scores(prof_a, c0[0], cstride, kstride, wa);
-#if PACKED
-            load_scores(prof_b, c0[1], cstride, kstride, wb);
-#endif
-            V f = in_f0;
-            const V cmA = column(wa, wb, hdiag, f, HB, HA, E, bias, mext);
-            send_h0 = HA[R - 1];
-            send_f0 = f;
-            // Column j + 1: from HA into HB.
-            load_scores(prof_a, c1[0], cstride, kstride, wa);
-#if PACKED
-            load_scores(prof_b, c1[1], cstride, kstride, wb);
-#endif
-            f = in_f1;
-            const V cmB = column(wa, wb, in_h0, f, HA, HB, E, bias, mext);
-            send_h1 = HB[R - 1];
-            send_f1 = f;
-            hdiag = in_h1;
+                for (int c = 0; c < COLS; ++c) {
+                    in_h[c] = nh[c];
+                    in_f[c] = nf[c];
+                }
+            }
+            fetch(j + COLS);
+            // Column j + c from column j + c - 1 (the last step's last column for c = 0);
+            // diag = H(row0 - 1, j + c - 1). Every column's H stays live for the tie rule.
+            V H[COLS][R];
+            V cm[COLS], out_f[COLS];
+#pragma unroll
+            for (int c = 0; c < COLS; ++c) {
+                V f = in_f[c];
+                cm[c] = column(wa[c], wb[c], c == 0 ? hdiag : in_h[c - 1], f, c == 0 ? Hlast : H[c - 1], H[c], E,
+                               bias, mext);
+                out_f[c] = f;
+            }
+            hdiag = in_h[COLS - 1];
+#pragma unroll
+            for (int c = 0; c < COLS; ++c) {
+                in_h[c] = (V)__shfl_up_sync(FULL, (u32)H[c][R - 1], 1, G);
+                in_f[c] = (V)__shfl_up_sync(FULL, (u32)out_f[c], 1, G);
+            }
 
-            // The tie rule: a strict improvement in either column (rare) takes the slow path.
-            if (max3(best, cmA, cmB) != best && !done) {
-                improve(cmA, HA, j, best, bcol, brow);
-                improve(cmB, HB, j + 1, best, bcol, brow);
+            // The tie rule: a strict improvement in any column (rare) takes the slow path.
+            V top = best;
+#pragma unroll
+            for (int c = 0; c < COLS; c += 2) top = c + 1 < COLS ? max3(top, cm[c], cm[c + 1]) : max2(top, cm[c]);
+            if (top != best && !done) {
+#pragma unroll
+                for (int c = 0; c < COLS; ++c) improve(cm[c], H[c], j + c, best, bcol, brow);
             }
             if (to_scratch) {
-                if (j >= 0 && j < pcols) {
-                    scr_h[2 * (size_t)j * ns] = (u32)send_h0;
-                    scr_f[2 * (size_t)j * ns] = (u32)send_f0;
-                }
-                if (j + 1 >= 0 && j + 1 < pcols) {
-                    scr_h[2 * (size_t)(j + 1) * ns] = (u32)send_h1;
-                    scr_f[2 * (size_t)(j + 1) * ns] = (u32)send_f1;
+#pragma unroll
+                for (int c = 0; c < COLS; ++c) {
+                    if (j + c >= 0 && j + c < pcols) {
+                        scr_h[2 * (size_t)(j + c) * ns] = (u32)H[c][R - 1];
+                        scr_f[2 * (size_t)(j + c) * ns] = (u32)out_f[c];
+                    }
                 }
             }
+#pragma unroll
+            for (int r = 0; r < R; ++r) Hlast[r] = H[COLS - 1][r];
             // Reverse mode: stop once every half's first column reaching the goal is
-            // settled, i.e. the last thread of the group has passed it.
-            if (REVERSE && (s & 3) == 3) {
+            // settled, i.e. the last thread of the group has passed it (checked every 8
+            // columns).
+            if (REVERSE && (s & (8 / COLS - 1)) == 8 / COLS - 1) {
                 bool all = true;
 #pragma unroll
                 for (int h = 0; h < HALVES; ++h) {
                     int fc = lane_of(best, h) - bias_i >= goal[h] ? bcol[h] : NONE;
                     fc = group_min(fc, G);
-                    if (goal[h] > 0 && !(2 * (s - (G - 1)) + 1 >= fc)) all = false;
+                    if (goal[h] > 0 && !(COLS * (s - (G - 1)) + COLS - 1 >= fc)) all = false;
                 }
                 done = done || all;
                 if (__all_sync(FULL, done)) break;

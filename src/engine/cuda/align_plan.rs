@@ -633,12 +633,12 @@ mod tests {
                 }
             }
         }
-        // Hand-checked against the model: 20 rows fit two threads of 16 in one pass (one
-        // thread would take two passes); a long query against a short target tiles one
+        // Hand-checked against the model: 20 rows fit two threads of 12 in one pass (one
+        // thread would take two passes, two of 16 pad 12 rows); a long query against a short target tiles one
         // thread's 16 rows over many passes (no wavefront to fill); without several passes
         // only the widest shape tiles.
         let multi = ShapeRules { multipass: true, ..ShapeRules::new(16) };
-        assert_eq!(choose_shape(20, 1000, true, multi), Shape { threads: 2, rows: 16 });
+        assert_eq!(choose_shape(20, 1000, true, multi), Shape { threads: 2, rows: 12 });
         assert_eq!(choose_shape(5000, 100, true, multi), Shape { threads: 1, rows: 16 });
         let single = ShapeRules::new(16);
         assert_eq!(choose_shape(5000, 100, true, single), Shape { threads: 32, rows: 16 });

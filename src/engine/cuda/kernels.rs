@@ -42,14 +42,21 @@ pub enum Kernel {
 }
 
 impl Kernel {
+    /// The source compiled into the binary, or for kernel development the file of the same
+    /// name in `SWARROW_KERNEL_DIR` (read once per kernel), so that a variant can be timed
+    /// on a GPU machine without rebuilding the binary. The disk cache keys on the text.
     pub fn source(self) -> Source<'static> {
-        let (name, text) = match self {
+        let (name, text) = self.builtin();
+        Source { name, text: override_text(self, name).unwrap_or(text), headers: &[] }
+    }
+
+    fn builtin(self) -> (&'static str, &'static str) {
+        match self {
             Kernel::Search => ("sw_search.cu", include_str!("../../../kernels/sw_search.cu")),
             Kernel::Align => ("align.cu", include_str!("../../../kernels/align.cu")),
             Kernel::PathStats => ("path_stats.cu", include_str!("../../../kernels/path_stats.cu")),
             Kernel::PairHmm => ("pairhmm.cu", include_str!("../../../kernels/pairhmm.cu")),
-        };
-        Source { name, text, headers: &[] }
+        }
     }
 
     /// The main entry point (the search source also holds `topk_*`, see [`TOPK_ENTRIES`]).
@@ -61,6 +68,25 @@ impl Kernel {
             Kernel::PairHmm => "pairhmm_forward",
         }
     }
+}
+
+/// `SWARROW_KERNEL_DIR/<name>` when that variable is set and the file reads (a warning
+/// otherwise), kept for the life of the process.
+fn override_text(kernel: Kernel, name: &str) -> Option<&'static str> {
+    use std::sync::OnceLock;
+    static TEXTS: [OnceLock<Option<&'static str>>; 4] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    *TEXTS[kernel as usize].get_or_init(|| {
+        let dir = std::env::var_os("SWARROW_KERNEL_DIR")?;
+        let path = std::path::Path::new(&dir).join(name);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Some(Box::leak(text.into_boxed_str())),
+            Err(e) => {
+                eprintln!("warning: SWARROW_KERNEL_DIR: {}: {e}; using the built-in kernel", path.display());
+                None
+            }
+        }
+    })
 }
 
 /// The top-k entry points compiled with every search variant.
@@ -100,11 +126,12 @@ pub fn search(shape: Shape, extra: &[String]) -> Build {
 }
 
 /// Query rows per thread compiled for the 16-bit align kernel (the 32-bit one uses
-/// `ALIGN_WIDE_ROWS`). The kernel loads a thread's profile in chunks of 16 rows (or all of
-/// them when fewer), so rows are 4, 8 or a multiple of 16. At most 16: the per-thread
-/// profile is 2 x (alphabet + 1) x rows bytes of shared memory (800 bytes for proteins at
-/// 16 rows: 8 warps per SM), and 32 rows take 247 registers.
-pub const ALIGN_PACKED_ROWS: [u32; 3] = [4, 8, 16];
+/// `ALIGN_WIDE_ROWS`). The kernel loads a thread's profile in chunks of 16, 8 or 4 rows, so
+/// rows are a multiple of 4. At most 16: the per-thread profile is 2 x (alphabet + 1) x rows
+/// bytes of shared memory (800 bytes for proteins at 16 rows: 8 warps per SM; 600 at 12
+/// rows: 12 warps), and 32 rows take 247 registers. 12 rows fill the gaps of the
+/// power-of-two spans (192 and 384 rows per pass).
+pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
 pub const ALIGN_WIDE_ROWS: u32 = 32;
 
 /// An align variant: `rows` per thread, two pairs per thread in s16x2 lanes (`packed`) or
