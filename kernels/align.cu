@@ -22,7 +22,7 @@
 // the R scores s(q_i, c) of the thread's rows as bytes (built once per pass, about 1% of
 // the work), read in chunks of 16, 8 or 4 rows (one 16-, 8- or 4-byte load each). 12 rows
 // (three 4-byte chunks) cut the padding of power-of-two spans and, with 600 profile bytes per
-// thread for proteins against 800 at 16 rows, fit 12 warps per SM instead of 8.
+// thread for proteins against 800 at 16 rows, fit 11 warps per SM instead of 8.
 //
 // Biased values (as kernels/sw_search.cu): H, E and F are stored plus B = open + extend
 // and H is clamped at B (the local zero), gap of length k costs open + k*ext:

@@ -129,7 +129,7 @@ pub fn search(shape: Shape, extra: &[String]) -> Build {
 /// `ALIGN_WIDE_ROWS`). The kernel loads a thread's profile in chunks of 16, 8 or 4 rows, so
 /// rows are a multiple of 4. At most 16: the per-thread profile is 2 x (alphabet + 1) x rows
 /// bytes of shared memory (800 bytes for proteins at 16 rows: 8 warps per SM; 600 at 12
-/// rows: 12 warps), and 32 rows take 247 registers. 12 rows fill the gaps of the
+/// rows: 11 warps), and 32 rows take 247 registers. 12 rows fill the gaps of the
 /// power-of-two spans (192 and 384 rows per pass).
 pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
 pub const ALIGN_WIDE_ROWS: u32 = 32;
