@@ -12,6 +12,11 @@
 //!   gpu_align_bench host [--pairs N] [--min-group G] [--multipass]
 //!       host costs of planning a piece, and the forward pass's share of real cells
 //!
+//!   gpu_align_bench by-id --seqs SET --pairs CANDIDATES [--target-seqs SET2] [--dna]
+//!       the engine on the pairs `swarrow align --pairs CANDIDATES --seqs SET` reads: the
+//!       sets loaded once, batches gathered by the CLI's reader (not timed) and aligned one
+//!       call at a time (timed): the engine's rate on exactly those pairs, and peak RSS
+//!
 //! bench options: --preload (parse one pass of the files before the clock, then stream it
 //! --repeat times), --in-flight N (calls in flight), and the engine's tuning: --streams,
 //! --piece, --depth (pieces in flight per stream), --max-rows, --min-group, --multipass,
@@ -379,6 +384,54 @@ fn parse_only(args: &[String]) {
     println!("peak RSS {:.0} MiB", peak_rss_mib());
 }
 
+/// The engine alone on candidate pairs by id (see the module doc).
+fn by_id(args: &[String]) {
+    use swarrow::io::pairs::{open_pairs_by_id, BatchLimits, PairColumns, SeqSet, SetColumns};
+    use swarrow::seq::PairBatch;
+    let dna = args.iter().any(|a| a == "--dna");
+    let sc = scoring(args, dna);
+    let aligner = GpuAligner::new(&sc, &cuda_config(args)).unwrap();
+    aligner.warm_up().unwrap();
+    let t0 = Instant::now();
+    let load = |name: &str| {
+        let path = arg(args, name).expect(name);
+        Arc::new(SeqSet::load(std::path::Path::new(&path), sc.alphabet(), &SetColumns::default()).unwrap())
+    };
+    let query = load("--seqs");
+    let target = if arg(args, "--target-seqs").is_some() { load("--target-seqs") } else { query.clone() };
+    eprintln!("sets loaded in {:.2}s ({} + {} sequences)", t0.elapsed().as_secs_f64(), query.len(), target.len());
+    let limits = BatchLimits { pairs: num(args, "--batch", 262_144), residues: 256 << 20 };
+    let path = arg(args, "--pairs").expect("--pairs");
+    let mut reader =
+        open_pairs_by_id(std::path::Path::new(&path), query, target, &PairColumns::default(), limits).unwrap();
+    let (mut batch, mut pairs, mut cells, mut in_align) = (PairBatch::default(), 0usize, 0f64, 0f64);
+    let t1 = Instant::now();
+    loop {
+        batch.clear();
+        if !reader.fill(&mut batch).unwrap() {
+            break;
+        }
+        let view = batch.seqs.view();
+        let t = Instant::now();
+        let res = aligner.align(view).unwrap();
+        in_align += t.elapsed().as_secs_f64();
+        std::hint::black_box(res);
+        pairs += view.len();
+        cells += view.cells() as f64;
+    }
+    let wall = t1.elapsed().as_secs_f64();
+    println!(
+        "pairs {} cells {:.4e} wall {:.3}s align calls {:.3}s -> {:.3} TCUPS in align, {:.3} end to end, peak RSS {:.0} MiB",
+        pairs,
+        cells,
+        wall,
+        in_align,
+        cells / in_align / 1e12,
+        cells / wall / 1e12,
+        peak_rss_mib()
+    );
+}
+
 /// Host-side costs of one piece of the aligner (binning, packing), no GPU needed.
 fn host_costs(args: &[String]) {
     use swarrow::engine::cuda::align_plan::{make_bins, pack, Item};
@@ -388,9 +441,15 @@ fn host_costs(args: &[String]) {
         multipass: args.iter().any(|a| a == "--multipass"),
         ..swarrow::engine::cuda::align_plan::ShapeRules::new(16)
     };
+    // Lengths uniform in `--qlen LO HI` and `--tlen LO HI` (default: the protein set's).
+    let range = |name: &str, lo: usize, hi: usize| {
+        let at = args.iter().position(|a| a == name);
+        at.map_or((lo, hi), |i| (args[i + 1].parse().expect(name), args[i + 2].parse().expect(name)))
+    };
+    let ((qlo, qhi), (tlo, thi)) = (range("--qlen", 20, 400), range("--tlen", 400, 1664));
     let mut rng = Rng(5);
     let items: Vec<Item> = (0..n)
-        .map(|i| Item { index: i as u32, qlen: rng.range(20, 400) as u32, tlen: rng.range(400, 1664) as u32 })
+        .map(|i| Item { index: i as u32, qlen: rng.range(qlo, qhi) as u32, tlen: rng.range(tlo, thi) as u32 })
         .collect();
     let t = Instant::now();
     let k: u32 = items
@@ -802,6 +861,7 @@ fn main() {
         Some("check") => check(&args),
         Some("parse") => parse_only(&args),
         Some("host") => host_costs(&args),
+        Some("by-id") => by_id(&args),
         _ => eprintln!("usage: gpu_align_bench bench|make-dna|check ... (see the source)"),
     }
 }

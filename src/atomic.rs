@@ -44,17 +44,19 @@ impl AtomicFile {
         if target.as_os_str().is_empty() || target.file_name().is_none() {
             return Err(cannot("not a file name".into()));
         }
-        let resolved = resolve_links(target).map_err(|e| cannot(format!("{e}")))?;
-        match std::fs::metadata(&resolved) {
+        // Through the kernel's own link resolution first: `/dev/stdout` on a pipe resolves
+        // to `/proc/self/fd/1` -> `pipe:[N]`, no path to follow by hand.
+        match std::fs::metadata(target) {
             Ok(meta) if meta.is_dir() => return Err(cannot("it is a directory".into())),
             Ok(meta) if !meta.is_file() => {
                 // A device, FIFO or socket: written in place, never replaced.
                 let file =
-                    OpenOptions::new().write(true).open(&resolved).map_err(|e| cannot(format!("cannot open: {e}")))?;
-                return Ok(AtomicFile { file: Some(file), temp: PathBuf::new(), target: resolved, slot: None });
+                    OpenOptions::new().write(true).open(target).map_err(|e| cannot(format!("cannot open: {e}")))?;
+                return Ok(AtomicFile { file: Some(file), temp: PathBuf::new(), target: target.into(), slot: None });
             }
             _ => {}
         }
+        let resolved = resolve_links(target).map_err(|e| cannot(format!("{e}")))?;
         let dir = match resolved.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
             _ => PathBuf::from("."),

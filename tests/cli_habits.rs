@@ -604,3 +604,21 @@ fn failures_leave_stdout_empty_and_empty_inputs_give_empty_outputs() {
     assert_eq!(rc, 0);
     assert!(err.contains("computing likelihoods on "), "{err}");
 }
+
+/// `-o /dev/stdout` (and `/dev/fd/1`) into a pipe writes to the pipe: the kernel resolves
+/// those links to `pipe:[N]`, not to a path, so they must not be written beside as a file.
+/// Oracle: the same command with no `-o`.
+#[test]
+fn dev_stdout_as_output_writes_to_the_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let align = format!("swarrow align --pairs {} --device cpu --format tsv", ex("pairs.tsv"));
+    let (rc, plain, err) = sh_in(dir.path(), &format!("{align} | cat"));
+    assert_eq!((rc, err.as_str()), (0, ""));
+    assert!(plain.starts_with(b"query\t"));
+    for dev in ["/dev/stdout", "/dev/fd/1"] {
+        let (rc, out, err) = sh_in(dir.path(), &format!("{align} -o {dev} | cat"));
+        assert_eq!((rc, err.as_str()), (0, ""), "{dev}");
+        assert_eq!(out, plain, "{dev}");
+    }
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written beside");
+}
