@@ -397,9 +397,11 @@ fn by_id(args: &[String]) {
         a
     });
     let t0 = Instant::now();
+    // As the CLI loads them for its default columns (no header columns asked for).
+    let columns = SetColumns { headers: false, ..SetColumns::default() };
     let load = |name: &str| {
         let path = arg(args, name).expect(name);
-        Arc::new(SeqSet::load(std::path::Path::new(&path), sc.alphabet(), &SetColumns::default()).unwrap())
+        Arc::new(SeqSet::load(std::path::Path::new(&path), sc.alphabet(), &columns).unwrap())
     };
     let query = load("--seqs");
     let target = if arg(args, "--target-seqs").is_some() { load("--target-seqs") } else { query.clone() };

@@ -4,7 +4,7 @@
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
 use crate::io::{self, PairColumns, PairInput};
-use crate::output::{self, Columns, Format, Mode, RunMetadata, Stdout};
+use crate::output::{self, Column, Columns, Format, Mode, RunMetadata, Stdout};
 use crate::pipeline;
 use crate::progress::{input_size, Progress};
 use crate::scoring::{
@@ -814,7 +814,11 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
         names: [args.query_id_col.clone(), args.query_col.clone(), args.target_id_col.clone(), args.target_col.clone()],
         carry: carry_list(&args.carry),
     };
-    let set_columns = io::SetColumns { id: args.seqs_id_col.clone(), seq: args.seqs_col.clone() };
+    let set_columns = io::SetColumns {
+        id: args.seqs_id_col.clone(),
+        seq: args.seqs_col.clone(),
+        headers: out_columns.contains(Column::Qheader) || out_columns.contains(Column::Theader),
+    };
     let alphabet = scoring.alphabet();
     // The sets load while the engine starts; an engine problem is reported first.
     progress.phase_reading("loading the sequences", input_size(&inputs[1..]));

@@ -610,3 +610,29 @@ fn empty_candidates_give_a_complete_empty_output() {
         &format!("query_id a not found in {empty_set} (it has no sequences)"),
     );
 }
+
+/// Thousands of candidate lines go through the parallel block lookup: the same rows as the
+/// oracle, and a bad line deep in a block still names its record and line.
+#[test]
+fn candidate_blocks_match_the_oracle_and_name_a_bad_line_deep_inside() {
+    let case = Case::new(0x5eed_0009, false, 3000);
+    let oracle = case.write("pairs.tsv", case.pairs_tsv().as_bytes());
+    let candidates = case.write("cand.tsv", case.candidates_tsv(true).as_bytes());
+    let queries = case.write("q.fa", fasta(&case.queries, 0).as_bytes());
+    let targets = case.write("t.fa", fasta(&case.targets, 0).as_bytes());
+    let by_id = ["--pairs", candidates.as_str(), "--seqs", queries.as_str(), "--target-seqs", targets.as_str()];
+    check_against(&case, &by_id, &["--pairs", &oracle], COLUMNS, "blocks");
+    // Line 1 is the header, so pair k (1-based) is on line k + 1.
+    let mut text = String::from("query_id\ttarget_id\n");
+    for (k, &(q, t)) in case.pairs.iter().enumerate() {
+        let target = if k == 2199 { "no_such_target" } else { case.targets[t].id.as_str() };
+        text.push_str(&format!("{}\t{}\n", case.queries[q].id, target));
+    }
+    let bad = case.write("bad.tsv", text.as_bytes());
+    let query = &case.queries[case.pairs[2199].0].id;
+    fails(
+        &case,
+        &["--pairs", &bad, "--seqs", &queries, "--target-seqs", &targets],
+        &format!("{bad}: record 2200 ({query}): line 2201: target_id no_such_target not found in {targets}"),
+    );
+}

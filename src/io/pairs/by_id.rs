@@ -274,6 +274,9 @@ impl TsvIds {
 
     fn pick(&mut self, p: &mut Pick<'_>) -> Result<()> {
         while !p.full() {
+            if self.started && self.pick_block(p) {
+                continue;
+            }
             let (start, end) = match self.next_line(p.place, p.picked.is_empty())? {
                 Next::Line(start, end) => (start, end),
                 Next::Paused | Next::End => return Ok(()),
@@ -303,6 +306,76 @@ impl TsvIds {
             p.take(q, t, TSV_ID_COLUMNS, || format!("line {number}: "))?;
         }
         Ok(())
+    }
+}
+
+/// What one candidate line holds, as [`TsvIds::pick_block`] looks it up.
+enum Looked {
+    Pair(u32, u32),
+    Blank,
+    /// Not a pair of known ids: the one-line path says why, in order.
+    Bad,
+}
+
+impl TsvIds {
+    /// Takes the whole lines already received (after the first line) into `p`, their ids
+    /// looked up in parallel: at 100M candidates one thread of lookups was the limit. Stops
+    /// where the batch is full or at a line that is not a pair of known ids (left for the
+    /// one-line path, whose error names it); false when no line was taken.
+    fn pick_block(&mut self, p: &mut Pick<'_>) -> bool {
+        use rayon::prelude::*;
+        /// Below this many lines waiting, the one-line path is as fast.
+        const MIN_BLOCK: usize = 256;
+        let want = p.limits.pairs.saturating_sub(p.picked.len());
+        let mut lines = Vec::with_capacity(want.min(1 << 16));
+        let mut at = self.pos;
+        while lines.len() < want.min(1 << 16) {
+            let Some(i) = memchr::memchr(b'\n', &self.pending[at..]) else { break };
+            lines.push((at, at + i));
+            at += i + 1;
+        }
+        if lines.len() < MIN_BLOCK {
+            return false;
+        }
+        let (pending, query, target) = (&self.pending, p.query, p.target);
+        let looked: Vec<Looked> = lines
+            .par_iter()
+            .with_min_len(1024)
+            .map(|&(start, end)| {
+                let line = &pending[start..end];
+                let text = line.strip_suffix(b"\r").unwrap_or(line);
+                if text.iter().all(u8::is_ascii_whitespace) {
+                    return Looked::Blank;
+                }
+                let mut fields = text.splitn(3, |&b| b == b'\t');
+                let (q, t) = (fields.next().unwrap_or_default(), fields.next().unwrap_or_default());
+                match (query.find(q), target.find(t)) {
+                    (Some(qi), Some(ti)) if !q.is_empty() && !t.is_empty() => Looked::Pair(qi, ti),
+                    _ => Looked::Bad,
+                }
+            })
+            .collect();
+        let mut taken = 0;
+        for l in &looked {
+            if p.full() {
+                break;
+            }
+            match *l {
+                Looked::Pair(qi, ti) => {
+                    p.residues += query.seq(qi).len() + target.seq(ti).len();
+                    p.picked.push((qi, ti));
+                }
+                Looked::Blank => {}
+                Looked::Bad => break,
+            }
+            taken += 1;
+        }
+        if taken == 0 {
+            return false;
+        }
+        self.pos = lines[taken - 1].1 + 1;
+        self.line += taken;
+        true
     }
 }
 

@@ -23,11 +23,14 @@ use crate::scoring::Alphabet;
 pub struct SetColumns {
     pub id: String,
     pub seq: String,
+    /// Keep FASTA header lines (for the `qheader`/`theader` columns); without them a pair
+    /// copies only its two ids.
+    pub headers: bool,
 }
 
 impl Default for SetColumns {
     fn default() -> Self {
-        SetColumns { id: "id".into(), seq: "sequence".into() }
+        SetColumns { id: "id".into(), seq: "sequence".into(), headers: true }
     }
 }
 
@@ -192,7 +195,7 @@ impl SeqSet {
         let mut set = Builder::new(place.clone(), alphabet);
         for record in BlockFastaReader::new(place, input, alphabet).allow_empty() {
             let record = record?;
-            set.push_record(&record.id, &record.seq, &record.header)?;
+            set.push_record(&record.id, &record.seq, if columns.headers { &record.header } else { "" })?;
         }
         set.finish()
     }
