@@ -181,6 +181,42 @@ impl Ids {
         }
     }
 
+    /// Appends every id of `ids` as [`Self::push_bytes`] would, checked and copied in
+    /// parallel: a large batch gathered from a resident set (pairs by id) would otherwise
+    /// spend a thread on its ids.
+    pub fn extend_par(&mut self, ids: &[&[u8]]) -> Result<()> {
+        use rayon::prelude::*;
+        if !ids.par_iter().with_min_len(1024).all(|id| std::str::from_utf8(id).is_ok()) {
+            return ids.iter().try_for_each(|id| self.push_bytes(id));
+        }
+        let base = self.data.len();
+        let mut end = base;
+        self.offsets.reserve(ids.len());
+        for id in ids {
+            end += id.len();
+            self.offsets
+                .push(i32::try_from(end).map_err(|_| Error::Internal("more than 2 GiB of ids in one batch".into()))?);
+        }
+        self.data.resize(end, 0);
+        // Disjoint destinations, one per block of ids.
+        let mut jobs: Vec<(&mut [u8], &[&[u8]])> = Vec::with_capacity(ids.len() / 1024 + 1);
+        let mut rest = &mut self.data[base..];
+        for block in ids.chunks(1024) {
+            let n = block.iter().map(|id| id.len()).sum();
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            jobs.push((head, block));
+            rest = tail;
+        }
+        jobs.into_par_iter().for_each(|(dst, block)| {
+            let mut at = 0;
+            for id in block {
+                dst[at..at + id.len()].copy_from_slice(id);
+                at += id.len();
+            }
+        });
+        Ok(())
+    }
+
     pub fn push(&mut self, id: &str) -> Result<()> {
         self.data.extend_from_slice(id.as_bytes());
         let end = i32::try_from(self.data.len())
@@ -279,6 +315,26 @@ pub type Carried = Arc<arrow::datatypes::Schema>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parallel copy gives the ids one `push_bytes` each gives, bad UTF-8 included.
+    #[test]
+    fn ids_extend_par_equals_push_bytes() {
+        let owned: Vec<Vec<u8>> = (0..5000).map(|i| format!("id{}", i * 7919 % 100_003).into_bytes()).collect();
+        for bad in [false, true] {
+            let mut ids: Vec<&[u8]> = owned.iter().map(|v| v.as_slice()).collect();
+            if bad {
+                ids[3001] = b"x\xffy";
+            }
+            let (mut par, mut one) = (Ids::default(), Ids::default());
+            par.push("before").unwrap();
+            one.push("before").unwrap();
+            par.extend_par(&ids).unwrap();
+            for id in &ids {
+                one.push_bytes(id).unwrap();
+            }
+            assert_eq!(par, one);
+        }
+    }
 
     #[test]
     fn pairs_read_back_and_slice_contiguously() {

@@ -165,13 +165,12 @@ impl IdPairs {
             return self.counter.end(&self.place);
         }
         let (query, target) = (&self.query, &self.target);
-        for &(q, t) in &self.picked {
-            batch.query_ids.push_bytes(query.id(q))?;
-            batch.target_ids.push_bytes(target.id(t))?;
-            if self.headers {
-                batch.query_headers.push_bytes(query.header(q))?;
-                batch.target_headers.push_bytes(target.header(t))?;
-            }
+        let picked = &self.picked;
+        batch.query_ids.extend_par(&picked.iter().map(|&(q, _)| query.id(q)).collect::<Vec<_>>())?;
+        batch.target_ids.extend_par(&picked.iter().map(|&(_, t)| target.id(t)).collect::<Vec<_>>())?;
+        if self.headers {
+            batch.query_headers.extend_par(&picked.iter().map(|&(q, _)| query.header(q)).collect::<Vec<_>>())?;
+            batch.target_headers.extend_par(&picked.iter().map(|&(_, t)| target.header(t)).collect::<Vec<_>>())?;
         }
         // The residues gathered from the sets into the batch's buffer, in parallel.
         let seqs: Vec<(&[u8], &[u8])> = self.picked.iter().map(|&(q, t)| (query.seq(q), target.seq(t))).collect();
