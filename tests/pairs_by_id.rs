@@ -286,7 +286,8 @@ fn one_set_in_every_set_format_matches_the_tsv_oracle() {
     for (tag, set, extra) in
         [("fa", &plain, &[][..]), ("gz", &gz, &[][..]), ("swdb", &swdb, &[][..]), ("pq", &pq, &set_cols[..])]
     {
-        let mut by_id = vec!["--pairs", candidates.as_str(), "--seqs", set.as_str()];
+        // The header names a further column, carried unless --carry says otherwise.
+        let mut by_id = vec!["--pairs", candidates.as_str(), "--seqs", set.as_str(), "--carry", "none"];
         by_id.extend_from_slice(extra);
         check_against(&case, &by_id, &["--pairs", &oracle], COLUMNS, tag);
     }
@@ -327,7 +328,7 @@ fn two_sets_match_the_tsv_oracle() {
     let o = run(&["makedb", &t_fa, "-o", swdb.to_str().unwrap(), "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let swdb = swdb.to_str().unwrap().to_string();
-    let base = ["--pairs", candidates.as_str(), "--seqs", q.as_str(), "--target-seqs"];
+    let base = ["--pairs", candidates.as_str(), "--carry", "none", "--seqs", q.as_str(), "--target-seqs"];
     let mut gz_args = base.to_vec();
     gz_args.push(&t_gz);
     check_against(&case, &gz_args, &["--pairs", &oracle], COLUMNS, "gz");
@@ -381,6 +382,55 @@ fn table_candidates_carry_their_columns_like_a_pair_table() {
     let got = run_stdin(&args, &stream);
     assert!(got.status.success(), "{}", stderr(&got));
     assert!(got.stdout == want, "arrow stream candidates differ");
+}
+
+#[test]
+fn tsv_candidates_carry_the_columns_their_header_names() {
+    // Oracle: a Parquet pair table holding the same further column, as text.
+    let case = Case::new(0x5eed_0007, false, 150);
+    let tsv = case.candidates_tsv(true);
+    let scores: Vec<String> = tsv
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split('\t').nth(2).unwrap().to_string())
+        .collect();
+    let schema = Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("prefilter_score", DataType::Utf8, false),
+        Field::new("query_seq", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+        Field::new("target_seq", DataType::Utf8, false),
+    ]);
+    let pairs = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            strings(case.pairs.iter().map(|&(q, _)| case.queries[q].id.clone())),
+            strings(scores),
+            strings(case.pairs.iter().map(|&(q, _)| case.queries[q].letters.clone())),
+            strings(case.pairs.iter().map(|&(_, t)| case.targets[t].id.clone())),
+            strings(case.pairs.iter().map(|&(_, t)| case.targets[t].letters.clone())),
+        ],
+    )
+    .unwrap();
+    let oracle = case.write("pairs.parquet", &parquet_bytes(&pairs));
+    let cands = case.write("cand.tsv", tsv.as_bytes());
+    let q = case.write("q.fa", fasta(&case.queries, 0).as_bytes());
+    let t = case.write("t.fa", fasta(&case.targets, 0).as_bytes());
+    let by_id = ["--pairs", cands.as_str(), "--seqs", q.as_str(), "--target-seqs", t.as_str()];
+    check_against(&case, &by_id, &["--pairs", &oracle], COLUMNS, "tsv-carry");
+    let mut named = by_id.to_vec();
+    named.extend_from_slice(&["--carry", "prefilter_score"]);
+    check_against(&case, &named, &["--pairs", &oracle, "--carry", "prefilter_score"], "query,target,score", "named");
+    // A row whose column count differs from the header's is refused with its line.
+    let short = case.write("short.tsv", b"query_id\ttarget_id\tnote\nsp|P00000|sp_0\ttr|P00000|tr_0\n");
+    fails(
+        &case,
+        &["--pairs", &short, "--seqs", &q, "--target-seqs", &t],
+        &format!(
+            "{short}: record 1 (sp|P00000|sp_0): line 2: expected 3 tab-separated columns (query_id, target_id, note), found 2"
+        ),
+    );
 }
 
 #[test]
@@ -551,7 +601,7 @@ fn malformed_candidates_are_refused_with_their_line() {
     fails(
         &case,
         &["--pairs", &one, "--seqs", &set, "--carry", "x"],
-        "column options apply to Arrow and Parquet candidate tables, not TSV",
+        &format!("{one}: --carry: no column x in the input"),
     );
     fails(
         &case,
@@ -620,7 +670,16 @@ fn candidate_blocks_match_the_oracle_and_name_a_bad_line_deep_inside() {
     let candidates = case.write("cand.tsv", case.candidates_tsv(true).as_bytes());
     let queries = case.write("q.fa", fasta(&case.queries, 0).as_bytes());
     let targets = case.write("t.fa", fasta(&case.targets, 0).as_bytes());
-    let by_id = ["--pairs", candidates.as_str(), "--seqs", queries.as_str(), "--target-seqs", targets.as_str()];
+    let by_id = [
+        "--pairs",
+        candidates.as_str(),
+        "--carry",
+        "none",
+        "--seqs",
+        queries.as_str(),
+        "--target-seqs",
+        targets.as_str(),
+    ];
     check_against(&case, &by_id, &["--pairs", &oracle], COLUMNS, "blocks");
     // Line 1 is the header, so pair k (1-based) is on line k + 1.
     let mut text = String::from("query_id\ttarget_id\n");

@@ -263,6 +263,70 @@ impl BlockFastaReader {
     }
 }
 
+/// Records per message of an [`AheadFastaReader`], and messages queued at most: a few
+/// blocks' worth of short records.
+const AHEAD_RECORDS: usize = 16_384;
+const AHEAD_QUEUE: usize = 8;
+
+/// A [`BlockFastaReader`] run on its own thread, ahead of its caller: reading and splitting
+/// one input then overlap with parsing the other input of a pair and with the caller's
+/// work (a block reader alone reads, then parses, then hands out, one after the other).
+/// Same records and errors, in order.
+pub struct AheadFastaReader {
+    place: Where,
+    queue: std::sync::mpsc::Receiver<Vec<Result<Record>>>,
+    ready: std::vec::IntoIter<Result<Record>>,
+    count: usize,
+    done: bool,
+}
+
+impl AheadFastaReader {
+    pub fn new(reader: BlockFastaReader) -> AheadFastaReader {
+        let place = reader.place.clone();
+        let (tx, queue) = std::sync::mpsc::sync_channel(AHEAD_QUEUE);
+        std::thread::spawn(move || {
+            let mut reader = reader;
+            loop {
+                let part: Vec<Result<Record>> = reader.by_ref().take(AHEAD_RECORDS).collect();
+                let last = part.len() < AHEAD_RECORDS || part.last().is_some_and(|r| r.is_err());
+                if (!part.is_empty() && tx.send(part).is_err()) || last {
+                    return;
+                }
+            }
+        });
+        AheadFastaReader { place, queue, ready: Vec::new().into_iter(), count: 0, done: false }
+    }
+
+    pub fn place(&self) -> &Where {
+        &self.place
+    }
+
+    /// Records handed out so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+}
+
+impl Iterator for AheadFastaReader {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        loop {
+            if let Some(item) = self.ready.next() {
+                self.count += item.is_ok() as usize;
+                return Some(item);
+            }
+            if self.done {
+                return None;
+            }
+            match self.queue.recv() {
+                Ok(part) => self.ready = part.into_iter(),
+                Err(_) => self.done = true,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,5 +412,24 @@ mod tests {
     fn empty_input_has_no_sequences() {
         assert_eq!(blocks(b"", 64, 16), sequential(b""));
         assert_eq!(blocks(b"\n\n", 64, 16), sequential(b"\n\n"));
+    }
+
+    #[test]
+    fn ahead_reader_gives_the_same_records_and_errors() {
+        let mut text = Vec::new();
+        for i in 0..40_000 {
+            text.extend_from_slice(format!(">r{i}\nMKV\nW\n").as_bytes());
+        }
+        let reader = |text: &[u8]| {
+            let input: Input = Box::new(Cursor::new(text.to_vec()));
+            BlockFastaReader::new(place(), input, Alphabet::Protein).with_sizes(4096, 512)
+        };
+        let got: Vec<_> = AheadFastaReader::new(reader(&text)).map(|r| r.map_err(|e| e.to_string())).collect();
+        assert_eq!(got, sequential(&text));
+        text.extend_from_slice(b">bad\nM1\n>after\nK\n");
+        let mut ahead = AheadFastaReader::new(reader(&text));
+        let got: Vec<_> = ahead.by_ref().map(|r| r.map_err(|e| e.to_string())).collect();
+        assert_eq!(got, sequential(&text));
+        assert_eq!(AheadFastaReader::count(&ahead), 40_000);
     }
 }

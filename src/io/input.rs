@@ -1,5 +1,7 @@
 //! Opening an input: a path or `-` for standard input, plain or gzip-compressed (detected
-//! by its magic bytes, never by its name), behind one large buffered reader.
+//! by its magic bytes, never by its name), behind one large buffered reader. BGZF (bgzip:
+//! gzip members of at most 64 KiB, each naming its size in an extra field) is inflated on
+//! every core, its blocks being independent; other gzip on one thread.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek};
@@ -8,6 +10,7 @@ use std::path::Path;
 use flate2::bufread::MultiGzDecoder;
 
 use crate::error::{Error, Result, Where};
+use crate::io::bgzf;
 use crate::progress::CountingRead;
 
 /// Buffer size for every input: large reads keep decompression and parsing streaming.
@@ -67,7 +70,7 @@ impl Head {
     /// Opens `path` (`-` = stdin) and reads up to `n` bytes.
     pub fn open(path: &Path, n: usize) -> Result<Head> {
         let place = Where::from_arg(path);
-        let mut source = match &place {
+        let source = match &place {
             Where::Stdin => {
                 widen_pipe(&io::stdin());
                 Source::Stdin(BufReader::with_capacity(BUFFER_SIZE, io::stdin()))
@@ -79,13 +82,19 @@ impl Head {
                 Source::File { reader: BufReader::with_capacity(BUFFER_SIZE, CountingRead(file)), regular }
             }
         };
-        let mut bytes = Vec::with_capacity(n);
-        let read = match &mut source {
-            Source::Stdin(r) => r.take(n as u64).read_to_end(&mut bytes),
-            Source::File { reader, .. } => reader.take(n as u64).read_to_end(&mut bytes),
+        let mut head = Head { place, bytes: Vec::with_capacity(n), source };
+        head.read_up_to(n)?;
+        Ok(head)
+    }
+
+    /// Reads on until the head holds `n` bytes (fewer only at end of input).
+    fn read_up_to(&mut self, n: usize) -> Result<()> {
+        let more = n.saturating_sub(self.bytes.len()) as u64;
+        let read = match &mut self.source {
+            Source::Stdin(r) => r.take(more).read_to_end(&mut self.bytes),
+            Source::File { reader, .. } => reader.take(more).read_to_end(&mut self.bytes),
         };
-        read.map_err(|e| read_error(&place, e))?;
-        Ok(Head { place, bytes, source })
+        read.map(|_| ()).map_err(|e| read_error(&self.place, e))
     }
 
     /// The input is a regular file (it can be rewound, memory-mapped, read from its end).
@@ -102,13 +111,21 @@ impl Head {
         }
     }
 
-    /// The whole stream, gzip decompressed when it starts with the gzip magic bytes.
-    pub fn into_input(self) -> Result<Input> {
+    /// The whole stream, gzip decompressed when it starts with the gzip magic bytes (BGZF
+    /// on several threads).
+    pub fn into_input(mut self) -> Result<Input> {
         let gzip = self.bytes.starts_with(&GZIP_MAGIC);
-        let place = self.place.clone();
-        let raw = self.into_raw();
         if gzip {
-            let decoder = GzipInput { inner: MultiGzDecoder::new(raw), place: place.to_string() };
+            self.read_up_to(bgzf::HEADER)?;
+        }
+        let bgzf = bgzf::is_bgzf(&self.bytes);
+        let place = self.place.to_string();
+        let raw = self.into_raw();
+        if bgzf {
+            let decoder = Inflated { inner: bgzf::BgzfInput::new(raw), what: "BGZF", place };
+            Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, decoder)))
+        } else if gzip {
+            let decoder = Inflated { inner: MultiGzDecoder::new(raw), what: "gzip", place };
             Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, decoder)))
         } else {
             Ok(raw)
@@ -163,27 +180,29 @@ pub fn read_error(place: &Where, e: io::Error) -> Error {
     }
 }
 
-/// A gzip decoder whose every failure reads as corrupt input, so that a truncated file
-/// is reported, never taken for a shorter one.
-struct GzipInput<R> {
-    inner: MultiGzDecoder<R>,
+/// An inflater (gzip, BGZF) whose every failure reads as corrupt input, so that a truncated
+/// file is reported, never taken for a shorter one.
+struct Inflated<R> {
+    inner: R,
+    /// The format, for messages.
+    what: &'static str,
     place: String,
 }
 
-impl<R: BufRead> Read for GzipInput<R> {
+impl<R: Read> Read for Inflated<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.inner.read(buf).map_err(|e| {
             if e.kind() == io::ErrorKind::Interrupted {
                 return e;
             }
-            io::Error::new(io::ErrorKind::InvalidData, format!("truncated or corrupt gzip data ({})", e))
+            io::Error::new(io::ErrorKind::InvalidData, format!("truncated or corrupt {} data ({})", self.what, e))
         })
     }
 }
 
-impl<R> std::fmt::Debug for GzipInput<R> {
+impl<R> std::fmt::Debug for Inflated<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GzipInput({})", self.place)
+        write!(f, "Inflated({}, {})", self.what, self.place)
     }
 }
 
@@ -285,6 +304,52 @@ mod tests {
         std::fs::write(&path, &data[..data.len() - 3]).unwrap();
         let msg = read_all(&path).unwrap_err().to_string();
         assert!(msg.contains("truncated or corrupt gzip"), "{}", msg);
+    }
+
+    /// BGZF as bgzip writes it: blocks of at most 64 KiB, then the empty end-of-file block.
+    fn bgzf(data: &[u8]) -> Vec<u8> {
+        let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+        w.write_all(data).unwrap();
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn bgzf_is_detected_and_reads_like_gzip() {
+        let dir = tempfile::tempdir().unwrap();
+        // Pseudo-random residues: blocks of real size, so that a cut falls inside one.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let text: Vec<u8> = (0..300_000)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 61 == 60 {
+                    b'\n'
+                } else {
+                    b"ACDEFGHIKLMNPQRSTVWY"[(x % 20) as usize]
+                }
+            })
+            .collect();
+        let data = bgzf(&text);
+        assert!(bgzf::is_bgzf(&data) && !bgzf::is_bgzf(&gzip(&text)));
+        let path = dir.path().join("x.tsv.gz");
+        std::fs::write(&path, &data).unwrap();
+        assert_eq!(read_all(&path).unwrap(), text);
+        // Truncated inside a block, and a block's deflate data or CRC changed: input errors.
+        // Cut inside a block's header, and inside the end-of-file block.
+        for bad in
+            [data[..data.len() / 2].to_vec(), data[..data.len() - 30].to_vec(), data[..data.len() - 3].to_vec(), {
+                let mut d = data.clone();
+                d[40] ^= 0x55;
+                d
+            }]
+        {
+            std::fs::write(&path, &bad).unwrap();
+            let Err(err) = read_all(&path) else { panic!("bad BGZF data read without an error") };
+            let msg = err.to_string();
+            assert_eq!(err.exit_code(), 2, "{}", msg);
+            assert!(msg.starts_with(&format!("{}: truncated or corrupt BGZF data", path.display())), "{}", msg);
+        }
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub struct IpcReader {
     /// unknown length.
     remaining: Option<u64>,
     schema: SchemaRef,
+    /// The schema batches are decoded with: `schema`, with the columns read as bytes only
+    /// turned from strings into binaries of the same layout.
+    decode: SchemaRef,
     dictionaries: HashMap<i64, ArrayRef>,
     rows: usize,
     done: bool,
@@ -104,6 +107,7 @@ impl IpcReader {
             input,
             remaining,
             schema: Arc::new(Schema::empty()),
+            decode: Arc::new(Schema::empty()),
             dictionaries: HashMap::new(),
             rows: 0,
             done: false,
@@ -116,11 +120,34 @@ impl IpcReader {
         let schema = ipc::convert::try_fb_to_schema(fb).map_err(|e| reader.bad(&e.to_string()))?;
         check_schema(&schema).map_err(|p| reader.bad(&p))?;
         reader.schema = Arc::new(schema);
+        reader.decode = Arc::clone(&reader.schema);
         Ok(reader)
     }
 
+    /// The schema of the batches handed out.
     pub fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.schema)
+        Arc::clone(&self.decode)
+    }
+
+    pub fn place(&self) -> &Where {
+        &self.place
+    }
+
+    /// Decodes these string columns as binaries (same layout): arrow then skips the UTF-8
+    /// validation of every value, a pass over all their bytes, for columns whose values
+    /// the caller checks itself (residues) or takes as bytes (ids).
+    pub fn decode_as_bytes(&mut self, columns: &[usize]) {
+        let fields: Vec<_> = self
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match as_binary(f.data_type()).filter(|_| columns.contains(&i)) {
+                Some(ty) => Arc::new(f.as_ref().clone().with_data_type(ty)),
+                None => Arc::clone(f),
+            })
+            .collect();
+        self.decode = Arc::new(Schema::new_with_metadata(fields, self.schema.metadata().clone()));
     }
 
     fn bad(&self, problem: &str) -> Error {
@@ -136,7 +163,10 @@ impl IpcReader {
         if self.remaining.is_some_and(|r| n > r) {
             return Err(self.bad(&format!("{what} of {n} bytes runs past the end of the data")));
         }
-        let mut buf = Vec::new();
+        // Reserved up front (no regrowth copies) where the size is known to be there or
+        // small; otherwise grown only as bytes really arrive.
+        let mut buf =
+            Vec::with_capacity(if self.remaining.is_some() { n } else { n.min(MAX_METADATA as u64) } as usize);
         (&mut self.input).take(n).read_to_end(&mut buf).map_err(|e| read_error(&self.place, e))?;
         if (buf.len() as u64) < n {
             return Err(self.bad(&format!("truncated: {what} of {n} bytes, only {} there", buf.len())));
@@ -219,7 +249,7 @@ impl IpcReader {
             // Verified in `next_message`; verifying again is cheap (metadata only).
             let message = ipc::root_as_message(&framed.meta).map_err(|e| self.bad(&e.to_string()))?;
             let version = message.version();
-            let schema = Arc::clone(&self.schema);
+            let schema = Arc::clone(&self.decode);
             let dictionaries = &mut self.dictionaries;
             let body = &framed.body;
             let decoded = guard(|| -> std::result::Result<Option<RecordBatch>, arrow::error::ArrowError> {
@@ -304,6 +334,17 @@ pub(crate) fn guard_quiet<T>(f: impl FnOnce() -> T) -> std::result::Result<T, St
     let result = guard(f);
     QUIET.with(|q| q.set(was));
     result
+}
+
+/// The binary type of a string type's layout (dictionary values too); `None` for others.
+fn as_binary(ty: &DataType) -> Option<DataType> {
+    match ty {
+        DataType::Utf8 => Some(DataType::Binary),
+        DataType::LargeUtf8 => Some(DataType::LargeBinary),
+        DataType::Utf8View => Some(DataType::BinaryView),
+        DataType::Dictionary(key, value) => as_binary(value).map(|v| DataType::Dictionary(key.clone(), Box::new(v))),
+        _ => None,
+    }
 }
 
 /// Flat columns only: what swarrow reads (pairs, results) is numbers, booleans and strings.

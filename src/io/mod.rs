@@ -2,12 +2,14 @@
 //! Arrow IPC, Parquet), `makedb` databases (`.swdb`) and swarrow's own outputs read back for
 //! `merge` (`results`); `ipc` is the guarded Arrow IPC reader they share.
 
+pub mod bgzf;
 pub mod fasta;
 pub mod fasta_blocks;
 pub mod input;
 pub mod ipc;
 pub mod makedb;
 pub mod pairs;
+pub mod parquet;
 pub mod results;
 
 pub use fasta::{read_all, FastaReader};

@@ -1,8 +1,8 @@
 //! Candidate pairs by id (`align --pairs CANDIDATES --seqs SEQS [--target-seqs SEQS2]`):
-//! rows of (query id, target id) streamed from TSV (the first two columns; a header line
-//! `query_id<TAB>target_id...` is skipped; further columns are ignored) or from an Arrow IPC
-//! stream or file or a Parquet file (id columns by name, every other column carried through
-//! as for pair tables). Each id is looked up in its resident [`SeqSet`] and the batch is
+//! rows of (query id, target id) streamed from TSV (the first two columns; further columns
+//! are carried through as text, named by a header line `query_id<TAB>target_id<TAB>...`,
+//! and ignored without one) or from an Arrow IPC stream or file or a Parquet file (id
+//! columns by name, every other column carried through as for pair tables). Each id is looked up in its resident [`SeqSet`] and the batch is
 //! filled as every pair reader fills it: ids, FASTA headers where the set has them, and the
 //! residues gathered from the set into the batch's one buffer (copied once, in parallel).
 
@@ -10,11 +10,11 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch};
-use arrow::datatypes::Schema;
+use arrow::array::{ArrayRef, RecordBatch, StringBuilder};
+use arrow::datatypes::{DataType, Field, Schema};
 
 use super::seqset::{shown, SeqSet};
-use super::table::{carried_indices, carried_schema, open_table, string_columns, Batches, StrColumn};
+use super::table::{carried_indices, carried_schema, open_table, string_columns, BatchCursor, Wanted};
 use super::tsv::{read_chunks, Chunk, PAUSE};
 use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
 use crate::error::{Error, Result, Where};
@@ -39,13 +39,9 @@ pub(super) fn open(
     let id_columns = |place: &Where, schema: &Schema| {
         string_columns(place, schema, &names, "candidate pairs need", "--query-id-col, --target-id-col")
     };
-    let project = |place: &Where, schema: &Schema| -> Result<Vec<usize>> {
+    let project = |place: &Where, schema: &Schema| -> Result<Wanted> {
         let ids = id_columns(place, schema)?;
-        let mut all = carried_indices(place, schema, columns, &ids)?;
-        all.extend(ids);
-        all.sort_unstable();
-        all.dedup();
-        Ok(all)
+        Wanted::new(&ids, carried_indices(place, schema, columns, &ids)?)
     };
     let rows = match open_table(raw, &project)? {
         Ok((schema, batches)) => {
@@ -53,23 +49,21 @@ pub(super) fn open(
             let carried = carried_indices(&place, &schema, columns, &ids)?;
             let carried_schema = carried_schema(&place, &schema, &carried)?;
             Rows::Table(TableIds {
-                batches,
-                ids: [ids[0], ids[1]],
+                cursor: BatchCursor::new(batches, ids),
                 names: names.clone(),
                 carried,
                 carried_schema,
-                current: None,
-                columns: Vec::new(),
-                row: 0,
             })
         }
         Err(input) => {
-            if names != TSV_ID_COLUMNS.map(String::from) || columns.carry.is_some() {
+            if names != TSV_ID_COLUMNS.map(String::from) {
                 return Err(Error::usage(format!(
-                    "{place}: column options apply to Arrow and Parquet candidate tables, not TSV"
+                    "{place}: id column options apply to Arrow and Parquet candidate tables, not TSV"
                 )));
             }
-            Rows::Tsv(TsvIds::new(input))
+            let mut rows = TsvIds::new(input);
+            rows.start(&place, columns)?;
+            Rows::Tsv(rows)
         }
     };
     let headers = query.has_headers() || target.has_headers();
@@ -158,7 +152,7 @@ impl IdPairs {
             residues: 0,
         };
         match &mut self.rows {
-            Rows::Tsv(rows) => rows.pick(&mut pick)?,
+            Rows::Tsv(rows) => rows.pick(&mut pick, &mut batch.carried)?,
             Rows::Table(rows) => rows.pick(&mut pick, &mut batch.carried)?,
         }
         if self.picked.is_empty() {
@@ -183,7 +177,7 @@ impl IdPairs {
 impl Source for IdPairs {
     fn carried(&self) -> Carried {
         match &self.rows {
-            Rows::Tsv(_) => no_columns(),
+            Rows::Tsv(t) => t.carried_schema.clone(),
             Rows::Table(t) => t.carried_schema.clone(),
         }
     }
@@ -213,8 +207,13 @@ struct TsvIds {
     ended: bool,
     /// Lines handed out (the last one's number).
     line: usize,
-    /// The first non-blank line has been seen (a header is only looked for there).
-    started: bool,
+    /// The header's column names (the two id columns' when there is none).
+    header: Vec<String>,
+    /// The columns carried, by their index in a line, and as the output names them.
+    carried: Vec<usize>,
+    carried_schema: Carried,
+    /// The fields of the line being read, as ranges of `pending`.
+    fields: Vec<(usize, usize)>,
 }
 
 impl TsvIds {
@@ -222,7 +221,42 @@ impl TsvIds {
         let (tx, chunks) = sync_channel(16);
         let (recycle, recycled) = sync_channel(16);
         std::thread::spawn(move || read_chunks(input, tx, recycled));
-        TsvIds { chunks, recycle, pending: Vec::new(), pos: 0, ended: false, line: 0, started: false }
+        TsvIds {
+            chunks,
+            recycle,
+            pending: Vec::new(),
+            pos: 0,
+            ended: false,
+            line: 0,
+            header: TSV_ID_COLUMNS.map(String::from).to_vec(),
+            carried: Vec::new(),
+            carried_schema: no_columns(),
+            fields: Vec::new(),
+        }
+    }
+
+    /// Reads up to the first line that is not blank: a header names the carried columns
+    /// (`--carry` chooses among them); any other line is left to be read as a candidate.
+    fn start(&mut self, place: &Where, columns: &PairColumns) -> Result<()> {
+        while let Next::Line(start, end) = self.next_line(place, true)? {
+            let line = &self.pending[start..end];
+            let text = line.strip_suffix(b"\r").unwrap_or(line);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if is_header(place, text, self.line)? {
+                self.header = text.split(|&b| b == b'\t').map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+            } else {
+                self.pos = start;
+                self.line -= 1;
+            }
+            break;
+        }
+        let fields: Vec<Field> = self.header.iter().map(|n| Field::new(n, DataType::Utf8, false)).collect();
+        let schema = Schema::new(fields);
+        self.carried = carried_indices(place, &schema, columns, &[0, 1])?;
+        self.carried_schema = carried_schema(place, &schema, &self.carried)?;
+        Ok(())
     }
 
     /// The next line; waits for one if `patient`, else says when the input has paused.
@@ -271,9 +305,25 @@ impl TsvIds {
         }
     }
 
-    fn pick(&mut self, p: &mut Pick<'_>) -> Result<()> {
+    /// Picks candidates until the batch is full or the input pauses or ends; the carried
+    /// cells of the picked rows go to `carried` as one record batch.
+    fn pick(&mut self, p: &mut Pick<'_>, carried: &mut Vec<RecordBatch>) -> Result<()> {
+        let mut cells: Vec<StringBuilder> = self.carried.iter().map(|_| StringBuilder::new()).collect();
+        let picked = p.picked.len();
+        self.pick_rows(p, &mut cells)?;
+        if !cells.is_empty() && p.picked.len() > picked {
+            let cols: Vec<ArrayRef> = cells.iter_mut().map(|c| Arc::new(c.finish()) as ArrayRef).collect();
+            let part = RecordBatch::try_new(self.carried_schema.clone(), cols)
+                .map_err(|e| Error::Internal(format!("carried columns: {e}")))?;
+            carried.push(part);
+        }
+        Ok(())
+    }
+
+    fn pick_rows(&mut self, p: &mut Pick<'_>, cells: &mut [StringBuilder]) -> Result<()> {
         while !p.full() {
-            if self.started && self.pick_block(p) {
+            // The block path takes ids only: lines with carried cells go one by one.
+            if cells.is_empty() && self.pick_block(p) {
                 continue;
             }
             let (start, end) = match self.next_line(p.place, p.picked.is_empty())? {
@@ -281,28 +331,35 @@ impl TsvIds {
                 Next::Paused | Next::End => return Ok(()),
             };
             let line = &self.pending[start..end];
-            let text = line.strip_suffix(b"\r").unwrap_or(line);
+            let end = end - line.ends_with(b"\r") as usize;
+            let text = &self.pending[start..end];
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             let number = self.line;
-            if !self.started {
-                self.started = true;
-                if is_header(p.place, text, number)? {
-                    continue;
-                }
+            // The fields (only the ids' when nothing is carried: further ones are ignored).
+            self.fields.clear();
+            let mut at = start;
+            for piece in text.splitn(if cells.is_empty() { 3 } else { usize::MAX }, |&b| b == b'\t') {
+                self.fields.push((at, at + piece.len()));
+                at += piece.len() + 1;
             }
-            let mut fields = text.splitn(3, |&b| b == b'\t');
-            let q = fields.next().unwrap_or_default();
-            let Some(t) = fields.next() else {
+            let field = |k: usize| &self.pending[self.fields[k].0..self.fields[k].1];
+            let wanted = if cells.is_empty() { 2 } else { self.header.len() };
+            if self.fields.len() < 2 || (!cells.is_empty() && self.fields.len() != wanted) {
+                let columns = if cells.is_empty() { TSV_ID_COLUMNS.join(", ") } else { self.header.join(", ") };
                 let problem = format!(
-                    "line {number}: expected at least 2 tab-separated columns ({}), found 1",
-                    TSV_ID_COLUMNS.join(", ")
+                    "line {number}: expected {}{wanted} tab-separated columns ({columns}), found {}",
+                    if cells.is_empty() { "at least " } else { "" },
+                    self.fields.len()
                 );
                 let index = (p.first + p.picked.len() as u64) as usize;
-                return Err(Error::record(p.place, index, &String::from_utf8_lossy(q), problem));
-            };
-            p.take(q, t, TSV_ID_COLUMNS, || format!("line {number}: "))?;
+                return Err(Error::record(p.place, index, &String::from_utf8_lossy(field(0)), problem));
+            }
+            p.take(field(0), field(1), TSV_ID_COLUMNS, || format!("line {number}: "))?;
+            for (cell, &k) in cells.iter_mut().zip(&self.carried) {
+                cell.append_value(String::from_utf8_lossy(field(k)));
+            }
         }
         Ok(())
     }
@@ -405,52 +462,28 @@ fn is_header(place: &Where, text: &[u8], number: usize) -> Result<bool> {
 
 /// Candidate rows from record batches; one input batch in memory at a time.
 struct TableIds {
-    batches: Batches,
-    /// The id columns' indices and names.
-    ids: [usize; 2],
+    /// The input batch being handed out, with the id columns.
+    cursor: BatchCursor,
+    /// The id columns' names.
     names: [String; 2],
     carried: Vec<usize>,
     carried_schema: Carried,
-    current: Option<RecordBatch>,
-    /// The current batch's id columns.
-    columns: Vec<StrColumn>,
-    row: usize,
 }
 
 impl TableIds {
-    /// Rows left in the current input batch, reading the next one when it is used up;
-    /// 0 at the end of the input.
-    fn rows_left(&mut self) -> Result<usize> {
-        loop {
-            if let Some(b) = &self.current {
-                if self.row < b.num_rows() {
-                    return Ok(b.num_rows() - self.row);
-                }
-            }
-            match self.batches.next() {
-                None => return Ok(0),
-                Some(Err(e)) => return Err(e),
-                Some(Ok(b)) => {
-                    self.columns = self.ids.iter().map(|&i| StrColumn::new(b.column(i).clone())).collect();
-                    self.current = Some(b);
-                    self.row = 0;
-                }
-            }
-        }
-    }
-
     fn pick(&mut self, p: &mut Pick<'_>, carried: &mut Vec<RecordBatch>) -> Result<()> {
         while !p.full() {
-            let left = self.rows_left()?;
+            let left = self.cursor.rows_left()?;
             if left == 0 {
                 return Ok(());
             }
-            let start = self.row;
+            let start = self.cursor.row;
+            let columns = &self.cursor.columns;
             let mut take = 0;
             while take < left && !p.full() {
                 let r = start + take;
                 let names = [self.names[0].as_str(), self.names[1].as_str()];
-                let (q, t) = match (self.columns[0].get(r), self.columns[1].get(r)) {
+                let (q, t) = match (columns[0].get(r), columns[1].get(r)) {
                     (Some(q), Some(t)) => (q, t),
                     (q, _) => {
                         let index = (p.first + p.picked.len() as u64) as usize;
@@ -462,15 +495,8 @@ impl TableIds {
                 p.take(q, t, names, String::new)?;
                 take += 1;
             }
-            if !self.carried.is_empty() {
-                if let Some(b) = &self.current {
-                    let cols: Vec<ArrayRef> = self.carried.iter().map(|&i| b.column(i).slice(start, take)).collect();
-                    let part = RecordBatch::try_new(self.carried_schema.clone(), cols)
-                        .map_err(|e| Error::Internal(format!("carried columns: {e}")))?;
-                    carried.push(part);
-                }
-            }
-            self.row += take;
+            carried.extend(self.cursor.carried(&self.carried, &self.carried_schema, start, take)?);
+            self.cursor.row += take;
         }
         Ok(())
     }

@@ -1,29 +1,31 @@
 //! Two FASTA files read in step: record i of the query file with record i of the target
-//! file. Both are parsed in blocks on the thread pool (`BlockFastaReader`).
+//! file. Both are parsed in blocks on the thread pool (`BlockFastaReader`), each on its own
+//! thread ahead of the caller (`AheadFastaReader`), so the two files and the batch being
+//! filled progress at once.
 
 use std::path::Path;
 
 use super::{no_columns, BatchLimits, Counter, Source};
 use crate::error::{Error, Result};
-use crate::io::fasta_blocks::BlockFastaReader;
+use crate::io::fasta_blocks::{AheadFastaReader, BlockFastaReader};
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch, Record};
 
 pub(super) struct FastaPairs {
-    query: BlockFastaReader,
-    target: BlockFastaReader,
+    query: AheadFastaReader,
+    target: AheadFastaReader,
     limits: BatchLimits,
     counter: Counter,
 }
 
 impl FastaPairs {
     pub(super) fn open(query: &Path, target: &Path, alphabet: Alphabet, limits: BatchLimits) -> Result<FastaPairs> {
-        let query = BlockFastaReader::open(query, alphabet)?.allow_empty();
-        let target = BlockFastaReader::open(target, alphabet)?.allow_empty();
+        let query = AheadFastaReader::new(BlockFastaReader::open(query, alphabet)?.allow_empty());
+        let target = AheadFastaReader::new(BlockFastaReader::open(target, alphabet)?.allow_empty());
         Ok(FastaPairs { query, target, limits, counter: Counter { pairs: 0 } })
     }
 
-    fn unmatched(found: &BlockFastaReader, record: &Record, short: &BlockFastaReader) -> Error {
+    fn unmatched(found: &AheadFastaReader, record: &Record, short: &AheadFastaReader) -> Error {
         let problem = format!("no record to pair it with: {} ran out after {} records", short.place(), short.count());
         Error::record(found.place(), found.count() - 1, &record.id, problem)
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow::datatypes::Schema;
 
 use super::breaks_rows;
-use super::table::{open_table, string_columns, StrColumn};
+use super::table::{open_table, string_columns, StrColumn, Wanted};
 use crate::database::{Bytes, Database};
 use crate::error::{shown_id, Error, Result, Where};
 use crate::io::fasta_blocks::BlockFastaReader;
@@ -167,12 +167,13 @@ impl SeqSet {
             return SeqSet::from_database(place, map_swdb_head(raw, alphabet)?);
         }
         let names = [columns.id.clone(), columns.seq.clone()];
-        let project = |place: &Where, schema: &Schema| {
+        let find = |place: &Where, schema: &Schema| {
             string_columns(place, schema, &names, "a sequence set needs", "--seqs-id-col, --seqs-col")
         };
+        let project = |place: &Where, schema: &Schema| Wanted::new(&find(place, schema)?, Vec::new());
         let input = match open_table(raw, &project)? {
             Ok((schema, batches)) => {
-                let found = project(&place, &schema)?;
+                let found = find(&place, &schema)?;
                 let mut set = Builder::new(place, alphabet);
                 for batch in batches {
                     let batch = batch?;

@@ -5,25 +5,22 @@
 //! output's own columns is renamed `input_<name>`.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 
 use super::{append_pairs, fused, BatchLimits, Counter, Fields, PairColumns, PairReader, Source};
 use crate::error::{Error, Result, Where};
 use crate::io::input::{peek, read_error, Head, Input};
-use crate::io::ipc::{guard_quiet, IpcReader};
+use crate::io::ipc::IpcReader;
+use crate::io::parquet;
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch};
 
 const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
-
-/// Rows per record batch asked of the Parquet decoder.
-const PARQUET_BATCH_ROWS: usize = 65_536;
 
 /// Record batches with errors that already name the file and say what is wrong.
 pub(super) type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
@@ -37,7 +34,10 @@ pub(super) fn open(
     limits: BatchLimits,
 ) -> Result<std::result::Result<Box<dyn PairReader>, Input>> {
     let place = raw.place.clone();
-    let project = |place: &Where, schema: &Schema| wanted_columns(place, schema, columns);
+    let project = |place: &Where, schema: &Schema| {
+        let pair = pair_indices(place, schema, columns)?;
+        Wanted::new(&pair, carried_indices(place, schema, columns, &pair)?)
+    };
     match open_table(raw, &project)? {
         Ok((schema, batches)) => Ok(Ok(fused(TablePairs::new(place, schema, batches, alphabet, columns, limits)?))),
         Err(input) => Ok(Err(input)),
@@ -48,7 +48,7 @@ pub(super) fn open(
 /// bytes say it is one; otherwise the (decompressed) input, handed back. The formats with an
 /// index at their end (Arrow IPC file, Parquet) are read from the file itself; Parquet
 /// through a pipe or gzip is buffered whole. `project` names the top-level columns Parquet
-/// decodes (Arrow streams decode every column).
+/// decodes (Arrow streams decode every column) and those read as bytes.
 pub(super) fn open_table(raw: Head, project: Project<'_>) -> Result<std::result::Result<(SchemaRef, Batches), Input>> {
     let place = raw.place.clone();
     let refuse_file = || {
@@ -60,22 +60,20 @@ pub(super) fn open_table(raw: Head, project: Project<'_>) -> Result<std::result:
     };
     let (schema, batches): (SchemaRef, Batches) = if raw.bytes.starts_with(ARROW_FILE_MAGIC) {
         let file = raw.into_regular_file()?.ok_or_else(refuse_file)?;
-        let reader = IpcReader::file(place.clone(), file)?;
-        (reader.schema(), Box::new(reader))
+        ipc_batches(IpcReader::file(place.clone(), file)?, project)?
     } else if raw.bytes.starts_with(PARQUET_MAGIC) && raw.is_regular_file() {
         let file = raw.into_regular_file()?.ok_or_else(|| Error::Internal("regular file gone".into()))?;
-        parquet_batches(&place, file, project)?
+        parquet_batches(&place, parquet::Source::File(Arc::new(file)), project)?
     } else {
         let (head, mut input) = peek(&place, raw.into_input()?, 8)?;
         if head.starts_with(&ARROW_CONTINUATION) {
-            let reader = IpcReader::stream(place.clone(), input)?;
-            (reader.schema(), Box::new(reader))
+            ipc_batches(IpcReader::stream(place.clone(), input)?, project)?
         } else if head.starts_with(ARROW_FILE_MAGIC) {
             return Err(refuse_file());
         } else if head.starts_with(PARQUET_MAGIC) {
             let mut all = Vec::new();
             input.read_to_end(&mut all).map_err(|e| read_error(&place, e))?;
-            parquet_batches(&place, bytes::Bytes::from(all), project)?
+            parquet_batches(&place, parquet::Source::Bytes(all.into()), project)?
         } else {
             return Ok(Err(input));
         }
@@ -84,41 +82,36 @@ pub(super) fn open_table(raw: Head, project: Project<'_>) -> Result<std::result:
 }
 
 /// Which top-level columns of a table's schema a reader needs (errors name what is missing).
-pub(super) type Project<'a> = &'a dyn Fn(&Where, &Schema) -> Result<Vec<usize>>;
+pub(super) type Project<'a> = &'a dyn Fn(&Where, &Schema) -> Result<Wanted>;
 
-/// Only the pair and carried columns are decoded. The parquet decoder cannot be checked
-/// beforehand: a panic of its on corrupt data becomes an input error.
-fn parquet_batches<R>(place: &Where, source: R, project: Project<'_>) -> Result<(SchemaRef, Batches)>
-where
-    R: parquet::file::reader::ChunkReader + 'static,
-{
-    let bad = |e: String| Error::file(place, format!("bad Parquet data: {e}"));
-    let builder = guard_quiet(|| ParquetRecordBatchReaderBuilder::try_new(source))
-        .map_err(bad)?
-        .map_err(|e| bad(e.to_string()))?;
-    let wanted = project(place, builder.schema())?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
-    let reader = guard_quiet(|| builder.with_projection(mask).with_batch_size(PARQUET_BATCH_ROWS).build())
-        .map_err(bad)?
-        .map_err(|e| bad(e.to_string()))?;
-    let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
-    let place = place.clone();
-    let mut reader = reader;
-    let batches = std::iter::from_fn(move || match guard_quiet(|| reader.next()) {
-        Ok(next) => next.map(|b| b.map_err(|e| Error::file(&place, format!("bad Parquet data: {e}")))),
-        Err(p) => Some(Err(Error::file(&place, format!("bad Parquet data: the decoder failed ({p})")))),
-    });
-    Ok((schema, Box::new(batches)))
+/// The top-level columns a reader decodes, and of those the ones it reads as bytes only
+/// (pair, id and sequence columns: residues are checked by the alphabet, ids taken as they
+/// are), which an Arrow stream decodes as binary, without a pass over every string to
+/// validate its UTF-8. Carried columns keep their types.
+pub(super) struct Wanted {
+    pub columns: Vec<usize>,
+    pub bytes: Vec<usize>,
 }
 
-/// Top-level column indices the reader needs: the pair columns and the carried ones.
-fn wanted_columns(place: &Where, schema: &Schema, columns: &PairColumns) -> Result<Vec<usize>> {
-    let pair = pair_indices(place, schema, columns)?;
-    let carried = carried_indices(place, schema, columns, &pair)?;
-    let mut all: Vec<usize> = pair.into_iter().chain(carried).collect();
-    all.sort_unstable();
-    all.dedup();
-    Ok(all)
+impl Wanted {
+    pub(super) fn new(read: &[usize], carried: Vec<usize>) -> Result<Wanted> {
+        let bytes: Vec<usize> = read.iter().copied().filter(|i| !carried.contains(i)).collect();
+        let mut columns: Vec<usize> = read.iter().copied().chain(carried).collect();
+        columns.sort_unstable();
+        columns.dedup();
+        Ok(Wanted { columns, bytes })
+    }
+}
+
+fn ipc_batches(mut reader: IpcReader, project: Project<'_>) -> Result<(SchemaRef, Batches)> {
+    let wanted = project(reader.place(), &reader.schema())?;
+    reader.decode_as_bytes(&wanted.bytes);
+    Ok((reader.schema(), Box::new(reader)))
+}
+
+fn parquet_batches(place: &Where, source: parquet::Source, project: Project<'_>) -> Result<(SchemaRef, Batches)> {
+    let (schema, batches) = parquet::batches(place, source, &|schema| project(place, schema).map(|w| w.columns))?;
+    Ok((schema, batches))
 }
 
 fn pair_indices(place: &Where, schema: &Schema, columns: &PairColumns) -> Result<[usize; 4]> {
@@ -147,10 +140,13 @@ pub(super) fn string_columns(
         match schema.index_of(name) {
             Ok(i) => {
                 let ty = schema.field(i).data_type();
-                if !matches!(ty, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+                if !StrColumn::readable(ty) {
                     return Err(Error::file(
                         place,
-                        format!("column {name} has type {ty}, expected a string (utf8) column"),
+                        format!(
+                            "column {name} has type {ty}, expected a string or binary column \
+                             (utf8, large_utf8, binary, large_binary, or a dictionary of them)"
+                        ),
                     ));
                 }
                 *slot = i;
@@ -210,34 +206,78 @@ pub(super) fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) 
     Ok(std::sync::Arc::new(Schema::new(fields)))
 }
 
-/// A string column of any Arrow string type.
-pub(super) enum StrColumn {
-    Utf8(ArrayRef),
-    LargeUtf8(ArrayRef),
-    Utf8View(ArrayRef),
+/// A column of strings as bytes: any Arrow string or binary type, or a dictionary of one.
+pub(super) struct StrColumn {
+    array: ArrayRef,
+    kind: Kind,
+}
+
+enum Kind {
+    Utf8,
+    LargeUtf8,
+    Utf8View,
+    Binary,
+    LargeBinary,
+    BinaryView,
+    /// Row i holds value `keys[i]` of `values` (where the key is not null).
+    Dictionary {
+        keys: Vec<usize>,
+        values: Box<StrColumn>,
+    },
 }
 
 impl StrColumn {
-    pub(super) fn new(array: ArrayRef) -> StrColumn {
-        match array.data_type() {
-            DataType::Utf8 => StrColumn::Utf8(array),
-            DataType::LargeUtf8 => StrColumn::LargeUtf8(array),
-            _ => StrColumn::Utf8View(array),
+    /// Whether a column of this type can be read as strings.
+    pub(super) fn readable(ty: &DataType) -> bool {
+        match ty {
+            DataType::Dictionary(key, value) => key.is_dictionary_key_type() && StrColumn::flat(value),
+            other => StrColumn::flat(other),
         }
+    }
+
+    fn flat(ty: &DataType) -> bool {
+        use DataType::*;
+        matches!(ty, Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView)
+    }
+
+    /// The column, of a type [`StrColumn::readable`] accepts (schemas are checked first).
+    pub(super) fn new(array: ArrayRef) -> StrColumn {
+        let kind = match array.data_type() {
+            DataType::Utf8 => Kind::Utf8,
+            DataType::LargeUtf8 => Kind::LargeUtf8,
+            DataType::Utf8View => Kind::Utf8View,
+            DataType::Binary => Kind::Binary,
+            DataType::LargeBinary => Kind::LargeBinary,
+            DataType::Dictionary(..) => {
+                let dict = array.as_any_dictionary();
+                Kind::Dictionary {
+                    keys: dict.normalized_keys(),
+                    values: Box::new(StrColumn::new(dict.values().clone())),
+                }
+            }
+            _ => Kind::BinaryView,
+        };
+        StrColumn { array, kind }
     }
 
     /// The value at `row`; `None` when null.
     pub(super) fn get(&self, row: usize) -> Option<&[u8]> {
-        let array = match self {
-            StrColumn::Utf8(a) | StrColumn::LargeUtf8(a) | StrColumn::Utf8View(a) => a,
-        };
-        if array.is_null(row) {
+        if self.array.is_null(row) {
             return None;
         }
-        Some(match self {
-            StrColumn::Utf8(a) => a.as_string::<i32>().value(row).as_bytes(),
-            StrColumn::LargeUtf8(a) => a.as_string::<i64>().value(row).as_bytes(),
-            StrColumn::Utf8View(a) => a.as_string_view().value(row).as_bytes(),
+        let a = &self.array;
+        Some(match &self.kind {
+            Kind::Utf8 => a.as_string::<i32>().value(row).as_bytes(),
+            Kind::LargeUtf8 => a.as_string::<i64>().value(row).as_bytes(),
+            Kind::Utf8View => a.as_string_view().value(row).as_bytes(),
+            Kind::Binary => a.as_binary::<i32>().value(row),
+            Kind::LargeBinary => a.as_binary::<i64>().value(row),
+            Kind::BinaryView => a.as_binary_view().value(row),
+            Kind::Dictionary { keys, values } => {
+                // A key past the values (possible only under a null) reads as null.
+                let k = *keys.get(row)?;
+                return if k < values.array.len() { values.get(k) } else { None };
+            }
         })
     }
 
@@ -246,20 +286,70 @@ impl StrColumn {
     }
 }
 
+/// The input batch being handed out by a table reader and its next row, with the columns
+/// it reads as strings: the cursor the pair and candidate readers share.
+pub(super) struct BatchCursor {
+    batches: Batches,
+    /// The string columns' indices, and the current batch's columns.
+    read: Vec<usize>,
+    pub(super) columns: Vec<StrColumn>,
+    current: Option<RecordBatch>,
+    pub(super) row: usize,
+}
+
+impl BatchCursor {
+    pub(super) fn new(batches: Batches, read: Vec<usize>) -> BatchCursor {
+        BatchCursor { batches, read, columns: Vec::new(), current: None, row: 0 }
+    }
+
+    /// Rows left in the current input batch, reading the next one when it is used up;
+    /// 0 at the end of the input.
+    pub(super) fn rows_left(&mut self) -> Result<usize> {
+        loop {
+            if let Some(b) = &self.current {
+                if self.row < b.num_rows() {
+                    return Ok(b.num_rows() - self.row);
+                }
+            }
+            match self.batches.next() {
+                None => return Ok(0),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(b)) => {
+                    self.columns = self.read.iter().map(|&i| StrColumn::new(b.column(i).clone())).collect();
+                    self.current = Some(b);
+                    self.row = 0;
+                }
+            }
+        }
+    }
+
+    /// The carried columns of `take` rows from `start`, as the output names them; `None`
+    /// when nothing is carried.
+    pub(super) fn carried(
+        &self,
+        carried: &[usize],
+        schema: &SchemaRef,
+        start: usize,
+        take: usize,
+    ) -> Result<Option<RecordBatch>> {
+        let Some(b) = self.current.as_ref().filter(|_| !carried.is_empty()) else { return Ok(None) };
+        let cols: Vec<ArrayRef> = carried.iter().map(|&i| b.column(i).slice(start, take)).collect();
+        RecordBatch::try_new(schema.clone(), cols)
+            .map(Some)
+            .map_err(|e| Error::Internal(format!("carried columns: {e}")))
+    }
+}
+
 /// Pairs from record batches; one input batch in memory at a time.
 struct TablePairs {
-    batches: Batches,
+    /// The input batch being handed out, with the pair columns.
+    cursor: BatchCursor,
     place: Where,
     alphabet: Alphabet,
     limits: BatchLimits,
     names: [String; 4],
-    pair: [usize; 4],
     carried: Vec<usize>,
     carried_schema: SchemaRef,
-    /// The input batch being handed out: its pair columns and carried columns.
-    columns: Vec<StrColumn>,
-    current: Option<RecordBatch>,
-    row: usize,
     counter: Counter,
 }
 
@@ -276,60 +366,36 @@ impl TablePairs {
         let carried = carried_indices(&place, &schema, columns, &pair)?;
         let carried_schema = carried_schema(&place, &schema, &carried)?;
         Ok(TablePairs {
-            batches,
+            cursor: BatchCursor::new(batches, pair.to_vec()),
             place,
             alphabet,
             limits,
             names: columns.names.clone(),
-            pair,
             carried,
             carried_schema,
-            columns: Vec::new(),
-            current: None,
-            row: 0,
             counter: Counter { pairs: 0 },
         })
-    }
-
-    /// Rows left in the current input batch, reading the next one when it is used up;
-    /// 0 at the end of the input.
-    fn rows_left(&mut self) -> Result<usize> {
-        loop {
-            if let Some(b) = &self.current {
-                if self.row < b.num_rows() {
-                    return Ok(b.num_rows() - self.row);
-                }
-            }
-            match self.batches.next() {
-                None => return Ok(0),
-                Some(Err(e)) => return Err(e),
-                Some(Ok(b)) => {
-                    self.columns = self.pair.iter().map(|&i| StrColumn::new(b.column(i).clone())).collect();
-                    self.current = Some(b);
-                    self.row = 0;
-                }
-            }
-        }
     }
 
     fn fill_inner(&mut self, batch: &mut PairBatch) -> Result<bool> {
         batch.first = self.counter.pairs;
         while batch.len() < self.limits.pairs && batch.seqs.residues.len() < self.limits.residues {
-            let left = self.rows_left()?;
+            let left = self.cursor.rows_left()?;
             if left == 0 {
                 break;
             }
             // The rows that fit (at least one).
             let budget = self.limits.residues - batch.seqs.residues.len();
             let (mut take, mut size) = (0, 0);
-            for r in self.row..self.row + left.min(self.limits.pairs - batch.len()) {
-                size += self.columns[1].len_at(r) + self.columns[3].len_at(r);
+            let (row, columns) = (self.cursor.row, &self.cursor.columns);
+            for r in row..row + left.min(self.limits.pairs - batch.len()) {
+                size += columns[1].len_at(r) + columns[3].len_at(r);
                 if take > 0 && size > budget {
                     break;
                 }
                 take += 1;
             }
-            let (row, columns, names, place) = (self.row, &self.columns, &self.names, &self.place);
+            let (names, place) = (&self.names, &self.place);
             let first = self.counter.pairs;
             let fields = |i: usize| -> Result<Fields<'_>> {
                 let mut f: Fields<'_> = [&[]; 4];
@@ -342,15 +408,8 @@ impl TablePairs {
                 Ok(f)
             };
             append_pairs(batch, take, fields, place, first, |_| String::new(), self.alphabet)?;
-            if !self.carried.is_empty() {
-                if let Some(b) = &self.current {
-                    let cols: Vec<ArrayRef> = self.carried.iter().map(|&i| b.column(i).slice(row, take)).collect();
-                    let part = RecordBatch::try_new(self.carried_schema.clone(), cols)
-                        .map_err(|e| Error::Internal(format!("carried columns: {e}")))?;
-                    batch.carried.push(part);
-                }
-            }
-            self.row += take;
+            batch.carried.extend(self.cursor.carried(&self.carried, &self.carried_schema, row, take)?);
+            self.cursor.row += take;
             self.counter.pairs += take as u64;
         }
         if batch.is_empty() {

@@ -1,0 +1,287 @@
+//! Every pair input path against an independent oracle: the same pairs as plain TSV (or,
+//! where columns are carried, as a plain utf8 Parquet table) through `align --pairs` on the
+//! CPU engine. Outputs must be byte-identical: gzip and BGZF TSV, two FASTA files (plain and
+//! BGZF), Parquet of several row groups, Arrow IPC stream and file, and tables whose pair
+//! columns are large_utf8, binary, large_binary or dictionary-encoded. Corrupt compressed
+//! or Parquet input fails with a message naming the file, and leaves no output behind.
+
+mod common;
+use common::*;
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BinaryArray, DictionaryArray, Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray,
+};
+use arrow::datatypes::{Int16Type, Int32Type};
+
+/// Every output column but the FASTA headers (the TSV oracle has none), traceback included.
+const COLUMNS: &str = "query,target,score,evalue,qstart,qend,tstart,tend,qlen,tlen,pident,gaps,cigar";
+
+/// A pair: query id, query residues, target id, target residues.
+type Pair = [String; 4];
+
+/// `n` protein pairs (xorshift, no dependency), half of them related, ids unique.
+fn pairs(n: usize) -> Vec<Pair> {
+    const AA: &[u8] = b"ACDEFGHIKLMNPQRSTVWY";
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut below = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    (0..n)
+        .map(|i| {
+            let q: String = (0..20 + below(160)).map(|_| AA[below(20)] as char).collect();
+            let t: String = if i % 2 == 0 {
+                let mut t = String::new();
+                for c in q.chars() {
+                    if below(10) != 0 {
+                        t.push(if below(6) == 0 { AA[below(20)] as char } else { c });
+                    }
+                }
+                t
+            } else {
+                (0..20 + below(160)).map(|_| AA[below(20)] as char).collect()
+            };
+            [format!("q{i}"), q, format!("t{i}"), t + "W"]
+        })
+        .collect()
+}
+
+fn tsv(pairs: &[Pair]) -> String {
+    let mut text = String::from("query_id\tquery_seq\ttarget_id\ttarget_seq\n");
+    for p in pairs {
+        text.push_str(&p.join("\t"));
+        text.push('\n');
+    }
+    text
+}
+
+fn fasta(pairs: &[Pair], id: usize) -> String {
+    pairs.iter().map(|p| format!(">{} pair\n{}\n", p[id], p[id + 1])).collect()
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+fn bgzf(data: &[u8]) -> Vec<u8> {
+    let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+    w.write_all(data).unwrap();
+    w.finish().unwrap()
+}
+
+/// The pairs as a table: the pair columns as `make` builds them from their strings, with
+/// carried columns `key` (int64) and `note` (utf8) around them.
+fn table(pairs: &[Pair], make: [&dyn Fn(Vec<&str>) -> ArrayRef; 4]) -> RecordBatch {
+    let col = |k: usize| make[k](pairs.iter().map(|p| p[k].as_str()).collect());
+    let key: ArrayRef = Arc::new(Int64Array::from_iter_values((0..pairs.len() as i64).map(|i| 100 + i)));
+    let note: ArrayRef = Arc::new(StringArray::from_iter_values(pairs.iter().map(|p| format!("n-{}", p[0]))));
+    RecordBatch::try_from_iter([
+        ("key", key),
+        ("query_id", col(0)),
+        ("query_seq", col(1)),
+        ("note", note),
+        ("target_id", col(2)),
+        ("target_seq", col(3)),
+    ])
+    .unwrap()
+}
+
+fn utf8(v: Vec<&str>) -> ArrayRef {
+    Arc::new(StringArray::from(v))
+}
+
+fn large_utf8(v: Vec<&str>) -> ArrayRef {
+    Arc::new(LargeStringArray::from(v))
+}
+
+fn binary(v: Vec<&str>) -> ArrayRef {
+    Arc::new(BinaryArray::from_iter_values(v))
+}
+
+fn large_binary(v: Vec<&str>) -> ArrayRef {
+    Arc::new(LargeBinaryArray::from_iter_values(v))
+}
+
+fn dict32(v: Vec<&str>) -> ArrayRef {
+    Arc::new(v.into_iter().collect::<DictionaryArray<Int32Type>>())
+}
+
+fn dict16(v: Vec<&str>) -> ArrayRef {
+    Arc::new(v.into_iter().collect::<DictionaryArray<Int16Type>>())
+}
+
+/// Parquet with row groups of 37 rows: more row groups than decoding threads.
+fn parquet(batch: &RecordBatch) -> Vec<u8> {
+    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(37)).build();
+    let mut out = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+    out
+}
+
+/// An Arrow IPC stream (or file) of the batch in three record batches.
+fn arrow_ipc(batch: &RecordBatch, file: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let parts = [batch.slice(0, 50), batch.slice(50, 200), batch.slice(250, batch.num_rows() - 250)];
+    if file {
+        let mut w = arrow::ipc::writer::FileWriter::try_new(&mut out, &batch.schema()).unwrap();
+        parts.iter().for_each(|b| w.write(b).unwrap());
+        w.finish().unwrap();
+    } else {
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &batch.schema()).unwrap();
+        parts.iter().for_each(|b| w.write(b).unwrap());
+        w.finish().unwrap();
+    }
+    out
+}
+
+/// TSV output of `align` on the CPU engine; panics with stderr when it fails.
+fn align(input: &[&str]) -> Vec<u8> {
+    let mut args = vec!["align", "--device", "cpu", "--quiet", "--format", "tsv", "--columns", COLUMNS];
+    args.extend_from_slice(input);
+    let o = run(&args);
+    assert!(o.status.success(), "swarrow {}: {}", args.join(" "), stderr(&o));
+    o.stdout
+}
+
+fn write(dir: &Path, name: &str, data: &[u8]) -> String {
+    let path = dir.join(name);
+    fs::write(&path, data).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn every_input_path_matches_plain_tsv() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pairs = pairs(600);
+    let text = tsv(&pairs);
+    let want = align(&["--pairs", &write(d, "pairs.tsv", text.as_bytes())]);
+    assert_eq!(String::from_utf8_lossy(&want).lines().count(), pairs.len() + 1);
+    let bgzf_text = bgzf(text.as_bytes());
+    assert!(bgzf_text.len() > 3 * 65536 / 4, "several BGZF blocks");
+    let plain = table(&pairs, [&utf8, &utf8, &utf8, &utf8]);
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("gzip", vec![write(d, "pairs.tsv.gz", &gzip(text.as_bytes()))]),
+        ("bgzf", vec![write(d, "pairs.bgzf", &bgzf_text)]),
+        ("fasta", vec![write(d, "q.fa", fasta(&pairs, 0).as_bytes()), write(d, "t.fa", fasta(&pairs, 2).as_bytes())]),
+        (
+            "bgzf fasta",
+            vec![
+                write(d, "q.fa.gz", &bgzf(fasta(&pairs, 0).as_bytes())),
+                write(d, "t.fa.gz", &gzip(fasta(&pairs, 2).as_bytes())),
+            ],
+        ),
+        ("parquet", vec![write(d, "pairs.parquet", &parquet(&plain))]),
+        ("arrow stream", vec![write(d, "pairs.arrows", &arrow_ipc(&plain, false))]),
+        ("arrow file", vec![write(d, "pairs.arrow", &arrow_ipc(&plain, true))]),
+    ];
+    for (tag, files) in &cases {
+        let args: Vec<&str> = match files.as_slice() {
+            // Tables hold further columns; TSV pair files carry none.
+            [one] if one.ends_with(".parquet") || one.contains(".arrow") => vec!["--pairs", one, "--carry", "none"],
+            [one] => vec!["--pairs", one],
+            [q, t] => vec!["-q", q, "-t", t],
+            _ => unreachable!(),
+        };
+        let got = align(&args);
+        if got != want {
+            let (g, w) = (String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+            let diff: Vec<_> = g.lines().zip(w.lines()).filter(|(a, b)| a != b).take(3).collect();
+            panic!(
+                "{tag}: output differs from the plain TSV's ({} vs {} lines): {diff:?}",
+                g.lines().count(),
+                w.lines().count()
+            );
+        }
+    }
+    // Through stdin too: BGZF TSV.
+    let mut args = vec!["align", "--device", "cpu", "--quiet", "--format", "tsv", "--columns", COLUMNS];
+    args.extend_from_slice(&["--pairs", "-"]);
+    let o = run_stdin(&args, &bgzf_text);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == want, "stdin BGZF differs");
+}
+
+#[test]
+fn binary_large_and_dictionary_columns_read_as_utf8_with_carried_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pairs = pairs(400);
+    let oracle = write(d, "plain.parquet", &parquet(&table(&pairs, [&utf8, &utf8, &utf8, &utf8])));
+    let want = align(&["--pairs", &oracle]);
+    let header = String::from_utf8_lossy(&want).lines().next().unwrap().to_string();
+    assert!(header.ends_with("key\tnote"), "carried columns in the output: {header}");
+    let typed: [[&dyn Fn(Vec<&str>) -> ArrayRef; 4]; 3] = [
+        [&dict32, &large_utf8, &binary, &large_binary],
+        [&large_utf8, &dict16, &dict32, &binary],
+        [&binary, &binary, &large_binary, &dict32],
+    ];
+    for (k, make) in typed.into_iter().enumerate() {
+        let batch = table(&pairs, make);
+        for (tag, data) in
+            [("parquet", parquet(&batch)), ("stream", arrow_ipc(&batch, false)), ("file", arrow_ipc(&batch, true))]
+        {
+            let path = write(d, &format!("typed{k}.{tag}"), &data);
+            assert!(align(&["--pairs", &path]) == want, "typed columns {k} as {tag}: output differs");
+        }
+    }
+    // A dictionary-encoded id column for candidates by id, and for a sequence set.
+    let ids: Vec<&str> = pairs.iter().map(|p| p[0].as_str()).collect();
+    let targets: Vec<&str> = pairs.iter().map(|p| p[2].as_str()).collect();
+    let cands =
+        RecordBatch::try_from_iter([("query_id", dict32(ids.clone())), ("target_id", dict16(targets))]).unwrap();
+    let set_ids: Vec<&str> = pairs.iter().flat_map(|p| [p[0].as_str(), p[2].as_str()]).collect();
+    let set_seqs: Vec<&str> = pairs.iter().flat_map(|p| [p[1].as_str(), p[3].as_str()]).collect();
+    let set = RecordBatch::try_from_iter([("id", dict32(set_ids)), ("sequence", large_binary(set_seqs))]).unwrap();
+    let cands = write(d, "cands.arrows", &arrow_ipc(&cands, false));
+    let set = write(d, "set.parquet", &parquet(&set));
+    let oracle = align(&["--pairs", &write(d, "pairs.tsv", tsv(&pairs).as_bytes())]);
+    assert!(align(&["--pairs", &cands, "--seqs", &set]) == oracle, "dictionary candidates and set differ");
+}
+
+/// Runs `align --pairs FILE -o out`: exit 2, the message on stderr, no output left.
+fn fails(dir: &Path, file: &str, message: &str) {
+    let out = dir.join("out.parquet");
+    let o = run(&["align", "--device", "cpu", "--pairs", file, "-o", out.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+    assert!(err.contains(message), "expected {message:?} in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!out.exists(), "no output file after an error");
+}
+
+#[test]
+fn corrupt_compressed_and_parquet_inputs_are_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pairs = pairs(600);
+    let text = tsv(&pairs);
+    let gz = gzip(text.as_bytes());
+    let cut = write(d, "cut.tsv.gz", &gz[..gz.len() / 2]);
+    fails(d, &cut, &format!("{cut}: truncated or corrupt gzip data"));
+    let bz = bgzf(text.as_bytes());
+    let cut = write(d, "cut.bgzf", &bz[..bz.len() / 2]);
+    fails(d, &cut, &format!("{cut}: truncated or corrupt BGZF data"));
+    let mut flipped = bz.clone();
+    flipped[bz.len() / 3] ^= 0x5a;
+    let flipped = write(d, "flipped.bgzf", &flipped);
+    fails(d, &flipped, &format!("{flipped}: truncated or corrupt BGZF data"));
+    let pq = parquet(&table(&pairs, [&utf8, &utf8, &utf8, &utf8]));
+    let mut bad = pq.clone();
+    for i in (bad.len() / 4..bad.len() / 2).step_by(97) {
+        bad[i] ^= 0xff;
+    }
+    let bad = write(d, "bad.parquet", &bad);
+    fails(d, &bad, &format!("{bad}: bad Parquet data"));
+}
