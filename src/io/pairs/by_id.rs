@@ -14,7 +14,7 @@ use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::Schema;
 
 use super::seqset::{shown, SeqSet};
-use super::table::{carried_indices, carried_schema, open_table, string_columns, Batches, StrColumn};
+use super::table::{carried_indices, carried_schema, open_table, string_columns, Batches, StrColumn, Table};
 use super::tsv::{read_chunks, Chunk, PAUSE};
 use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
 use crate::error::{Error, Result, Where};
@@ -36,11 +36,8 @@ pub(super) fn open(
     let raw = Head::open(path, 8)?;
     let place = raw.place.clone();
     let names = [columns.names[0].clone(), columns.names[2].clone()];
-    let id_columns = |place: &Where, schema: &Schema| {
-        string_columns(place, schema, &names, "candidate pairs need", "--query-id-col, --target-id-col")
-    };
     let project = |place: &Where, schema: &Schema| -> Result<Vec<usize>> {
-        let ids = id_columns(place, schema)?;
+        let ids = id_columns(place, schema, &names)?;
         let mut all = carried_indices(place, schema, columns, &ids)?;
         all.extend(ids);
         all.sort_unstable();
@@ -48,21 +45,7 @@ pub(super) fn open(
         Ok(all)
     };
     let rows = match open_table(raw, &project)? {
-        Ok((schema, batches)) => {
-            let ids = id_columns(&place, &schema)?;
-            let carried = carried_indices(&place, &schema, columns, &ids)?;
-            let carried_schema = carried_schema(&place, &schema, &carried)?;
-            Rows::Table(TableIds {
-                batches,
-                ids: [ids[0], ids[1]],
-                names: names.clone(),
-                carried,
-                carried_schema,
-                current: None,
-                columns: Vec::new(),
-                row: 0,
-            })
-        }
+        Ok((schema, batches)) => table_rows(&place, &schema, batches, columns)?,
         Err(input) => {
             if names != TSV_ID_COLUMNS.map(String::from) || columns.carry.is_some() {
                 return Err(Error::usage(format!(
@@ -72,17 +55,52 @@ pub(super) fn open(
             Rows::Tsv(TsvIds::new(input))
         }
     };
-    let headers = query.has_headers() || target.has_headers();
-    Ok(fused(IdPairs {
-        place,
-        query,
-        target,
-        rows,
-        limits,
-        counter: Counter { pairs: 0 },
-        headers,
-        picked: Vec::new(),
+    Ok(id_pairs(place, rows, query, target, limits))
+}
+
+/// Candidate pairs by id from an in-memory table.
+pub(super) fn from_table(
+    table: Table,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+) -> Result<Box<dyn PairReader>> {
+    let rows = table_rows(&table.place, &table.schema, table.batches, columns)?;
+    Ok(id_pairs(table.place, rows, query, target, limits))
+}
+
+/// The id rows of a candidate table: id columns by name, every other column carried.
+fn table_rows(place: &Where, schema: &Schema, batches: Batches, columns: &PairColumns) -> Result<Rows> {
+    let names = [columns.names[0].clone(), columns.names[2].clone()];
+    let ids = id_columns(place, schema, &names)?;
+    let carried = carried_indices(place, schema, columns, &ids)?;
+    let carried_schema = carried_schema(place, schema, &carried)?;
+    Ok(Rows::Table(TableIds {
+        batches,
+        ids: [ids[0], ids[1]],
+        names,
+        carried,
+        carried_schema,
+        current: None,
+        columns: Vec::new(),
+        row: 0,
     }))
+}
+
+fn id_columns(place: &Where, schema: &Schema, names: &[String; 2]) -> Result<Vec<usize>> {
+    string_columns(place, schema, names, "candidate pairs need", "--query-id-col, --target-id-col")
+}
+
+fn id_pairs(
+    place: Where,
+    rows: Rows,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    limits: BatchLimits,
+) -> Box<dyn PairReader> {
+    let headers = query.has_headers() || target.has_headers();
+    fused(IdPairs { place, query, target, rows, limits, counter: Counter { pairs: 0 }, headers, picked: Vec::new() })
 }
 
 struct IdPairs {
