@@ -4,14 +4,11 @@
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
 use crate::io::{self, PairColumns, PairInput};
-use crate::output::{self, Column, Columns, Format, Mode, RunMetadata, Stdout};
+use crate::output::{self, Column, Columns, Format, Mode, Stdout};
 use crate::pipeline;
 use crate::progress::{input_size, Progress};
-use crate::scoring::{
-    alphabet::NucleotideLook,
-    stats::{EvalueModel, KarlinAltschul},
-    Alphabet, Matrix, Scoring,
-};
+use crate::scoring::{alphabet::NucleotideLook, stats::EvalueModel, Alphabet, Matrix, Scoring};
+use crate::session::{self, check_threads, warn_once, AlignScoring, Aligner, SearchSettings};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -420,6 +417,23 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
+/// The whole program on `args` (the program name first), as `main` runs it and as the Python
+/// package's `swarrow` command runs it in-process: BLAST's options rewritten, signal cleanup
+/// installed, errors printed; returns the exit status. Help, version and argument errors
+/// print and exit as clap does.
+pub fn main_with<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> u8 {
+    let cli = Cli::parse_from(blast_argv(args));
+    crate::atomic::install_signal_cleanup();
+    match run(cli) {
+        Ok(()) => 0,
+        Err(e) if e.is_broken_pipe() => 0,
+        Err(e) => {
+            eprintln!("swarrow: error: {}", e);
+            e.exit_code() as u8
+        }
+    }
+}
+
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Search(args) => with_progress(args.run.quiet, out_path(&args.out).is_none(), |p| search(args, p)),
@@ -469,14 +483,8 @@ fn require_inputs(paths: &[&Path]) -> Result<()> {
 }
 
 fn pairhmm(args: PairhmmArgs) -> Result<()> {
-    use crate::pairhmm::{
-        self,
-        input::{BatchLimits, BatchReader},
-        model,
-    };
-    if args.gcp > model::MAX_QUAL {
-        return Err(Error::usage(format!("--gcp must be at most {} (got {})", model::MAX_QUAL, args.gcp)));
-    }
+    use crate::pairhmm::{self, input::BatchReader};
+    pairhmm::check_gcp(args.gcp)?;
     let inputs: Vec<&Path> =
         [&args.pairs, &args.reads, &args.haplotypes].into_iter().flatten().map(|p| p.as_path()).collect();
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
@@ -485,17 +493,13 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
     let engine = pairhmm::select(args.run.device, args.run.threads, args.run.verbose)?;
-    let limits = BatchLimits { cells: engine.batch_cells(), pairs: args.batch_pairs.unwrap_or(1 << 20).max(1) };
+    let limits = pairhmm::batch_limits(engine.as_ref(), args.batch_pairs);
     let reader = match (&args.pairs, &args.reads, &args.haplotypes) {
         (Some(p), _, _) => BatchReader::pairs(p, args.gcp, limits)?,
         (None, Some(r), Some(h)) => BatchReader::grouped(r, h, args.gcp, limits)?,
         _ => return Err(Error::usage("give --pairs FILE, or --reads FILE with --haplotypes FILE")),
     };
-    let mut meta = RunMetadata::new();
-    meta.push("swarrow_version", env!("CARGO_PKG_VERSION"));
-    meta.push("mode", "pairhmm");
-    meta.push("model", "GATK PairHMM as GKL computes it: float pass, double recomputation below 1e-28 (scaled)");
-    meta.push("engine", &engine.name());
+    let meta = pairhmm::run_metadata(engine.as_ref());
     note_default_format(&args.out, args.run.quiet);
     let writer = output::create_table_writer(format, pairhmm::pipeline::schema(), &meta, out_path(&args.out))?;
     if pairhmm::pipeline::run(engine, reader, writer)? == 0 && !args.run.quiet {
@@ -517,15 +521,21 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let gap_open = args.gaps.gap_open.unwrap_or(11);
     let gap_extend = args.gaps.gap_extend.unwrap_or(1);
     let scoring = Scoring::new(Matrix::protein(&args.matrix)?, gap_open, gap_extend)?;
-    check_search_numbers(&args)?;
-    check_threads(&args.run)?;
+    let settings = SearchSettings {
+        top: args.top,
+        max_evalue: args.max_evalue,
+        db_size: args.db_size,
+        db_seqs: args.db_seqs,
+        evalue_model: args.evalue_model,
+    };
+    settings.check()?;
+    check_threads(args.run.threads)?;
     if args.query.as_os_str() == "-" && args.db.as_os_str() == "-" {
         return Err(Error::usage("only one of --query and --db can be read from stdin"));
     }
     check_output_not_input(args.out.output.as_deref(), &[&args.query, &args.db])?;
     require_inputs(&[&args.query, &args.db])?;
     let (format, columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Search)?;
-    let stats = statistics(&scoring);
     // The database loads while the engine starts (CUDA start-up takes a while); an engine
     // problem is reported first, as it would be without the overlap.
     progress.phase_reading("loading the database", input_size(&[&args.db]));
@@ -548,21 +558,11 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     if db.is_empty() {
         return Err(Error::file(&Where::from_arg(&args.db), "no sequences"));
     }
-    warn_if_nucleotides(&db, &args.db);
+    session::warn_if_nucleotides(&db, &Where::from_arg(&args.db).to_string());
     let query_count = Arc::new(AtomicU64::new(0));
     let queries =
         watch_queries(io::FastaReader::open(&args.query, Alphabet::Protein)?.allow_empty(), &args.query, &query_count);
-    let db_residues = args.db_size.unwrap_or_else(|| db.total_residues());
-    let db_seqs = args.db_seqs.unwrap_or(db.len() as u64);
-    let mut meta = run_metadata("search", &scoring, &*engine);
-    meta.push("evalue_model", args.evalue_model.name());
-    meta.push("database", db.name.as_str());
-    meta.push("database_residues", &db.total_residues().to_string());
-    meta.push("database_sequences", &db.len().to_string());
-    meta.push(
-        "search_space",
-        &format!("BLAST length-adjusted, database of {} residues in {} sequences", db_residues, db_seqs),
-    );
+    let (opts, meta) = settings.prepare(engine.as_ref(), &db, columns.need(), progress);
     note_default_format(&args.out, args.run.quiet);
     let writer = output::create_writer_carrying(
         format,
@@ -571,17 +571,6 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
         &meta,
         out_path(&args.out),
     )?;
-    let opts = pipeline::search::SearchOptions {
-        need: columns.need(),
-        evalue_model: args.evalue_model,
-        top: args.top,
-        max_evalue: Some(args.max_evalue),
-        db_residues,
-        db_seqs,
-        stats,
-        scoring: scoring.clone(),
-        progress: progress.clone(),
-    };
     progress.phase_aligning("aligning", input_size(&[&args.query]));
     let name = engine.name();
     pipeline::search::search(engine.clone(), db, queries, opts, writer)?;
@@ -635,68 +624,6 @@ impl Iterator for WatchedQueries {
     }
 }
 
-/// Prints `look`'s warning for `name` if it has one, and looks no further.
-fn warn_once(look: &mut Option<NucleotideLook>, name: &str) {
-    if let Some(warning) = look.take().and_then(|l| l.warning(name)) {
-        eprintln!("{warning}");
-    }
-}
-
-/// A warning when a protein database looks like nucleotides, from sequences spread over it.
-fn warn_if_nucleotides(db: &crate::database::Database, path: &Path) {
-    let mut look = NucleotideLook::default();
-    let step = (db.len() / 64).max(1);
-    for i in (0..db.len()).step_by(step) {
-        look.add(db.seq(i));
-        if look.full() {
-            break;
-        }
-    }
-    if let Some(warning) = look.warning(&format!("database {}", Where::from_arg(path))) {
-        eprintln!("{warning}");
-    }
-}
-
-/// Align's pair reader, counting pairs into `count` and, for protein scoring, warning once
-/// when the first pairs look like nucleotides (`--dna` forgotten).
-struct WatchedPairs {
-    inner: Box<dyn io::PairReader>,
-    count: Arc<AtomicU64>,
-    look: Option<NucleotideLook>,
-    name: String,
-}
-
-impl WatchedPairs {
-    fn new(
-        inner: Box<dyn io::PairReader>,
-        inputs: &[&Path],
-        alphabet: Alphabet,
-        count: &Arc<AtomicU64>,
-    ) -> Box<dyn io::PairReader> {
-        let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
-        let look = (alphabet == Alphabet::Protein).then(NucleotideLook::default);
-        Box::new(WatchedPairs { inner, count: count.clone(), look, name: format!("pair input {}", names.join(", ")) })
-    }
-}
-
-impl io::PairReader for WatchedPairs {
-    fn carried(&self) -> crate::seq::Carried {
-        self.inner.carried()
-    }
-
-    fn fill(&mut self, batch: &mut crate::seq::PairBatch) -> Result<bool> {
-        let more = self.inner.fill(batch).inspect_err(|_| self.look = None)?;
-        self.count.fetch_add(batch.len() as u64, Ordering::Relaxed);
-        if let Some(look) = &mut self.look {
-            look.add(&batch.seqs.residues);
-            if look.full() || !more {
-                warn_once(&mut self.look, &self.name);
-            }
-        }
-        Ok(more)
-    }
-}
-
 /// `--stats`: one `name: value` line each on stderr.
 fn print_stats(lines: impl IntoIterator<Item = (String, String)>) {
     for (name, value) in lines {
@@ -713,23 +640,19 @@ fn starting_phase(device: Device) -> &'static str {
 }
 
 fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
-    let (matrix, open, extend) = if args.dna {
-        (Matrix::dna(args.match_score, args.mismatch), 5, 2)
-    } else {
-        (Matrix::protein(args.matrix.as_deref().unwrap_or("BLOSUM62"))?, 11, 1)
-    };
-    if args.dna && args.match_score <= 0 {
-        return Err(Error::usage(format!("--match must be positive (got {})", args.match_score)));
+    let scoring = AlignScoring {
+        matrix: args.matrix.clone(),
+        dna: args.dna,
+        match_score: args.match_score,
+        mismatch: args.mismatch,
+        gap_open: args.gaps.gap_open,
+        gap_extend: args.gaps.gap_extend,
     }
-    if args.dna {
-        check_mismatch(args.match_score, args.mismatch)?;
-    }
-    check_dna_scores(args.match_score, args.mismatch)?;
-    check_threads(&args.run)?;
+    .scoring()?;
+    check_threads(args.run.threads)?;
     if args.batch == Some(0) {
         return Err(Error::usage("--batch must be at least 1"));
     }
-    let scoring = Scoring::new(matrix, args.gaps.gap_open.unwrap_or(open), args.gaps.gap_extend.unwrap_or(extend))?;
     if let (Some(candidates), Some(seqs)) = (&args.pairs, &args.seqs) {
         let (candidates, seqs) = (candidates.clone(), seqs.clone());
         return align_by_id(args, &candidates, &seqs, scoring, progress);
@@ -749,44 +672,48 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     require_inputs(&inputs)?;
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
-    let stats = statistics(&scoring);
-    let columns = PairColumns {
-        names: [args.query_id_col, args.query_col, args.target_id_col, args.target_col],
-        carry: carry_list(&args.carry),
-    };
     progress.phase(starting_phase(args.run.device));
     let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose)?;
-    let opts = pipeline::align::AlignOptions {
-        stats,
-        scoring: scoring.clone(),
-        progress: progress.clone(),
-        batch_pairs: args.batch,
-        in_flight: args.in_flight,
-        need: out_columns.need(),
-        evalue_model: args.evalue_model,
-    };
-    let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
+    let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?;
+    let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
+    run_align(&args, &aligner, pairs, &inputs, format, &out_columns, progress)
+}
+
+/// The pair and carried columns `align`'s options name.
+fn pair_columns(args: &AlignArgs) -> PairColumns {
+    PairColumns {
+        names: [args.query_id_col.clone(), args.query_col.clone(), args.target_id_col.clone(), args.target_col.clone()],
+        carry: carry_list(&args.carry),
+    }
+}
+
+/// Aligns `pairs` (read from `inputs`) into the output `args` names, with a note when
+/// there were none.
+fn run_align(
+    args: &AlignArgs,
+    aligner: &Aligner,
+    pairs: Box<dyn io::PairReader>,
+    inputs: &[&Path],
+    format: Format,
+    columns: &Columns,
+    progress: &Progress,
+) -> Result<()> {
+    let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
+    let names = names.join(", ");
     let pair_count = Arc::new(AtomicU64::new(0));
-    let pairs = WatchedPairs::new(
-        io::open_pairs(&input, scoring.alphabet(), &columns, limits)?,
-        &inputs,
-        scoring.alphabet(),
-        &pair_count,
-    );
-    let mut meta = run_metadata("align", &scoring, &*engine);
-    meta.push("evalue_model", args.evalue_model.name());
+    let pairs = session::watch_pairs(pairs, &names, aligner.scoring().alphabet(), &pair_count);
     note_default_format(&args.out, args.run.quiet);
-    let writer = output::create_writer_carrying(format, &out_columns, &pairs.carried(), &meta, out_path(&args.out))?;
-    progress.phase_aligning("aligning", input_size(&inputs));
-    let name = engine.name();
-    let times = pipeline::align::align(engine.clone(), pairs, opts, writer)?;
+    let meta = aligner.metadata();
+    let writer = output::create_writer_carrying(format, columns, &pairs.carried(), &meta, out_path(&args.out))?;
+    progress.phase_aligning("aligning", input_size(inputs));
+    let name = aligner.engine().name();
+    let times = aligner.run(pairs, columns.need(), progress, writer)?;
     progress.finish("pairs", None, &name);
     if pair_count.load(Ordering::Relaxed) == 0 && !args.run.quiet {
-        let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
-        eprintln!("swarrow: note: {}: no pairs; wrote an empty result", names.join(", "));
+        eprintln!("swarrow: note: {names}: no pairs; wrote an empty result");
     }
     if args.run.stats {
-        print_stats(engine.statistics().into_iter().chain(times.lines()));
+        print_stats(aligner.engine().statistics().into_iter().chain(times.lines()));
     }
     Ok(())
 }
@@ -809,11 +736,6 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     require_inputs(&inputs)?;
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
-    let stats = statistics(&scoring);
-    let columns = PairColumns {
-        names: [args.query_id_col.clone(), args.query_col.clone(), args.target_id_col.clone(), args.target_col.clone()],
-        carry: carry_list(&args.carry),
-    };
     let set_columns = io::SetColumns {
         id: args.seqs_id_col.clone(),
         seq: args.seqs_col.clone(),
@@ -840,40 +762,10 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
         let sets = sets.join().unwrap_or_else(|_| Err(Error::Internal("loading the sequences panicked".into())));
         (engine, sets)
     });
-    let engine = engine?;
+    let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?;
     let (query_set, target_set) = sets?;
-    let opts = pipeline::align::AlignOptions {
-        stats,
-        scoring: scoring.clone(),
-        progress: progress.clone(),
-        batch_pairs: args.batch,
-        in_flight: args.in_flight,
-        need: out_columns.need(),
-        evalue_model: args.evalue_model,
-    };
-    let limits = pipeline::align::batch_limits(engine.as_ref(), &opts);
-    let pair_count = Arc::new(AtomicU64::new(0));
-    let pairs = WatchedPairs::new(
-        io::open_pairs_by_id(candidates, query_set, target_set, &columns, limits)?,
-        &[candidates],
-        alphabet,
-        &pair_count,
-    );
-    let mut meta = run_metadata("align", &scoring, &*engine);
-    meta.push("evalue_model", args.evalue_model.name());
-    note_default_format(&args.out, args.run.quiet);
-    let writer = output::create_writer_carrying(format, &out_columns, &pairs.carried(), &meta, out_path(&args.out))?;
-    progress.phase_aligning("aligning", input_size(&[candidates]));
-    let name = engine.name();
-    let times = pipeline::align::align(engine.clone(), pairs, opts, writer)?;
-    progress.finish("pairs", None, &name);
-    if pair_count.load(Ordering::Relaxed) == 0 && !args.run.quiet {
-        eprintln!("swarrow: note: {}: no pairs; wrote an empty result", Where::from_arg(candidates));
-    }
-    if args.run.stats {
-        print_stats(engine.statistics().into_iter().chain(times.lines()));
-    }
-    Ok(())
+    let pairs = io::open_pairs_by_id(candidates, query_set, target_set, &pair_columns(&args), aligner.limits())?;
+    run_align(&args, &aligner, pairs, &[candidates], format, &out_columns, progress)
 }
 
 /// `--carry`: `all` (None: every other column), `none`, or a comma-separated list.
@@ -900,56 +792,6 @@ fn makedb(args: MakedbArgs, progress: &Progress) -> Result<()> {
     }
     progress.phase("writing");
     io::write_swdb(&db, Alphabet::Protein, &args.output)
-}
-
-/// Numbers that would make a search meaningless are usage errors, not silently accepted:
-/// `--max-evalue NaN` would turn filtering off, `--db-size 0` would print E-values of nothing.
-fn check_search_numbers(args: &SearchArgs) -> Result<()> {
-    if args.top == 0 {
-        return Err(Error::usage("--top must be at least 1"));
-    }
-    if !(args.max_evalue.is_finite() && args.max_evalue >= 0.0) {
-        return Err(Error::usage(format!("--max-evalue must be a finite number >= 0 (got {})", args.max_evalue)));
-    }
-    if args.db_size == Some(0) {
-        return Err(Error::usage("--db-size must be at least 1 residue"));
-    }
-    if args.db_seqs == Some(0) {
-        return Err(Error::usage("--db-seqs must be at least 1 sequence"));
-    }
-    Ok(())
-}
-
-fn check_threads(run: &RunArgs) -> Result<()> {
-    if run.threads == Some(0) {
-        return Err(Error::usage("--threads must be at least 1"));
-    }
-    Ok(())
-}
-
-/// A DNA mismatch is a score, below 0 and below the match score: BWA, minimap2 and GASAL2
-/// take it as a positive penalty, which here would reward mismatches.
-fn check_mismatch(matched: i32, mismatched: i32) -> Result<()> {
-    if mismatched >= 0 || mismatched >= matched {
-        let hint = if mismatched > 0 { mismatched.saturating_neg() } else { -3 };
-        return Err(Error::usage(format!(
-            "--mismatch is a score, not a penalty: it must be below 0 and below --match {matched} \
-             (got {mismatched}); did you mean --mismatch {hint}?"
-        )));
-    }
-    Ok(())
-}
-
-/// DNA scores are bounded so that the engines' 32-bit arithmetic (which subtracts scores from
-/// a far-negative sentinel) cannot wrap; scores per pair are bounded again by its lengths.
-fn check_dna_scores(matched: i32, mismatched: i32) -> Result<()> {
-    const LIMIT: i32 = crate::scoring::MAX_SCORE_MAGNITUDE;
-    if matched > LIMIT || mismatched < -LIMIT || mismatched > LIMIT {
-        return Err(Error::usage(format!(
-            "--match and --mismatch must lie within -{LIMIT}..={LIMIT} (got {matched} and {mismatched})"
-        )));
-    }
-    Ok(())
 }
 
 /// The format and columns of a search or align output: `--format` (BLAST's `--outfmt "6
@@ -991,28 +833,6 @@ fn note_default_format(out: &OutputArgs, quiet: bool) {
 
 fn out_path(out: &OutputArgs) -> Option<&Path> {
     out.output.as_deref().filter(|p| p.as_os_str() != "-")
-}
-
-/// Karlin-Altschul parameters, or a one-line warning that bits and E-values will be null.
-fn statistics(scoring: &Scoring) -> Option<KarlinAltschul> {
-    let stats = KarlinAltschul::lookup(scoring);
-    if stats.is_none() {
-        eprintln!("swarrow: warning: no BLAST statistics for {}; bits and evalue will be null", scoring.describe());
-    }
-    stats
-}
-
-fn run_metadata(mode: &str, scoring: &Scoring, engine: &dyn engine::Engine) -> RunMetadata {
-    let mut meta = RunMetadata::new();
-    meta.push("swarrow_version", env!("CARGO_PKG_VERSION"));
-    meta.push("mode", mode);
-    meta.push("scoring", &scoring.matrix.name);
-    meta.push("gap_open", &scoring.gap_open.to_string());
-    meta.push("gap_extend", &scoring.gap_extend.to_string());
-    meta.push("gap_cost_rule", "a gap of length k costs gap_open + k * gap_extend");
-    meta.push("coordinates", "1-based inclusive; 0 when score is 0");
-    meta.push("engine", &engine.name());
-    meta
 }
 
 /// Refuses `-o` naming one of the inputs: the run would destroy its own input.

@@ -89,6 +89,8 @@ pub fn shown_id(id: &str) -> String {
 pub enum Where {
     Stdin,
     Path(std::path::PathBuf),
+    /// An in-memory table handed over by a caller (the Python package's `pairs`, `seqs`...).
+    Named(String),
 }
 
 impl Where {
@@ -106,6 +108,7 @@ impl fmt::Display for Where {
         match self {
             Where::Stdin => write!(f, "<stdin>"),
             Where::Path(p) => write!(f, "{}", p.display()),
+            Where::Named(name) => write!(f, "{name}"),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! - [`pipeline`]: `search` and `align`, stages joined by bounded channels;
 //! - [`output`]: the writers (Arrow IPC, Parquet, TSV, BLAST tabular), one schema for all;
 //! - [`pairhmm`]: the `pairhmm` mode (read likelihoods), its own layers from input to engines.
+//! - [`session`]: a run's setup shared by the command line and the Python package;
 //! - [`progress`]: work counted in cells from inside the engines, drawn on a terminal;
 //! - [`atomic`]: output files that appear whole or not at all, cleaned up on signals.
 
@@ -23,5 +24,6 @@ pub mod pipeline;
 pub mod progress;
 pub mod scoring;
 pub mod seq;
+pub mod session;
 
 pub use error::{Error, Result};

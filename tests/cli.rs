@@ -614,7 +614,7 @@ fn pair_tables_carry_their_other_columns_through() {
 /// without headers (TSV pairs, a makedb database) give null (empty in TSV).
 #[test]
 fn fasta_headers_come_through_as_qheader_and_theader() {
-    use arrow::array::{Array, AsArray};
+    use arrow::array::AsArray;
     let dir = tempfile::tempdir().unwrap();
     let (q, t) = (dir.path().join("q.fa"), dir.path().join("t.fa"));
     fs::write(&q, ">q1 first query\tTAB x\nHEAGAWGHEE\n>q2\nMKVLAAGIW\n").unwrap();

@@ -81,6 +81,7 @@ impl Head {
                 let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
                 Source::File { reader: BufReader::with_capacity(BUFFER_SIZE, CountingRead(file)), regular }
             }
+            Where::Named(name) => return Err(Error::Internal(format!("{name} is not a file"))),
         };
         let mut head = Head { place, bytes: Vec::with_capacity(n), source };
         head.read_up_to(n)?;

@@ -297,6 +297,7 @@ pub fn load_database(path: &Path, alphabet: Alphabet) -> Result<Database> {
     let name = match &place {
         Where::Path(p) => file_name(p),
         Where::Stdin => "stdin".to_string(),
+        Where::Named(name) => name.clone(),
     };
     if head.bytes == SWDB_MAGIC {
         return map_swdb_head(head, alphabet);

@@ -29,12 +29,13 @@ mod text;
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow, Value};
 pub use columns::{Column, Columns, Need};
 pub use format::{default_format_note, resolve_format, Format, Stdout};
-pub use table::{create_table_writer, TableWriter};
+pub use table::{create_table_writer, table_batches, TableWriter};
 pub use text::{blast_bitscore, blast_evalue};
 
 use std::path::Path;
 
-use arrow::datatypes::Schema;
+use arrow::array::RecordBatch;
+use arrow::datatypes::{Schema, SchemaRef};
 
 use crate::error::{Error, Result};
 
@@ -110,6 +111,43 @@ pub fn create_writer_carrying(
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
     Ok(lazy_on(sink::Sink::open(output)?, format, columns, carried, metadata))
+}
+
+/// What receives the record batches of an in-memory output (the Python package hands them
+/// to its caller); an error stops the run.
+pub type Deliver = Box<dyn FnMut(RecordBatch) -> Result<()> + Send>;
+
+/// An output that is no file: each batch of rows becomes a record batch of the returned
+/// schema ([`schema_with_metadata`] of `columns`, `carried` and `metadata`, as every Arrow
+/// output has it) handed to `deliver`.
+pub fn batch_writer(
+    columns: &Columns,
+    carried: &Schema,
+    metadata: &RunMetadata,
+    deliver: Deliver,
+) -> (SchemaRef, Box<dyn ResultWriter>) {
+    let schema = schema_with_metadata(columns, carried, metadata);
+    let writer = Batches { columns: columns.clone(), schema: schema.clone(), deliver };
+    (schema, Box::new(writer))
+}
+
+struct Batches {
+    columns: Columns,
+    schema: SchemaRef,
+    deliver: Deliver,
+}
+
+impl ResultWriter for Batches {
+    fn write(&mut self, batch: &ResultBatch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        (self.deliver)(batch.to_record_batch(&self.columns, &self.schema)?)
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
 }
 
 fn lazy_on(

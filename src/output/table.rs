@@ -45,6 +45,34 @@ pub fn create_table_writer(
     Ok(Box::new(Table { pending: Some((format, schema, metadata.clone(), sink)), encoder: None, status }))
 }
 
+/// A table output that is no file: the batches, with `metadata` on their schema, go to
+/// `deliver`; returns that schema.
+pub fn table_batches(
+    schema: SchemaRef,
+    metadata: &RunMetadata,
+    deliver: super::Deliver,
+) -> (SchemaRef, Box<dyn TableWriter>) {
+    let map: arrow::datatypes::Metadata = metadata.iter().collect();
+    let schema = std::sync::Arc::new(schema.as_ref().clone().with_metadata(map));
+    (schema.clone(), Box::new(Delivered { schema, deliver }))
+}
+
+struct Delivered {
+    schema: SchemaRef,
+    deliver: super::Deliver,
+}
+
+impl TableWriter for Delivered {
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let batch = batch.clone().with_schema(self.schema.clone()).map_err(|e| Error::Internal(e.to_string()))?;
+        (self.deliver)(batch)
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// The encoder of `format`; writes its header (schema, magic, column names) into `sink`.
 fn start(format: Format, schema: SchemaRef, metadata: &RunMetadata, sink: Sink) -> Result<Encoder> {
     let status = sink.status();

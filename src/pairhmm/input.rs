@@ -21,6 +21,7 @@
 use super::batch::{Invalid, PairBatch, PairRef, Quals};
 use crate::error::{Error, Result, Where};
 use crate::io::input::{open_file, open_input, peek, read_error, read_line_bounded, Input, Line, MAX_LINE};
+use crate::io::Table;
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, RecordBatchReader};
 use arrow::datatypes::DataType;
 use arrow::error::ArrowError;
@@ -204,6 +205,33 @@ impl RowSource for TextRows {
     }
 }
 
+/// The rows of an in-memory table.
+fn table_rows(table: Table) -> Result<(Where, Box<dyn RowSource>)> {
+    let place = table.place.clone();
+    let reader = TableReader { schema: table.schema, batches: table.batches };
+    Ok((place.clone(), Box::new(ArrowRows::new(place, reader)?)))
+}
+
+/// A [`Table`] as a record batch reader.
+struct TableReader {
+    schema: arrow::datatypes::SchemaRef,
+    batches: crate::io::Batches,
+}
+
+impl Iterator for TableReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.batches.next()?.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for TableReader {
+    fn schema(&self) -> arrow::datatypes::SchemaRef {
+        self.schema.clone()
+    }
+}
+
 /// Rows of Arrow record batches (IPC or Parquet), one record batch in memory at a time.
 struct ArrowRows<R> {
     place: Where,
@@ -352,6 +380,16 @@ impl BatchReader {
     /// `--pairs FILE`: a pair table or GATK text.
     pub fn pairs(path: &Path, gcp: u8, limits: BatchLimits) -> Result<Self> {
         let (place, opened) = open_table(path)?;
+        Self::pairs_from(place, opened, gcp, limits)
+    }
+
+    /// A pair table handed over in memory (the Python package's `pairhmm(pairs=...)`).
+    pub fn pairs_table(table: Table, gcp: u8, limits: BatchLimits) -> Result<Self> {
+        let (place, rows) = table_rows(table)?;
+        Self::pairs_from(place, Opened::Table(rows), gcp, limits)
+    }
+
+    fn pairs_from(place: Where, opened: Opened, gcp: u8, limits: BatchLimits) -> Result<Self> {
         let kind = match opened {
             Opened::Gatk(text) => Kind::Gatk { place, text },
             Opened::Table(rows) => {
@@ -375,8 +413,20 @@ impl BatchReader {
                 }
             }
         };
-        let (read_place, reads) = table(reads)?;
-        let (hap_place, haps) = table(haps)?;
+        Self::grouped_from(table(reads)?, table(haps)?, gcp, limits)
+    }
+
+    /// Reads and haplotypes tables handed over in memory.
+    pub fn grouped_tables(reads: Table, haps: Table, gcp: u8, limits: BatchLimits) -> Result<Self> {
+        Self::grouped_from(table_rows(reads)?, table_rows(haps)?, gcp, limits)
+    }
+
+    fn grouped_from(
+        (read_place, reads): (Where, Box<dyn RowSource>),
+        (hap_place, haps): (Where, Box<dyn RowSource>),
+        gcp: u8,
+        limits: BatchLimits,
+    ) -> Result<Self> {
         let read_cols = ReadColumns::find(&read_place, reads.columns())?;
         let read_group = find(&read_place, reads.columns(), "group")?;
         let hap_cols = [find(&hap_place, haps.columns(), "haplotype")?, find(&hap_place, haps.columns(), "hap_bases")?];

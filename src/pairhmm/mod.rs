@@ -44,6 +44,29 @@ pub trait Engine: Send + Sync {
     }
 }
 
+/// `--gcp` beyond the quality range is a usage error.
+pub fn check_gcp(gcp: u8) -> Result<()> {
+    if gcp > model::MAX_QUAL {
+        return Err(Error::usage(format!("--gcp must be at most {} (got {})", model::MAX_QUAL, gcp)));
+    }
+    Ok(())
+}
+
+/// How large input batches grow for `engine` (`batch_pairs`: a cap on pairs, for tests).
+pub fn batch_limits(engine: &dyn Engine, batch_pairs: Option<usize>) -> input::BatchLimits {
+    input::BatchLimits { cells: engine.batch_cells(), pairs: batch_pairs.unwrap_or(1 << 20).max(1) }
+}
+
+/// The facts every pairhmm output carries about its run.
+pub fn run_metadata(engine: &dyn Engine) -> crate::output::RunMetadata {
+    let mut meta = crate::output::RunMetadata::new();
+    meta.push("swarrow_version", env!("CARGO_PKG_VERSION"));
+    meta.push("mode", "pairhmm");
+    meta.push("model", "GATK PairHMM as GKL computes it: float pass, double recomputation below 1e-28 (scaled)");
+    meta.push("engine", &engine.name());
+    meta
+}
+
 /// A rayon pool of `threads` workers.
 pub(crate) fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()

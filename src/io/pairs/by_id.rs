@@ -14,7 +14,7 @@ use arrow::array::{ArrayRef, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use super::seqset::{shown, SeqSet};
-use super::table::{carried_indices, carried_schema, open_table, string_columns, BatchCursor, Wanted};
+use super::table::{carried_indices, carried_schema, open_table, string_columns, BatchCursor, Batches, Table, Wanted};
 use super::tsv::{read_chunks, Chunk, PAUSE};
 use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
 use crate::error::{Error, Result, Where};
@@ -36,25 +36,12 @@ pub(super) fn open(
     let raw = Head::open(path, 8)?;
     let place = raw.place.clone();
     let names = [columns.names[0].clone(), columns.names[2].clone()];
-    let id_columns = |place: &Where, schema: &Schema| {
-        string_columns(place, schema, &names, "candidate pairs need", "--query-id-col, --target-id-col")
-    };
     let project = |place: &Where, schema: &Schema| -> Result<Wanted> {
-        let ids = id_columns(place, schema)?;
+        let ids = id_columns(place, schema, &names)?;
         Wanted::new(&ids, carried_indices(place, schema, columns, &ids)?)
     };
     let rows = match open_table(raw, &project)? {
-        Ok((schema, batches)) => {
-            let ids = id_columns(&place, &schema)?;
-            let carried = carried_indices(&place, &schema, columns, &ids)?;
-            let carried_schema = carried_schema(&place, &schema, &carried)?;
-            Rows::Table(TableIds {
-                cursor: BatchCursor::new(batches, ids),
-                names: names.clone(),
-                carried,
-                carried_schema,
-            })
-        }
+        Ok((schema, batches)) => table_rows(&place, &schema, batches, columns)?,
         Err(input) => {
             if names != TSV_ID_COLUMNS.map(String::from) {
                 return Err(Error::usage(format!(
@@ -66,17 +53,43 @@ pub(super) fn open(
             Rows::Tsv(rows)
         }
     };
+    Ok(id_pairs(place, rows, query, target, limits))
+}
+
+/// Candidate pairs by id from an in-memory table.
+pub(super) fn from_table(
+    table: Table,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+) -> Result<Box<dyn PairReader>> {
+    let rows = table_rows(&table.place, &table.schema, table.batches, columns)?;
+    Ok(id_pairs(table.place, rows, query, target, limits))
+}
+
+fn id_columns(place: &Where, schema: &Schema, names: &[String; 2]) -> Result<Vec<usize>> {
+    string_columns(place, schema, names, "candidate pairs need", "--query-id-col, --target-id-col")
+}
+
+/// The id rows of a candidate table: id columns by name, the others carried as `--carry` says.
+fn table_rows(place: &Where, schema: &Schema, batches: Batches, columns: &PairColumns) -> Result<Rows> {
+    let names = [columns.names[0].clone(), columns.names[2].clone()];
+    let ids = id_columns(place, schema, &names)?;
+    let carried = carried_indices(place, schema, columns, &ids)?;
+    let carried_schema = carried_schema(place, schema, &carried)?;
+    Ok(Rows::Table(TableIds { cursor: BatchCursor::new(batches, ids), names, carried, carried_schema }))
+}
+
+fn id_pairs(
+    place: Where,
+    rows: Rows,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    limits: BatchLimits,
+) -> Box<dyn PairReader> {
     let headers = query.has_headers() || target.has_headers();
-    Ok(fused(IdPairs {
-        place,
-        query,
-        target,
-        rows,
-        limits,
-        counter: Counter { pairs: 0 },
-        headers,
-        picked: Vec::new(),
-    }))
+    fused(IdPairs { place, query, target, rows, limits, counter: Counter { pairs: 0 }, headers, picked: Vec::new() })
 }
 
 struct IdPairs {

@@ -11,7 +11,8 @@ mod seqset;
 mod table;
 mod tsv;
 
-pub use seqset::{SeqSet, SetColumns};
+pub use seqset::{table_records, SeqSet, SetColumns};
+pub use table::{Batches, Table};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,6 +135,28 @@ pub fn open_pairs(
             Ok(fused(tsv::TsvPairs::new(place, input, alphabet, limits)))
         }
     }
+}
+
+/// Pairs from a [`Table`] of record batches, read as a pair table file is (columns by name,
+/// the others carried through).
+pub fn open_pair_table(
+    table: Table,
+    alphabet: Alphabet,
+    columns: &PairColumns,
+    limits: BatchLimits,
+) -> Result<Box<dyn PairReader>> {
+    Ok(fused(table::TablePairs::new(table.place, table.schema, table.batches, alphabet, columns, limits)?))
+}
+
+/// Candidate pairs by id from a [`Table`], as [`open_pairs_by_id`] reads a candidate table.
+pub fn open_pairs_by_id_table(
+    candidates: Table,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+) -> Result<Box<dyn PairReader>> {
+    by_id::from_table(candidates, query, target, columns, limits)
 }
 
 /// Opens candidate pairs by id (`-` = stdin: TSV of query id, target id, or an Arrow/Parquet

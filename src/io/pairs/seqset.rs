@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow::datatypes::Schema;
 
 use super::breaks_rows;
-use super::table::{open_table, string_columns, StrColumn, Wanted};
+use super::table::{open_table, string_columns, StrColumn, Table, Wanted};
 use crate::database::{Bytes, Database};
 use crate::error::{shown_id, Error, Result, Where};
 use crate::io::fasta_blocks::BlockFastaReader;
@@ -166,27 +166,9 @@ impl SeqSet {
         if raw.bytes == SWDB_MAGIC {
             return SeqSet::from_database(place, map_swdb_head(raw, alphabet)?);
         }
-        let names = [columns.id.clone(), columns.seq.clone()];
-        let find = |place: &Where, schema: &Schema| {
-            string_columns(place, schema, &names, "a sequence set needs", "--seqs-id-col, --seqs-col")
-        };
-        let project = |place: &Where, schema: &Schema| Wanted::new(&find(place, schema)?, Vec::new());
+        let project = |place: &Where, schema: &Schema| Wanted::new(&set_columns(place, schema, columns)?, Vec::new());
         let input = match open_table(raw, &project)? {
-            Ok((schema, batches)) => {
-                let found = find(&place, &schema)?;
-                let mut set = Builder::new(place, alphabet);
-                for batch in batches {
-                    let batch = batch?;
-                    let (id, seq) = (
-                        StrColumn::new(batch.column(found[0]).clone()),
-                        StrColumn::new(batch.column(found[1]).clone()),
-                    );
-                    for r in 0..batch.num_rows() {
-                        set.push_row(set.len(), id.get(r), seq.get(r), columns)?;
-                    }
-                }
-                return set.finish();
-            }
+            Ok((schema, batches)) => return SeqSet::from_table(Table { place, schema, batches }, alphabet, columns),
             Err(input) => input,
         };
         let (head, input) = peek(&place, input, SWDB_MAGIC.len())?;
@@ -198,6 +180,14 @@ impl SeqSet {
             let record = record?;
             set.push_record(&record.id, &record.seq, if columns.headers { &record.header } else { "" })?;
         }
+        set.finish()
+    }
+
+    /// The set of an in-memory table of ids and sequences (`columns`), checked as a table
+    /// file is.
+    pub fn from_table(table: Table, alphabet: Alphabet, columns: &SetColumns) -> Result<SeqSet> {
+        let mut set = Builder::new(table.place.clone(), alphabet);
+        for_each_row(table, columns, |row, id, seq| set.push_row(row, id, seq, columns))?;
         set.finish()
     }
 
@@ -307,6 +297,48 @@ impl SeqSet {
             n => format!("{} ({n} sequences)", self.place),
         }
     }
+}
+
+/// Calls `f(row, id, sequence)` for every row of a table of ids and sequences (`columns`),
+/// rows numbered from 0.
+fn for_each_row(
+    table: Table,
+    columns: &SetColumns,
+    mut f: impl FnMut(usize, Option<&[u8]>, Option<&[u8]>) -> Result<()>,
+) -> Result<()> {
+    let found = set_columns(&table.place, &table.schema, columns)?;
+    let mut row = 0;
+    for batch in table.batches {
+        let batch = batch?;
+        let (id, seq) =
+            (StrColumn::new(batch.column(found[0]).clone()), StrColumn::new(batch.column(found[1]).clone()));
+        for r in 0..batch.num_rows() {
+            f(row, id.get(r), seq.get(r))?;
+            row += 1;
+        }
+    }
+    Ok(())
+}
+
+fn set_columns(place: &Where, schema: &Schema, columns: &SetColumns) -> Result<Vec<usize>> {
+    let names = [columns.id.clone(), columns.seq.clone()];
+    string_columns(place, schema, &names, "a sequence set needs", "--seqs-id-col, --seqs-col")
+}
+
+/// The records of a table of ids and sequences (`columns`), in order, checked as a
+/// sequence set's rows are (ids unchecked for uniqueness): a search's queries or database
+/// handed over as a table.
+pub fn table_records(table: Table, alphabet: Alphabet, columns: &SetColumns) -> Result<Vec<crate::seq::Record>> {
+    let mut set = Builder::new(table.place.clone(), alphabet);
+    for_each_row(table, columns, |row, id, seq| set.push_row(row, id, seq, columns))?;
+    let mut records = Vec::with_capacity(set.len());
+    for i in 0..set.len() {
+        let (s, e) = (set.offsets[i] as usize, set.offsets[i + 1] as usize);
+        let (is, ie) = (set.id_offsets[i] as usize, set.id_offsets[i + 1] as usize);
+        let id = String::from_utf8_lossy(&set.ids[is..ie]).into_owned();
+        records.push(crate::seq::Record { id, seq: set.residues[s..e].to_vec(), header: String::new() });
+    }
+    Ok(records)
 }
 
 /// An id shown in a message (escaped, cut), from raw bytes.

@@ -23,7 +23,28 @@ const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
 /// Record batches with errors that already name the file and say what is wrong.
-pub(super) type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
+/// A table that is no file: record batches another library hands over (the Python package
+/// imports them through the Arrow C stream interface, without copying), read as the pair,
+/// candidate and sequence-set tables of files are.
+pub struct Table {
+    /// The table's name in messages, where a file's path would be.
+    pub place: Where,
+    pub schema: SchemaRef,
+    pub batches: Batches,
+}
+
+impl Table {
+    /// The batches of `reader`, named `name` in messages.
+    pub fn from_reader(name: &str, reader: impl arrow::record_batch::RecordBatchReader + Send + 'static) -> Table {
+        let place = Where::Named(name.to_string());
+        let schema = reader.schema();
+        let named = place.clone();
+        let batches = reader.map(move |b| b.map_err(|e| Error::file(&named, format!("bad Arrow data: {e}"))));
+        Table { place, schema, batches: Box::new(batches) }
+    }
+}
 
 /// Opens a pair table when the input's first bytes say it is one; otherwise hands the
 /// (decompressed) input back.
@@ -341,7 +362,7 @@ impl BatchCursor {
 }
 
 /// Pairs from record batches; one input batch in memory at a time.
-struct TablePairs {
+pub(super) struct TablePairs {
     /// The input batch being handed out, with the pair columns.
     cursor: BatchCursor,
     place: Where,
@@ -354,7 +375,7 @@ struct TablePairs {
 }
 
 impl TablePairs {
-    fn new(
+    pub(super) fn new(
         place: Where,
         schema: SchemaRef,
         batches: Batches,

@@ -1,0 +1,315 @@
+//! A run's setup, shared by the command line and the Python package: the scoring of
+//! `align`'s options (with their checks), an engine opened once and reused for any number of
+//! inputs ([`Aligner`]), a search's numbers and search space ([`SearchSettings`]), the run
+//! metadata every output carries, and the nucleotide look of protein input. The callers only
+//! say where the pairs come from and where the rows go.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::database::Database;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::io::{BatchLimits, PairReader};
+use crate::output::{Need, ResultWriter, RunMetadata};
+use crate::pipeline::{self, StageTimes};
+use crate::progress::Progress;
+use crate::scoring::{
+    alphabet::NucleotideLook,
+    stats::{EvalueModel, KarlinAltschul},
+    Alphabet, Matrix, Scoring,
+};
+use crate::seq::{Carried, PairBatch};
+
+/// `align`'s scoring options as given (`None`: the default of protein or DNA scoring).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlignScoring {
+    /// Protein substitution matrix (default BLOSUM62); not with `dna`.
+    pub matrix: Option<String>,
+    pub dna: bool,
+    pub match_score: i32,
+    pub mismatch: i32,
+    pub gap_open: Option<i32>,
+    pub gap_extend: Option<i32>,
+}
+
+impl Default for AlignScoring {
+    fn default() -> Self {
+        AlignScoring { matrix: None, dna: false, match_score: 2, mismatch: -3, gap_open: None, gap_extend: None }
+    }
+}
+
+impl AlignScoring {
+    /// The scoring scheme: BLOSUM62 11/1 for proteins, match 2 mismatch -3 open 5 extend 2
+    /// for DNA unless given; numbers that would make scores meaningless are usage errors.
+    pub fn scoring(&self) -> Result<Scoring> {
+        if self.dna && self.matrix.is_some() {
+            return Err(Error::usage("--matrix and --dna exclude each other: DNA is scored by --match/--mismatch"));
+        }
+        let (matrix, open, extend) = if self.dna {
+            (Matrix::dna(self.match_score, self.mismatch), 5, 2)
+        } else {
+            (Matrix::protein(self.matrix.as_deref().unwrap_or("BLOSUM62"))?, 11, 1)
+        };
+        if self.dna && self.match_score <= 0 {
+            return Err(Error::usage(format!("--match must be positive (got {})", self.match_score)));
+        }
+        if self.dna {
+            check_mismatch(self.match_score, self.mismatch)?;
+        }
+        check_dna_scores(self.match_score, self.mismatch)?;
+        Scoring::new(matrix, self.gap_open.unwrap_or(open), self.gap_extend.unwrap_or(extend))
+    }
+}
+
+/// A DNA mismatch is a score, below 0 and below the match score: BWA, minimap2 and GASAL2
+/// take it as a positive penalty, which here would reward mismatches.
+fn check_mismatch(matched: i32, mismatched: i32) -> Result<()> {
+    if mismatched >= 0 || mismatched >= matched {
+        let hint = if mismatched > 0 { mismatched.saturating_neg() } else { -3 };
+        return Err(Error::usage(format!(
+            "--mismatch is a score, not a penalty: it must be below 0 and below --match {matched} \
+             (got {mismatched}); did you mean --mismatch {hint}?"
+        )));
+    }
+    Ok(())
+}
+
+/// DNA scores are bounded so that the engines' 32-bit arithmetic (which subtracts scores from
+/// a far-negative sentinel) cannot wrap; scores per pair are bounded again by its lengths.
+fn check_dna_scores(matched: i32, mismatched: i32) -> Result<()> {
+    const LIMIT: i32 = crate::scoring::MAX_SCORE_MAGNITUDE;
+    if matched > LIMIT || mismatched < -LIMIT || mismatched > LIMIT {
+        return Err(Error::usage(format!(
+            "--match and --mismatch must lie within -{LIMIT}..={LIMIT} (got {matched} and {mismatched})"
+        )));
+    }
+    Ok(())
+}
+
+pub fn check_threads(threads: Option<usize>) -> Result<()> {
+    if threads == Some(0) {
+        return Err(Error::usage("--threads must be at least 1"));
+    }
+    Ok(())
+}
+
+/// Karlin-Altschul parameters, or a one-line warning that bits and E-values will be null.
+pub fn statistics(scoring: &Scoring) -> Option<KarlinAltschul> {
+    let stats = KarlinAltschul::lookup(scoring);
+    if stats.is_none() {
+        eprintln!("swarrow: warning: no BLAST statistics for {}; bits and evalue will be null", scoring.describe());
+    }
+    stats
+}
+
+/// The facts every output of `mode` carries about its run.
+pub fn run_metadata(mode: &str, scoring: &Scoring, engine: &dyn Engine) -> RunMetadata {
+    let mut meta = RunMetadata::new();
+    meta.push("swarrow_version", env!("CARGO_PKG_VERSION"));
+    meta.push("mode", mode);
+    meta.push("scoring", &scoring.matrix.name);
+    meta.push("gap_open", &scoring.gap_open.to_string());
+    meta.push("gap_extend", &scoring.gap_extend.to_string());
+    meta.push("gap_cost_rule", "a gap of length k costs gap_open + k * gap_extend");
+    meta.push("coordinates", "1-based inclusive; 0 when score is 0");
+    meta.push("engine", &engine.name());
+    meta
+}
+
+/// An engine opened once for one scoring scheme, aligning any number of pair inputs.
+#[derive(Clone)]
+pub struct Aligner {
+    engine: Arc<dyn Engine>,
+    stats: Option<KarlinAltschul>,
+    evalue_model: EvalueModel,
+    /// Pairs per batch and batches in flight (tuning; `None`: the engine's defaults).
+    batch_pairs: Option<usize>,
+    in_flight: Option<usize>,
+}
+
+impl Aligner {
+    /// An aligner on `engine` (built for its scoring); warns once when the scoring has no
+    /// statistics. `batch_pairs` of 0 is a usage error.
+    pub fn new(
+        engine: Arc<dyn Engine>,
+        evalue_model: EvalueModel,
+        batch_pairs: Option<usize>,
+        in_flight: Option<usize>,
+    ) -> Result<Aligner> {
+        if batch_pairs == Some(0) {
+            return Err(Error::usage("--batch must be at least 1"));
+        }
+        let stats = statistics(engine.scoring());
+        Ok(Aligner { engine, stats, evalue_model, batch_pairs, in_flight })
+    }
+
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        &self.engine
+    }
+
+    pub fn scoring(&self) -> &Scoring {
+        self.engine.scoring()
+    }
+
+    fn options(&self, need: Need, progress: &Progress) -> pipeline::align::AlignOptions {
+        pipeline::align::AlignOptions {
+            stats: self.stats,
+            scoring: self.scoring().clone(),
+            progress: progress.clone(),
+            batch_pairs: self.batch_pairs,
+            in_flight: self.in_flight,
+            need,
+            evalue_model: self.evalue_model,
+        }
+    }
+
+    /// How large pair readers make batches for this engine.
+    pub fn limits(&self) -> BatchLimits {
+        pipeline::align::batch_limits(self.engine.as_ref(), &self.options(Need::Alignment, &Progress::hidden()))
+    }
+
+    /// The run metadata of this aligner's outputs.
+    pub fn metadata(&self) -> RunMetadata {
+        let mut meta = run_metadata("align", self.scoring(), self.engine.as_ref());
+        meta.push("evalue_model", self.evalue_model.name());
+        meta
+    }
+
+    /// Aligns every pair of `pairs` (computing what `need` asks for) into `writer`, which is
+    /// finished on success; says where the time went.
+    pub fn run(
+        &self,
+        pairs: Box<dyn PairReader>,
+        need: Need,
+        progress: &Progress,
+        writer: Box<dyn ResultWriter>,
+    ) -> Result<StageTimes> {
+        pipeline::align::align(self.engine.clone(), pairs, self.options(need, progress), writer)
+    }
+}
+
+/// A search's numbers as given: hits per query, E-value cut, and the whole database's size
+/// when a workflow shards it (`None`: the loaded database's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchSettings {
+    pub top: usize,
+    pub max_evalue: f64,
+    pub db_size: Option<u64>,
+    pub db_seqs: Option<u64>,
+    pub evalue_model: EvalueModel,
+}
+
+impl SearchSettings {
+    /// Numbers that would make a search meaningless are usage errors, not silently accepted:
+    /// `--max-evalue NaN` would turn filtering off, `--db-size 0` would print E-values of nothing.
+    pub fn check(&self) -> Result<()> {
+        if self.top == 0 {
+            return Err(Error::usage("--top must be at least 1"));
+        }
+        if !(self.max_evalue.is_finite() && self.max_evalue >= 0.0) {
+            return Err(Error::usage(format!("--max-evalue must be a finite number >= 0 (got {})", self.max_evalue)));
+        }
+        if self.db_size == Some(0) {
+            return Err(Error::usage("--db-size must be at least 1 residue"));
+        }
+        if self.db_seqs == Some(0) {
+            return Err(Error::usage("--db-seqs must be at least 1 sequence"));
+        }
+        Ok(())
+    }
+
+    /// The pipeline's options and the run metadata for a search of `db` on `engine`.
+    pub fn prepare(
+        &self,
+        engine: &dyn Engine,
+        db: &Database,
+        need: Need,
+        progress: &Progress,
+    ) -> (pipeline::search::SearchOptions, RunMetadata) {
+        let scoring = engine.scoring();
+        let db_residues = self.db_size.unwrap_or_else(|| db.total_residues());
+        let db_seqs = self.db_seqs.unwrap_or(db.len() as u64);
+        let mut meta = run_metadata("search", scoring, engine);
+        meta.push("evalue_model", self.evalue_model.name());
+        meta.push("database", db.name.as_str());
+        meta.push("database_residues", &db.total_residues().to_string());
+        meta.push("database_sequences", &db.len().to_string());
+        meta.push(
+            "search_space",
+            &format!("BLAST length-adjusted, database of {} residues in {} sequences", db_residues, db_seqs),
+        );
+        let opts = pipeline::search::SearchOptions {
+            need,
+            evalue_model: self.evalue_model,
+            top: self.top,
+            max_evalue: Some(self.max_evalue),
+            db_residues,
+            db_seqs,
+            stats: statistics(scoring),
+            scoring: scoring.clone(),
+            progress: progress.clone(),
+        };
+        (opts, meta)
+    }
+}
+
+/// Prints `look`'s warning for `name` if it has one, and looks no further.
+pub fn warn_once(look: &mut Option<NucleotideLook>, name: &str) {
+    if let Some(warning) = look.take().and_then(|l| l.warning(name)) {
+        eprintln!("{warning}");
+    }
+}
+
+/// A warning when a protein database looks like nucleotides, from sequences spread over it
+/// (`name`: the database as messages call it).
+pub fn warn_if_nucleotides(db: &Database, name: &str) {
+    let mut look = NucleotideLook::default();
+    let step = (db.len() / 64).max(1);
+    for i in (0..db.len()).step_by(step) {
+        look.add(db.seq(i));
+        if look.full() {
+            break;
+        }
+    }
+    if let Some(warning) = look.warning(&format!("database {name}")) {
+        eprintln!("{warning}");
+    }
+}
+
+/// A pair reader counting pairs into `count` and, for protein scoring, warning once when the
+/// first pairs look like nucleotides (DNA scoring forgotten); `name` names the input.
+pub fn watch_pairs(
+    inner: Box<dyn PairReader>,
+    name: &str,
+    alphabet: Alphabet,
+    count: &Arc<AtomicU64>,
+) -> Box<dyn PairReader> {
+    let look = (alphabet == Alphabet::Protein).then(NucleotideLook::default);
+    Box::new(WatchedPairs { inner, count: count.clone(), look, name: format!("pair input {name}") })
+}
+
+struct WatchedPairs {
+    inner: Box<dyn PairReader>,
+    count: Arc<AtomicU64>,
+    look: Option<NucleotideLook>,
+    name: String,
+}
+
+impl PairReader for WatchedPairs {
+    fn carried(&self) -> Carried {
+        self.inner.carried()
+    }
+
+    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        let more = self.inner.fill(batch).inspect_err(|_| self.look = None)?;
+        self.count.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        if let Some(look) = &mut self.look {
+            look.add(&batch.seqs.residues);
+            if look.full() || !more {
+                warn_once(&mut self.look, &self.name);
+            }
+        }
+        Ok(more)
+    }
+}
