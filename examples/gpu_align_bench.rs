@@ -301,11 +301,15 @@ fn bench(args: &[String]) {
     // `in_flight` threads call the aligner at once (as the CLI's pipeline does), so one
     // call's tail and the next call's host preparation overlap the GPU's work.
     let path_stats = args.iter().any(|a| a == "--path-stats");
+    // --paths: traceback paths (CIGAR) on the GPU after each call, timed as statistics are.
+    let paths = args.iter().any(|a| a == "--paths");
+    let sc_paths = scoring(args, args.iter().any(|a| a == "--dna"));
     let brx = std::sync::Mutex::new(brx);
     let (gpu_secs, stats_secs) = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..in_flight)
             .map(|_| {
-                let (brx, aligner, rtx, spare_tx) = (&brx, &aligner, rtx.clone(), spare_tx.clone());
+                let (brx, aligner, rtx, spare_tx, sc_paths) =
+                    (&brx, &aligner, rtx.clone(), spare_tx.clone(), &sc_paths);
                 sc.spawn(move || {
                     let (mut gpu, mut stats) = (0.0, 0.0);
                     loop {
@@ -318,6 +322,12 @@ fn bench(args: &[String]) {
                             let counts = aligner.path_counts(pairs.view(), &res).unwrap();
                             stats += g.elapsed().as_secs_f64();
                             std::hint::black_box(counts);
+                        }
+                        if paths {
+                            let g = Instant::now();
+                            let traced = aligner.paths(pairs.view(), &res, sc_paths).unwrap();
+                            stats += g.elapsed().as_secs_f64();
+                            std::hint::black_box(traced);
                         }
                         if let Ok(b) = Arc::try_unwrap(pairs) {
                             let _ = spare_tx.try_send(b);
@@ -349,9 +359,10 @@ fn bench(args: &[String]) {
         n as f64 / secs,
         peak_rss_mib()
     );
-    if path_stats {
+    if path_stats || paths {
         println!(
-            "path statistics calls {:.3}s ({:.3} TCUPS of the score cells); align + statistics at {:.0}% of the align calls' rate",
+            "path {} calls {:.3}s ({:.3} TCUPS of the score cells); align + these at {:.0}% of the align calls' rate",
+            if paths { "traceback" } else { "statistics" },
             stats_secs,
             cells as f64 / stats_secs / 1e12,
             100.0 * gpu_secs / (gpu_secs + stats_secs)
@@ -771,6 +782,26 @@ fn naive_counts(q: &[u8], t: &[u8], sc: &Scoring, a: &Alignment) -> ([u32; 3], i
     (c, h[m * w + n])
 }
 
+/// `n` random pairs (see `random_pairs`) cut to `max_len` residues.
+fn truncated_pairs(rng: &mut Rng, n: usize, letters: usize, max_len: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    random_pairs(rng, n, letters)
+        .into_iter()
+        .map(|(mut q, mut t)| {
+            q.truncate(max_len);
+            t.truncate(max_len);
+            (q, t)
+        })
+        .collect()
+}
+
+/// Cells of the alignments' rectangles (start to end).
+fn rectangle_cells(alns: &[swarrow::engine::Alignment]) -> f64 {
+    alns.iter()
+        .filter(|a| a.score > 0)
+        .map(|a| ((a.qend - a.qstart + 1) as f64) * ((a.tend - a.tstart + 1) as f64))
+        .sum()
+}
+
 /// GPU path counters against [`naive_counts`] for alignments the GPU computed (checked
 /// equal to the CPU engine by `check`): random protein and DNA pairs (`--pairs`, lengths
 /// up to `--max-len`), and real protein pairs of each `--query`/`--target` file pair.
@@ -787,14 +818,7 @@ fn check_stats(args: &[String]) {
         let sc = if dna { Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap() } else { Scoring::blosum62() };
         let gpu = GpuAligner::new(&sc, &cuda_config(args)).unwrap();
         let mut sets: Vec<(&str, Vec<(Vec<u8>, Vec<u8>)>)> = Vec::new();
-        let random: Vec<_> = random_pairs(&mut rng, n / 2, sc.matrix.size())
-            .into_iter()
-            .map(|(mut q, mut t)| {
-                q.truncate(max_len);
-                t.truncate(max_len);
-                (q, t)
-            })
-            .collect();
+        let random = truncated_pairs(&mut rng, n / 2, sc.matrix.size(), max_len);
         sets.push((if dna { "random-dna" } else { "random-prot" }, random));
         if !dna {
             for (qp, tp) in qfiles.iter().zip(&tfiles) {
@@ -808,16 +832,7 @@ fn check_stats(args: &[String]) {
             let g = Instant::now();
             let got = gpu.path_counts(owned.view(), &alns).unwrap();
             let gs = g.elapsed().as_secs_f64();
-            let rect: f64 = alns
-                .iter()
-                .map(|a| {
-                    if a.score > 0 {
-                        ((a.qend - a.qstart + 1) as f64) * ((a.tend - a.tstart + 1) as f64)
-                    } else {
-                        0.0
-                    }
-                })
-                .sum();
+            let rect = rectangle_cells(&alns);
             let c = Instant::now();
             let want: Vec<([u32; 3], i32)> =
                 (0..refs.len()).into_par_iter().map(|i| naive_counts(refs[i].0, refs[i].1, &sc, &alns[i])).collect();
@@ -859,10 +874,95 @@ fn check_stats(args: &[String]) {
     }
 }
 
+/// GPU traceback paths (`GpuAligner::paths`, kernels/path_trace.cu) against the CPU's
+/// `traceback::trace` (the specification): operations and statistics identical for random
+/// protein and DNA pairs (`--pairs`, lengths up to `--max-len`; DNA also with a free gap
+/// open, where ties abound), and real protein pairs of each `--query`/`--target` file pair.
+fn check_paths(args: &[String]) {
+    use rayon::prelude::*;
+    use swarrow::engine::traceback;
+    let n = num(args, "--pairs", 200_000);
+    let max_len = num(args, "--max-len", 3000);
+    let mut rng = Rng(num(args, "--seed", 5) as u64 | 1);
+    let files =
+        |name: &str| -> Vec<String> { args.windows(2).filter(|w| w[0] == name).map(|w| w[1].clone()).collect() };
+    let (qfiles, tfiles) = (files("--query"), files("--target"));
+    let (mut bad, mut total, mut cpu_side) = (0usize, 0usize, 0usize);
+    let settings: [(bool, i32, i32); 4] = [(false, 11, 1), (false, 6, 1), (true, 5, 2), (true, 0, 2)];
+    for (dna, open, ext) in settings {
+        let sc = if dna {
+            Scoring::new(Matrix::dna(2, -3), open, ext).unwrap()
+        } else {
+            Scoring::new(Scoring::blosum62().matrix, open, ext).unwrap()
+        };
+        let gpu = GpuAligner::new(&sc, &cuda_config(args)).unwrap();
+        let mut sets: Vec<(String, Vec<(Vec<u8>, Vec<u8>)>)> = Vec::new();
+        let random = truncated_pairs(&mut rng, n / 4, sc.matrix.size(), max_len);
+        sets.push((format!("random-{} {open}/{ext}", if dna { "dna" } else { "prot" }), random));
+        if !dna {
+            for (qp, tp) in qfiles.iter().zip(&tfiles) {
+                let real = read_pairs(qp, tp, sc.alphabet(), num(args, "--real", 100_000));
+                sets.push((format!("real-prot {open}/{ext} {qp}"), real));
+            }
+        }
+        for (name, pairs) in sets {
+            let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
+            let owned = SeqPairs::from_slices(&refs);
+            let alns = gpu.align(owned.view()).unwrap();
+            let g = Instant::now();
+            let got = gpu.paths(owned.view(), &alns, &sc).unwrap();
+            let gs = g.elapsed().as_secs_f64();
+            let rect = rectangle_cells(&alns);
+            let c = Instant::now();
+            let want: Vec<traceback::Traceback> = (0..refs.len())
+                .into_par_iter()
+                .map(|i| traceback::trace(refs[i].0, refs[i].1, &sc, &alns[i]).unwrap())
+                .collect();
+            let cs = c.elapsed().as_secs_f64();
+            let mut wrong = 0;
+            for i in 0..refs.len() {
+                match &got[i] {
+                    None => cpu_side += 1,
+                    Some(g) if *g == want[i] => {}
+                    Some(g) => {
+                        if wrong < 10 {
+                            eprintln!(
+                                "{name} pair {i} {:?}: gpu {} {:?} cpu {} {:?}",
+                                alns[i],
+                                g.cigar(),
+                                g.stats,
+                                want[i].cigar(),
+                                want[i].stats
+                            );
+                        }
+                        wrong += 1;
+                    }
+                }
+            }
+            println!(
+                "check-paths {name}: {} pairs, {:.3e} rectangle cells, GPU {:.3}s ({:.3} TCUPS), CPU trace {:.2}s, mismatches {}",
+                refs.len(),
+                rect,
+                gs,
+                rect / gs / 1e12,
+                cs,
+                wrong
+            );
+            total += refs.len();
+            bad += wrong;
+        }
+    }
+    println!("check-paths total pairs {total} left to the CPU {cpu_side} mismatches {bad}");
+    if bad > 0 {
+        std::process::exit(1);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("check-stats") => check_stats(&args),
+        Some("check-paths") => check_paths(&args),
         Some("bench") => bench(&args),
         Some("make-dna") => make_dna(&args),
         Some("check") => check(&args),

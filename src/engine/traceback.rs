@@ -340,6 +340,75 @@ pub fn trace_with(
     Ok(tb)
 }
 
+/// A path given as operations last first (`op(k)`, k < `n`: 0 a pair, 1 'D', 2 'I'), as
+/// the GPU kernel `kernels/path_trace.cu` writes them, made into a [`Traceback`]: pairs
+/// become '=' or 'X' by the residues, and the path must cover the rectangle of `a` and
+/// re-score to its score (the same checks [`trace`] makes of its own walk).
+pub fn from_ops(
+    query: &[u8],
+    target: &[u8],
+    sc: &Scoring,
+    a: &Alignment,
+    n: usize,
+    op: impl Fn(usize) -> u8,
+) -> Result<Traceback> {
+    if a.score <= 0 {
+        return Ok(Traceback::default());
+    }
+    let (q, t) = rectangle(query, target, a)?;
+    let mut tb = Traceback::default();
+    let (mut i, mut j) = (0usize, 0usize);
+    let (mut subst, mut gap_positions) = (0i64, 0u32);
+    let bad = || Error::Internal(format!("GPU traceback of {a:?} left its rectangle"));
+    for k in (0..n).rev() {
+        let o = match op(k) {
+            0 => {
+                let (x, y) = (*q.get(i).ok_or_else(bad)?, *t.get(j).ok_or_else(bad)?);
+                subst += sc.score(x, y) as i64;
+                i += 1;
+                j += 1;
+                if x == y {
+                    tb.stats.nident += 1;
+                    Op::Match
+                } else {
+                    tb.stats.mismatch += 1;
+                    Op::Mismatch
+                }
+            }
+            1 => {
+                j += 1;
+                gap_positions += 1;
+                Op::Deletion
+            }
+            2 => {
+                i += 1;
+                gap_positions += 1;
+                Op::Insertion
+            }
+            x => return Err(Error::Internal(format!("GPU traceback of {a:?}: operation code {x}"))),
+        };
+        match tb.ops.last_mut() {
+            Some((run, last)) if *last == o => *run += 1,
+            _ => {
+                if matches!(o, Op::Insertion | Op::Deletion) {
+                    tb.stats.gapopen += 1;
+                }
+                tb.ops.push((1, o));
+            }
+        }
+    }
+    if i != q.len() || j != t.len() {
+        return Err(bad());
+    }
+    tb.stats.gaps = gap_positions;
+    tb.stats.length = tb.stats.nident + tb.stats.mismatch + gap_positions;
+    let rescored = subst - tb.stats.gapopen as i64 * sc.gap_open as i64 - gap_positions as i64 * sc.gap_extend as i64;
+    if rescored != a.score as i64 {
+        return Err(Error::Internal(format!("GPU traceback of {a:?} re-scores to {rescored}")));
+    }
+    Ok(tb)
+}
+
 /// [`trace`] of every alignment of `pairs` on the current rayon pool (one scratch per
 /// thread); with `path` false the operations are dropped (statistics only).
 pub fn trace_all(

@@ -176,20 +176,36 @@ pub(crate) fn add_paths(
         return Err(Error::Internal(format!("engine traced {} of {} alignments", traced.len(), pairs.len())));
     }
     let alphabet = engine.scoring().alphabet();
-    let (mut cigar, mut qaln, mut taln) = (String::new(), Vec::new(), Vec::new());
-    for (i, (tb, a)) in traced.iter().zip(alignments).enumerate() {
-        rows.push_stats(tb.stats);
-        if path {
-            cigar.clear();
-            qaln.clear();
-            taln.clear();
+    if !path {
+        for tb in &traced {
+            rows.push_stats(tb.stats);
+        }
+        return Ok(());
+    }
+    // The strings of a batch are built on every core (one CIGAR and two aligned strings
+    // per pair: on long alignments as much work as tracing them on the GPU).
+    use rayon::prelude::*;
+    let texts: Vec<(String, String, String)> = traced
+        .par_iter()
+        .zip(alignments)
+        .enumerate()
+        .with_min_len(256)
+        .map(|(i, (tb, a))| {
+            let mut cigar = String::new();
+            let (mut qaln, mut taln) = (Vec::new(), Vec::new());
             tb.write_cigar(&mut cigar);
             let (q, t) = pairs.pair(i);
             tb.write_aligned(q, t, a, |c| alphabet.letter(c), &mut qaln, &mut taln);
             // Letters of the alphabet and '-': ASCII.
-            let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
-            rows.push_path(&cigar, &text(&qaln), &text(&taln))?;
-        }
+            let text = |v: Vec<u8>| {
+                String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            };
+            (cigar, text(qaln), text(taln))
+        })
+        .collect();
+    for (tb, (cigar, qaln, taln)) in traced.iter().zip(&texts) {
+        rows.push_stats(tb.stats);
+        rows.push_path(cigar, qaln, taln)?;
     }
     Ok(())
 }

@@ -23,7 +23,9 @@
 use super::align_plan::*;
 use super::config::{CudaConfig, Upload};
 use super::kernels;
+use super::path_plan::{plan_paths, PathLaunch, PATH_BUDGET_WORDS};
 use super::runtime::{dev_err, Gpu};
+use crate::engine::traceback::{self, Traceback};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
@@ -45,7 +47,10 @@ struct Device {
     streams: Vec<Arc<CudaStream>>,
     matrix: CudaSlice<i8>,
     kernels: Mutex<HashMap<(bool, u32), CudaFunction>>,
-    stats_kernel: Mutex<Option<CudaFunction>>,
+    /// Direction words one stream's traceback launch may hold ([`path_budget_words`]).
+    path_budget: u64,
+    /// The path kernels (statistics, traceback), by name, loaded on first use.
+    path_kernels: Mutex<HashMap<String, CudaFunction>>,
     /// Per stream: pinned staging and device buffers for the sequences, reused between
     /// pieces and calls (no page faults, DMA straight from pinned memory).
     staging: Vec<Mutex<Staging>>,
@@ -123,6 +128,40 @@ struct Staging {
     host: Option<cudarc::driver::PinnedHostSlice<u8>>,
     dev: Option<CudaSlice<u8>>,
     descs: Vec<u32>,
+    /// The traceback kernel's buffers, grown as needed and kept (allocations synchronize).
+    paths: PathBuffers,
+}
+
+#[derive(Default)]
+struct PathBuffers {
+    dirs: Option<CudaSlice<u64>>,
+    scratch: Option<CudaSlice<i32>>,
+    ops: Option<CudaSlice<u32>>,
+    meta: Option<CudaSlice<i32>>,
+}
+
+/// Direction words per stream for the traceback kernel: a quarter of the GPU's memory over
+/// its streams, within [`PATH_BUDGET_WORDS`] and 64 times that. One thread per rectangle
+/// holds the rectangle's directions, so the launch's memory is what fills the GPU with
+/// threads: 512 MiB held 1,600 of the H100's ~67,000 resident threads on 400 x 1,664
+/// rectangles (6% of the warps active).
+fn path_budget_words(total_mem: usize, streams: usize) -> u64 {
+    let quarter = total_mem as u64 / 4 / streams.max(1) as u64 / 8;
+    quarter.clamp(PATH_BUDGET_WORDS, 64 * PATH_BUDGET_WORDS)
+}
+
+/// `slot`'s buffer, replaced by one a quarter larger than `len` when it is shorter.
+fn grown<'a, T: DeviceRepr>(
+    slot: &'a mut Option<CudaSlice<T>>,
+    len: usize,
+    stream: &Arc<CudaStream>,
+    what: &'static str,
+) -> Result<&'a mut CudaSlice<T>> {
+    if slot.as_ref().map_or(true, |b| b.len() < len) {
+        *slot = None;
+        *slot = Some(unsafe { stream.alloc::<T>(len + len / 4) }.map_err(dev_err(what))?);
+    }
+    slot.as_mut().ok_or_else(|| Error::Internal(format!("{what}: no buffer")))
 }
 
 /// Kernel arguments; must match `struct AlignArgs` in kernels/align.cu field for field.
@@ -150,6 +189,8 @@ unsafe impl DeviceRepr for AlignArgs {}
 
 /// Smallest piece a call is cut into (fewer, fuller launches for small calls).
 const MIN_PIECE_PAIRS: usize = 4_096;
+/// Most pairs in one piece of the path kernels.
+const PATH_PIECE_PAIRS: usize = 262_144;
 
 /// What the aligner has done so far, summed over its calls and workers (nanoseconds are
 /// summed over workers, so they can exceed the wall time).
@@ -167,6 +208,10 @@ struct Counters {
     gpu_ns: AtomicU64,
     /// Traceback statistics: upload, kernel and read-back.
     stats_ns: AtomicU64,
+    /// Traceback paths: GPU time and read-back, then the host's decoding (summed over streams).
+    trace_upload_ns: AtomicU64,
+    trace_ns: AtomicU64,
+    decode_ns: AtomicU64,
 }
 
 /// One-to-one alignment on every visible GPU.
@@ -226,13 +271,15 @@ impl GpuAligner {
                 .ctx
                 .attribute(dsys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
                 .map_err(dev_err("device attribute"))? as u32;
+            let path_budget = path_budget_words(gpu.total_mem, streams.len());
             devices.push(Device {
                 gpu,
                 shared_per_sm,
                 streams,
                 matrix,
                 kernels: Mutex::new(HashMap::new()),
-                stats_kernel: Mutex::new(None),
+                path_budget,
+                path_kernels: Mutex::new(HashMap::new()),
                 staging,
                 slots,
                 epoch,
@@ -305,7 +352,8 @@ impl GpuAligner {
 
     /// Score, end and start of each pair, in input order.
     pub fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
-        self.on_workers(pairs, |d, w, pieces, next, done| self.align_worker(d, w, pairs, pieces, next, done))
+        let piece = self.piece_pairs(pairs.len(), self.workers());
+        self.on_workers(pairs, piece, |d, w, pieces, next, done| self.align_worker(d, w, pairs, pieces, next, done))
     }
 
     /// Cuts `pairs` into pieces ([`Self::piece_pairs`]) and runs `worker` on one host thread
@@ -314,11 +362,12 @@ impl GpuAligner {
     fn on_workers<T: Clone + Default + Send>(
         &self,
         pairs: PairSeqs<'_>,
+        piece_pairs: usize,
         worker: impl Fn(&Device, usize, &[std::ops::Range<usize>], &AtomicUsize, &Done<T>) -> Result<()> + Sync,
     ) -> Result<Vec<T>> {
         let workers: Vec<(&Device, usize)> =
             self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
-        let pieces = piece_ranges(pairs, self.piece_pairs(pairs.len(), workers.len()), CHUNK_BYTES);
+        let pieces = piece_ranges(pairs, piece_pairs, CHUNK_BYTES);
         let next = AtomicUsize::new(0);
         let done: Done<T> = Mutex::new(Vec::new());
         let used = workers.len().min(pieces.len());
@@ -362,6 +411,18 @@ impl GpuAligner {
     /// Pairs per piece for a call of `n` pairs over `workers` workers: at least two pieces
     /// per worker where the call is big enough (each worker keeps one piece on the GPU while
     /// it prepares the next), within the configured size.
+    /// Host threads (streams of every GPU) a call spreads over.
+    fn workers(&self) -> usize {
+        self.devices.iter().map(|d| d.streams.len()).sum()
+    }
+
+    /// Pairs per piece of the path kernels: one thread per rectangle needs many rectangles
+    /// per launch to fill the GPU (a 32,768-job launch kept 6% of the warps busy on the
+    /// H100), so a call goes over the streams in one piece each.
+    fn path_piece_pairs(&self, n: usize) -> usize {
+        n.div_ceil(self.workers().max(1)).clamp(MIN_PIECE_PAIRS, PATH_PIECE_PAIRS)
+    }
+
     fn piece_pairs(&self, n: usize, workers: usize) -> usize {
         n.div_ceil(2 * workers.max(1)).max(MIN_PIECE_PAIRS).min(self.config.align_piece_pairs.max(1)).max(1)
     }
@@ -535,9 +596,10 @@ impl GpuAligner {
     fn by_pieces<T: Clone + Default + Send>(
         &self,
         pairs: PairSeqs<'_>,
+        piece_pairs: usize,
         f: impl Fn(&Device, usize, PairSeqs<'_>, std::ops::Range<usize>) -> Result<Vec<T>> + Sync,
     ) -> Result<Vec<T>> {
-        self.on_workers(pairs, |d, stream, pieces, next, done| {
+        self.on_workers(pairs, piece_pairs, |d, stream, pieces, next, done| {
             d.gpu.ctx.bind_to_thread().map_err(dev_err("binding the GPU"))?;
             loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
@@ -557,7 +619,9 @@ impl GpuAligner {
         if alignments.len() != pairs.len() {
             return Err(Error::Internal("path statistics: alignments and pairs differ in number".into()));
         }
-        self.by_pieces(pairs, |d, s, piece, r| self.path_counts_chunk(d, s, piece, &alignments[r]))
+        self.by_pieces(pairs, self.path_piece_pairs(pairs.len()), |d, s, piece, r| {
+            self.path_counts_chunk(d, s, piece, &alignments[r])
+        })
     }
 
     fn path_counts_chunk(
@@ -589,7 +653,7 @@ impl GpuAligner {
         let scratch_h = unsafe { stream.alloc::<u32>(4 * cols) }.map_err(err("allocating path scratch"))?;
         let scratch_b = unsafe { stream.alloc::<u32>(2 * cols) }.map_err(err("allocating path scratch"))?;
         let mut res = stream.alloc_zeros::<i32>(4 * pairs.len()).map_err(err("allocating path results"))?;
-        let f = self.stats_kernel(d)?;
+        let f = self.path_kernel(d, kernels::path_stats())?;
         let njobs = plan.index.len() as i32;
         let cfg = LaunchConfig {
             grid_dim: ((plan.index.len() as u32).div_ceil(128), 1, 1),
@@ -618,16 +682,124 @@ impl GpuAligner {
         Ok(out)
     }
 
-    fn stats_kernel(&self, d: &Device) -> Result<CudaFunction> {
-        let mut slot = d.stats_kernel.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
-        if let Some(f) = &*slot {
+    /// A path kernel of `d` (`kernels::path_stats` or `kernels::path_trace`), compiled or
+    /// loaded from the disk cache on first use.
+    fn path_kernel(&self, d: &Device, build: kernels::Build) -> Result<CudaFunction> {
+        let mut slot = d.path_kernels.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
+        if let Some(f) = slot.get(&build.name) {
             return Ok(f.clone());
         }
-        let build = kernels::path_stats();
         let module = d.gpu.load(&build.kernel.source(), &build.options)?;
         let f = d.gpu.function(&module, build.kernel.entry())?;
-        *slot = Some(f.clone());
+        slot.insert(build.name.clone(), f.clone());
         Ok(f)
+    }
+
+    /// The traceback path of each alignment by the path rule (`kernels/path_trace.cu`,
+    /// specified by `traceback::trace`), in input order; `None` for a rectangle the GPU
+    /// leaves to the caller (its warp's directions would exceed the per-stream budget).
+    /// Score 0 gives an empty path.
+    pub fn paths(&self, pairs: PairSeqs<'_>, alignments: &[Alignment], sc: &Scoring) -> Result<Vec<Option<Traceback>>> {
+        if alignments.len() != pairs.len() {
+            return Err(Error::Internal("traceback: alignments and pairs differ in number".into()));
+        }
+        self.by_pieces(pairs, self.path_piece_pairs(pairs.len()), |d, s, piece, r| {
+            self.paths_chunk(d, s, piece, &alignments[r], sc)
+        })
+    }
+
+    fn paths_chunk(
+        &self,
+        d: &Device,
+        si: usize,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        sc: &Scoring,
+    ) -> Result<Vec<Option<Traceback>>> {
+        use rayon::prelude::*;
+        let stream = &d.streams[si];
+        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
+        let staging = &mut *staging;
+        let plan = plan_paths(pairs, alignments, d.path_budget);
+        let mut out: Vec<Option<Traceback>> = vec![Some(Traceback::default()); pairs.len()];
+        for &i in &plan.elsewhere {
+            out[i as usize] = None;
+        }
+        if plan.index.is_empty() {
+            return Ok(out);
+        }
+        let t0 = Instant::now();
+        // Taken out while the residues' buffer is borrowed; put back below.
+        let mut bufs = std::mem::take(&mut staging.paths);
+        let total = pack_descs(pairs, &mut staging.descs);
+        let seqs = self.upload(d, stream, staging, pairs, total)?;
+        let err = |what: &'static str| dev_err(what);
+        let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
+        let region = stream.clone_htod(&plan.region).map_err(err("uploading path jobs"))?;
+        let out_at = stream.clone_htod(&plan.out_at).map_err(err("uploading path jobs"))?;
+        let uploaded = t0.elapsed();
+        let most = |f: fn(&PathLaunch) -> u64| plan.launches.iter().map(f).max().unwrap_or(0).max(1) as usize;
+        let jobs_n = plan.index.len();
+        let read = (|| -> Result<(Vec<u32>, Vec<i32>)> {
+            grown(&mut bufs.dirs, most(|l| l.dirs_words), stream, "allocating path directions")?;
+            grown(&mut bufs.scratch, 2 * most(|l| l.scratch_cells), stream, "allocating path scratch")?;
+            grown(&mut bufs.ops, plan.out_words.max(1), stream, "allocating paths")?;
+            grown(&mut bufs.meta, 4 * jobs_n, stream, "allocating paths")?;
+            let (Some(dirs), Some(scratch), Some(ops), Some(meta)) =
+                (&bufs.dirs, &bufs.scratch, &mut bufs.ops, &mut bufs.meta)
+            else {
+                return Err(Error::Internal("path buffers missing".into()));
+            };
+            let f = self.path_kernel(d, kernels::path_trace())?;
+            for l in &plan.launches {
+                let (first, count) = (l.first as i32, l.count as i32);
+                let cfg = LaunchConfig {
+                    grid_dim: ((l.count as u32).div_ceil(128), 1, 1),
+                    block_dim: (128, 1, 1),
+                    shared_mem_bytes: (self.nc1 * self.nc1) as u32,
+                };
+                let mut lb = stream.launch_builder(&f);
+                lb.arg(&jobs).arg(&first).arg(&count).arg(&region).arg(seqs).arg(&d.matrix).arg(&self.nc1);
+                lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(dirs).arg(scratch).arg(&out_at).arg(&mut *ops);
+                lb.arg(&mut *meta);
+                unsafe { lb.launch(cfg) }.map_err(err("launching path_trace"))?;
+            }
+            let words = stream.clone_dtoh(&ops.slice(..plan.out_words.max(1))).map_err(err("reading paths"))?;
+            let meta = stream.clone_dtoh(&meta.slice(..4 * jobs_n)).map_err(err("reading paths"))?;
+            Ok((words, meta))
+        })();
+        staging.paths = bufs;
+        let (words, meta) = read?;
+        let gpu_done = t0.elapsed();
+        let traced: Vec<(usize, Result<Traceback>)> = (0..plan.index.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|k| {
+                let i = plan.index[k] as usize;
+                let (n, h, ended) = (meta[4 * k], meta[4 * k + 1], meta[4 * k + 2]);
+                let a = &alignments[i];
+                if h != a.score || ended != 1 || n < 0 {
+                    return (
+                        i,
+                        Err(Error::Internal(format!(
+                            "GPU traceback of pair {} ({a:?}): the rectangle scores {h} end to end, walk ended: {ended}",
+                            i + 1
+                        ))),
+                    );
+                }
+                let at = plan.out_at[k] as usize;
+                let op = |x: usize| (words[at + x / 16] >> (2 * (x % 16)) & 3) as u8;
+                let (q, t) = pairs.pair(i);
+                (i, traceback::from_ops(q, t, sc, a, n as usize, op))
+            })
+            .collect();
+        for (i, tb) in traced {
+            out[i] = Some(tb?);
+        }
+        self.counters.trace_upload_ns.fetch_add(uploaded.as_nanos() as u64, Ordering::Relaxed);
+        self.counters.trace_ns.fetch_add((gpu_done - uploaded).as_nanos() as u64, Ordering::Relaxed);
+        self.counters.decode_ns.fetch_add((t0.elapsed() - gpu_done).as_nanos() as u64, Ordering::Relaxed);
+        Ok(out)
     }
 
     /// Waits for a queued piece, recomputes at 32 bits the pairs whose 16-bit lanes may have
@@ -736,6 +908,9 @@ impl GpuAligner {
             ("align upload (summed over streams)".into(), secs(&c.upload_ns)),
             ("align GPU passes and read-back (summed over streams)".into(), secs(&c.gpu_ns)),
             ("path statistics on the GPU (summed over streams)".into(), secs(&c.stats_ns)),
+            ("traceback: residues and jobs uploaded (summed over streams)".into(), secs(&c.trace_upload_ns)),
+            ("traceback paths on the GPU and read back (summed over streams)".into(), secs(&c.trace_ns)),
+            ("traceback paths decoded on the host (summed over streams)".into(), secs(&c.decode_ns)),
         ];
         for (k, d) in self.devices.iter().enumerate() {
             let Ok(spans) = d.spans.lock() else { continue };

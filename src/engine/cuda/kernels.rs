@@ -37,6 +37,8 @@ pub enum Kernel {
     Align,
     /// Traceback statistics by the path rule (`kernels/path_stats.cu`).
     PathStats,
+    /// Traceback paths by the path rule (`kernels/path_trace.cu`).
+    PathTrace,
     /// GATK PairHMM likelihoods (`kernels/pairhmm.cu`).
     PairHmm,
 }
@@ -55,6 +57,7 @@ impl Kernel {
             Kernel::Search => ("sw_search.cu", include_str!("../../../kernels/sw_search.cu")),
             Kernel::Align => ("align.cu", include_str!("../../../kernels/align.cu")),
             Kernel::PathStats => ("path_stats.cu", include_str!("../../../kernels/path_stats.cu")),
+            Kernel::PathTrace => ("path_trace.cu", include_str!("../../../kernels/path_trace.cu")),
             Kernel::PairHmm => ("pairhmm.cu", include_str!("../../../kernels/pairhmm.cu")),
         }
     }
@@ -65,6 +68,7 @@ impl Kernel {
             Kernel::Search => "sw_search",
             Kernel::Align => "align_pairs",
             Kernel::PathStats => "path_stats",
+            Kernel::PathTrace => "path_trace",
             Kernel::PairHmm => "pairhmm_forward",
         }
     }
@@ -74,8 +78,8 @@ impl Kernel {
 /// otherwise), kept for the life of the process.
 fn override_text(kernel: Kernel, name: &str) -> Option<&'static str> {
     use std::sync::OnceLock;
-    static TEXTS: [OnceLock<Option<&'static str>>; 4] =
-        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static TEXTS: [OnceLock<Option<&'static str>>; 5] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     *TEXTS[kernel as usize].get_or_init(|| {
         let dir = std::env::var_os("SWARROW_KERNEL_DIR")?;
         let path = std::path::Path::new(&dir).join(name);
@@ -154,6 +158,12 @@ pub fn path_stats() -> Build {
     )
 }
 
+/// The traceback kernel: one thread per rectangle, strips of 16 rows (one 64-bit word of
+/// 4-bit directions per column).
+pub fn path_trace() -> Build {
+    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), "", Vec::new())
+}
+
 /// The PairHMM kernel in single or double precision; `extra` are tuning options.
 pub fn pairhmm(double: bool, extra: &[String]) -> Build {
     let mut options = vec![format!("-DPAIRHMM_DOUBLE={}", double as i32)];
@@ -167,6 +177,7 @@ pub fn all() -> Vec<Build> {
     out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true)));
     out.push(align(ALIGN_WIDE_ROWS, false));
     out.push(path_stats());
+    out.push(path_trace());
     out.extend([false, true].map(|d| pairhmm(d, &[])));
     out
 }

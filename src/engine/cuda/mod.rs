@@ -11,6 +11,7 @@ pub mod align_plan;
 pub mod config;
 pub mod kernels;
 pub mod layout;
+pub mod path_plan;
 pub mod runtime;
 pub mod search;
 
@@ -186,11 +187,22 @@ impl Engine for CudaEngine {
         &self.scoring
     }
 
-    /// Statistics on the GPU (the path-statistics kernel), rectangles it leaves and whole
-    /// paths on the CPU (all cores, overlapping the GPU's work on other batches).
+    /// Paths on the GPU (the traceback kernel), statistics alone by the path-statistics
+    /// kernel; rectangles too large for either on the CPU (bounded memory, all cores).
     fn traceback(&self, pairs: PairSeqs<'_>, alignments: &[Alignment], path: bool) -> Result<Vec<Traceback>> {
         if path {
-            return traceback::trace_all(pairs, alignments, &self.scoring, true);
+            let traced = self.aligner()?.paths(pairs, alignments, &self.scoring)?;
+            return traced
+                .into_iter()
+                .enumerate()
+                .map(|(i, tb)| match tb {
+                    Some(tb) => Ok(tb),
+                    None => {
+                        let (q, t) = pairs.pair(i);
+                        traceback::trace(q, t, &self.scoring, &alignments[i])
+                    }
+                })
+                .collect();
         }
         let counts = self.aligner()?.path_counts(pairs, alignments)?;
         counts

@@ -1,0 +1,171 @@
+// Traceback paths of reported local alignments on the GPU: one thread per rectangle fills
+// its directions (4 bits per cell, in global memory) and walks back from the end, writing
+// the path as 2-bit operations. The path rule is src/engine/traceback.rs's (`trace`, the
+// specification): the rectangle q[qs..qe] x t[ts..te] is aligned end to end,
+//   E(i,j) = max(H(i,j-1) - oe, E(i,j-1) - ext)     target residue against a gap ('D')
+//   F(i,j) = max(H(i-1,j) - oe, F(i-1,j) - ext)     query residue against a gap ('I')
+//   H(i,j) = max(H(i-1,j-1) + s, E(i,j), F(i,j)),   H(0,0) = 0, other borders -inf
+// and walked back taking the diagonal when it attains H, else the 'D' state, else the 'I'
+// state; a gap state goes back to H when its open attains it, else it extends.
+//
+// Strips of ROWS (16) rows in registers run over the shorter side (the rectangle is
+// transposed when the query side is longer; the horizontal gap state is then 'I', so the
+// tie between gap states follows the kind, not the direction). A cell's nibble: bits 0-1
+// where H came from (0 diagonal, 1 horizontal state, 2 vertical state), bit 2 the
+// horizontal state opened here, bit 3 the vertical state opened here. A strip's column is
+// one 64-bit word. Jobs come sorted so that a warp's 32 rectangles have similar shapes; a
+// warp shares one region laid out [strip][column][lane], so every store of a column is one
+// coalesced 256-byte line, and the row between strips goes through scratch laid out
+// [column][lane] the same way.
+//
+// Output per job: up to ceil((m + n) / 16) words of operations, last first (16 per word,
+// 2 bits each: 0 a pair, 1 'D', 2 'I'), and meta = (operations, H(m,n), 1 if the walk ended
+// at the start in the H state, 0). The host turns pairs into '=' or 'X' by the residues.
+
+typedef unsigned int u32;
+typedef unsigned char u8;
+typedef unsigned long long u64;
+
+#ifndef ROWS
+#define ROWS 16
+#endif
+#define NEG (-(1 << 29))
+
+// jobs[k] = (query offset in seqs, target offset, m, n); the launch covers jobs
+// [first, first + njobs), first a multiple of 32. Per warp w (w = k / 32): region[w] =
+// (first word of its directions in dirs, columns (its longest side), first scratch column
+// pair in scratch). out_at[k]: first word of job k in ops.
+extern "C" __global__ void __launch_bounds__(128)
+    path_trace(const uint4* __restrict__ jobs, int first, int njobs, const ulonglong2* __restrict__ region,
+               const u8* __restrict__ seqs, const signed char* __restrict__ matrix, int nc1, int oe, int ext,
+               u64* __restrict__ dirs, int2* __restrict__ scratch, const u64* __restrict__ out_at,
+               u32* __restrict__ ops, int4* __restrict__ meta) {
+    extern __shared__ signed char mat[];
+    for (int x = threadIdx.x; x < nc1 * nc1; x += blockDim.x) mat[x] = matrix[x];
+    __syncthreads();
+    const int k = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= first + njobs) return;
+    const uint4 job = jobs[k];
+    const bool tr = job.z > job.w;  // rows walk the target
+    const u8* rs = seqs + (tr ? job.y : job.x);
+    const u8* cs = seqs + (tr ? job.x : job.y);
+    const int rows = tr ? job.w : job.z;
+    const int cols = tr ? job.z : job.w;
+    const int lane = k & 31;
+    const ulonglong2 reg = region[k >> 5];
+    const u64 stride = (u64)(u32)(reg.y & 0xffffffffu);  // columns of the warp's region
+    u64* dw = dirs + reg.x + lane;
+    int2* sw = scratch + (reg.y >> 32) + lane;
+    const int pad = nc1 - 1;
+    // Ties between the gap states: 'D' first. Not transposed, 'D' is horizontal (e >= f
+    // picks it); transposed, it is vertical (e > f is needed for the horizontal one).
+    const int tie = tr ? 0 : 1;
+    const int cstep = tr ? nc1 : 1;
+    int result = NEG;
+
+    for (int i0 = 0, strip = 0; i0 < rows; i0 += ROWS, strip++) {
+        int hl[ROWS], e[ROWS], rowbase[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            hl[r] = NEG;  // H(i, 0)
+            e[r] = NEG;   // E(i, 0)
+            const int rc = i0 + r < rows ? rs[i0 + r] : pad;
+            rowbase[r] = tr ? rc : rc * nc1;
+        }
+        int diag = i0 == 0 ? 0 : NEG;  // H(i0, 0) of the row above the strip
+        const bool last_strip = i0 + ROWS >= rows;
+        u64* col_word = dw + (u64)strip * stride * 32;
+        // The next column's residue and row above are loaded a column ahead: a thread has
+        // few warps beside it to hide a load behind.
+        int c_next = cs[0];
+        int2 above_next = i0 > 0 ? sw[0] : make_int2(NEG, NEG);
+        for (int j = 0; j < cols; j++) {
+            const int2 above = above_next;
+            const int cc = c_next * cstep;
+            if (j + 1 < cols) {
+                c_next = cs[j + 1];
+                if (i0 > 0) above_next = sw[(u64)(j + 1) * 32];
+            }
+            const int up = above.x, fup = above.y;
+            int hd = diag;
+            diag = up;
+            int hu = up, f = fup;
+            u32 lo = 0, hi = 0;
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                const int s = mat[rowbase[r] + cc];
+                bool h_open, v_open, from_d;
+                e[r] = __vibmax_s32(hl[r] - oe, e[r] - ext, &h_open);
+                f = __vibmax_s32(hu - oe, f - ext, &v_open);
+                const int gap = max(e[r], f);
+                const u32 gap_from = e[r] + tie > f ? 1u : 2u;
+                const int h = __vibmax_s32(hd + s, gap, &from_d);
+                const u32 nib = (from_d ? 0u : gap_from) | (h_open ? 4u : 0u) | (v_open ? 8u : 0u);
+                if (r < 8) {
+                    lo |= nib << (4 * r);
+                } else {
+                    hi |= nib << (4 * (r - 8));
+                }
+                hd = hl[r];
+                hl[r] = h;
+                hu = h;
+            }
+            col_word[(u64)j * 32] = ((u64)hi << 32) | lo;
+            if (!last_strip) sw[(u64)j * 32] = make_int2(hu, f);
+        }
+        if (last_strip) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (i0 + r == rows - 1) result = hl[r];
+            }
+        }
+    }
+
+    // The walk, from H(rows-1, cols-1) (0-based) back to before (0, 0).
+    const u32 h_kind = tr ? 2u : 1u, v_kind = tr ? 1u : 2u;
+    u32* out = ops + out_at[k];
+    int i = rows - 1, j = cols - 1;
+    int state = 0;  // 0 H, 1 horizontal gap state, 2 vertical
+    u32 acc = 0;
+    int n = 0;
+    int at_strip = -1, at_col = -1;
+    u64 word = 0;
+    while (i >= 0 && j >= 0) {
+        const int strip = i / ROWS;
+        if (strip != at_strip || j != at_col) {
+            word = dw[((u64)strip * stride + j) * 32];
+            at_strip = strip;
+            at_col = j;
+        }
+        const u32 nib = (u32)(word >> (4 * (i % ROWS))) & 15u;
+        u32 op = 4;  // none: a change of state
+        if (state == 0) {
+            const u32 from = nib & 3u;
+            if (from == 0) {
+                op = 0;
+                i--;
+                j--;
+            } else {
+                state = (int)from;
+            }
+        } else if (state == 1) {
+            op = h_kind;
+            if (nib & 4u) state = 0;
+            j--;
+        } else {
+            op = v_kind;
+            if (nib & 8u) state = 0;
+            i--;
+        }
+        if (op < 4) {
+            acc |= op << (2 * (n & 15));
+            n++;
+            if ((n & 15) == 0) {
+                out[(n >> 4) - 1] = acc;
+                acc = 0;
+            }
+        }
+    }
+    if (n & 15) out[n >> 4] = acc;
+    meta[k] = make_int4(n, result, (i == -1 && j == -1 && state == 0) ? 1 : 0, 0);
+}
