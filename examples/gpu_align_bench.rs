@@ -27,7 +27,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 use std::time::Instant;
 use swarrow::engine::cuda::align::GpuAligner;
-use swarrow::engine::cuda::{CudaConfig, Upload};
+use swarrow::engine::cuda::CudaConfig;
 use swarrow::engine::{select, Alignment, Device, Engine};
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
 use swarrow::seq::SeqPairs;
@@ -164,10 +164,6 @@ fn cuda_config(args: &[String]) -> CudaConfig {
         align_multipass: args.iter().any(|a| a == "--multipass"),
         align_min_group: arg(args, "--min-group").and_then(|v| v.parse().ok()),
         align_max_rows: arg(args, "--max-rows").map(|v| v.parse().expect("--max-rows N")),
-        align_upload: match arg(args, "--upload").as_deref() {
-            Some("direct") => Upload::Direct,
-            _ => Upload::Staged,
-        },
         ..d
     }
 }

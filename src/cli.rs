@@ -179,9 +179,6 @@ pub struct RunArgs {
     /// GPU tuning (hidden): pairs per piece one stream takes.
     #[arg(long, hide = true, value_name = "N")]
     pub gpu_piece: Option<usize>,
-    /// GPU tuning (hidden): how pairs reach the GPU.
-    #[arg(long, hide = true, value_enum)]
-    pub gpu_upload: Option<engine::cuda::Upload>,
     /// GPU tuning (hidden): stream the search database in chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub gpu_chunk_bytes: Option<usize>,
@@ -199,9 +196,6 @@ impl RunArgs {
         }
         if let Some(n) = self.gpu_piece {
             cuda.align_piece_pairs = n.max(1);
-        }
-        if let Some(u) = self.gpu_upload {
-            cuda.align_upload = u;
         }
         cuda.search_chunk_bytes = self.gpu_chunk_bytes;
         cuda.nvrtc_options = self.gpu_nvrtc.iter().flat_map(|o| o.split_whitespace().map(String::from)).collect();

@@ -21,7 +21,7 @@
 //! Results are written by pair index, so the output is in input order whatever the bins.
 
 use super::align_plan::*;
-use super::config::{CudaConfig, Upload};
+use super::config::CudaConfig;
 use super::kernels;
 use super::path_plan::{plan_paths, PathLaunch, PATH_BUDGET_WORDS};
 use super::runtime::{dev_err, Gpu};
@@ -127,7 +127,6 @@ struct Pending<'a> {
 struct Staging {
     host: Option<cudarc::driver::PinnedHostSlice<u8>>,
     dev: Option<CudaSlice<u8>>,
-    descs: Vec<u32>,
     /// The traceback kernel's buffers, grown as needed and kept (allocations synchronize).
     paths: PathBuffers,
 }
@@ -635,7 +634,7 @@ impl GpuAligner {
         let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
         let staging = &mut *staging;
         let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
-        let plan = plan_path_stats(pairs, alignments, kernels::PATH_STATS_ROWS);
+        let mut plan = plan_path_stats(pairs, alignments, kernels::PATH_STATS_ROWS);
         for &i in &plan.elsewhere {
             out[i as usize] = None;
         }
@@ -643,8 +642,7 @@ impl GpuAligner {
             return Ok(out);
         }
         let t0 = Instant::now();
-        let total = pack_descs(pairs, &mut staging.descs);
-        let seqs = self.upload(d, stream, staging, pairs, total)?;
+        let seqs = self.upload_rectangles(d, stream, staging, pairs, &mut plan.jobs)?;
         let err = |what: &'static str| dev_err(what);
         let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
         let index = stream.clone_htod(&plan.index).map_err(err("uploading path jobs"))?;
@@ -720,7 +718,7 @@ impl GpuAligner {
         let stream = &d.streams[si];
         let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
         let staging = &mut *staging;
-        let plan = plan_paths(pairs, alignments, d.path_budget);
+        let mut plan = plan_paths(pairs, alignments, d.path_budget);
         let mut out: Vec<Option<Traceback>> = vec![Some(Traceback::default()); pairs.len()];
         for &i in &plan.elsewhere {
             out[i as usize] = None;
@@ -731,8 +729,7 @@ impl GpuAligner {
         let t0 = Instant::now();
         // Taken out while the residues' buffer is borrowed; put back below.
         let mut bufs = std::mem::take(&mut staging.paths);
-        let total = pack_descs(pairs, &mut staging.descs);
-        let seqs = self.upload(d, stream, staging, pairs, total)?;
+        let seqs = self.upload_rectangles(d, stream, staging, pairs, &mut plan.jobs)?;
         let err = |what: &'static str| dev_err(what);
         let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
         let region = stream.clone_htod(&plan.region).map_err(err("uploading path jobs"))?;
@@ -845,24 +842,15 @@ impl GpuAligner {
         (0..n).map(|i| finish(ends[i], (ends[i].score > 0).then_some(starts[i]))).collect()
     }
 
-    /// The piece's residues (`total` bytes) into the stream's device buffer, by the
-    /// configured [`Upload`]. The buffers grow, and are reused, per stream.
-    fn upload<'s>(
-        &self,
-        d: &Device,
-        stream: &Arc<CudaStream>,
-        staging: &'s mut Staging,
-        pairs: PairSeqs<'_>,
-        total: usize,
-    ) -> Result<&'s CudaSlice<u8>> {
-        let staged = self.config.align_upload == Upload::Staged;
+    /// `staging`'s device buffer and its pinned twin, of at least `total` bytes.
+    fn grow_staging(&self, d: &Device, stream: &Arc<CudaStream>, staging: &mut Staging, total: usize) -> Result<()> {
         if staging.dev.as_ref().map_or(true, |b| b.len() < total) {
             staging.dev = None;
             staging.host = None;
             let cap = total + total / 4;
             staging.dev = Some(unsafe { stream.alloc::<u8>(cap) }.map_err(dev_err("allocating sequence memory"))?);
         }
-        if staged && staging.host.as_ref().map_or(true, |h| h.len() < total) {
+        if staging.host.as_ref().map_or(true, |h| h.len() < total) {
             let cap = staging.dev.as_ref().map_or(total, |b| b.len());
             // Plain page-locked memory (not write-combined: the copy loop reads nothing back).
             staging.host = Some(
@@ -870,27 +858,56 @@ impl GpuAligner {
                     .map_err(dev_err("allocating pinned memory"))?,
             );
         }
-        let Some(dev) = staging.dev.as_mut() else {
-            return Err(Error::Internal("sequence buffer missing".into()));
-        };
-        let mut dst = dev.slice_mut(..total);
-        if staged {
-            let Some(host) = staging.host.as_mut() else {
-                return Err(Error::Internal("staging buffer missing".into()));
-            };
-            let dst_host = host.as_mut_slice().map_err(dev_err("pinned buffer"))?;
-            self.pool.install(|| pack_seqs(pairs, dst_host));
-            // Only the bytes this piece uses (the buffers may be larger). The next write to
-            // `host` is this worker's next piece, after this piece's results were read back.
-            let src = &host.as_slice().map_err(dev_err("pinned buffer"))?[..total];
-            stream.memcpy_htod(src, &mut dst).map_err(dev_err("uploading sequences"))?;
-        } else {
-            // One driver copy from the batch (at least one byte: an all-empty piece uploads a pad).
-            let src = pairs.residues();
-            let src: &[u8] = if src.is_empty() { &[0] } else { src };
-            stream.memcpy_htod(src, &mut dst.slice_mut(..src.len())).map_err(dev_err("uploading sequences"))?;
+        Ok(())
+    }
+
+    /// The residues of the path kernels' rectangles only (`jobs`: query offset, target
+    /// offset, m, n into the piece's residues, rewritten to offsets into the upload): a
+    /// rectangle is often a small part of its pair, and whole pairs went up once already.
+    fn upload_rectangles<'s>(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        staging: &'s mut Staging,
+        pairs: PairSeqs<'_>,
+        jobs: &mut [u32],
+    ) -> Result<&'s CudaSlice<u8>> {
+        use rayon::prelude::*;
+        let mut at = Vec::with_capacity(jobs.len() / 4);
+        let mut total = 0usize;
+        for job in jobs.chunks_exact(4) {
+            at.push(total);
+            total += job[2] as usize + job[3] as usize;
         }
-        drop(dst);
+        let total = total.max(1);
+        self.grow_staging(d, stream, staging, total)?;
+        let (Some(dev), Some(host)) = (staging.dev.as_mut(), staging.host.as_mut()) else {
+            return Err(Error::Internal("staging buffers missing".into()));
+        };
+        let dst = host.as_mut_slice().map_err(dev_err("pinned buffer"))?;
+        let src = pairs.residues();
+        // Each job's bytes go to their own range: split the buffer at the jobs' starts.
+        let mut parts: Vec<&mut [u8]> = Vec::with_capacity(at.len());
+        let mut rest = &mut dst[..total];
+        for job in jobs.chunks_exact(4) {
+            let len = job[2] as usize + job[3] as usize;
+            let (head, tail) = rest.split_at_mut(len);
+            parts.push(head);
+            rest = tail;
+        }
+        self.pool.install(|| {
+            parts.par_iter_mut().zip(jobs.par_chunks_exact(4)).with_min_len(1024).for_each(|(part, job)| {
+                let (q, t, m, n) = (job[0] as usize, job[1] as usize, job[2] as usize, job[3] as usize);
+                part[..m].copy_from_slice(&src[q..q + m]);
+                part[m..].copy_from_slice(&src[t..t + n]);
+            })
+        });
+        for (job, &a) in jobs.chunks_exact_mut(4).zip(&at) {
+            job[1] = (a + job[2] as usize) as u32;
+            job[0] = a as u32;
+        }
+        let src = &host.as_slice().map_err(dev_err("pinned buffer"))?[..total];
+        stream.memcpy_htod(src, &mut dev.slice_mut(..total)).map_err(dev_err("uploading sequences"))?;
         staging.dev.as_ref().ok_or_else(|| Error::Internal("sequence buffer missing".into()))
     }
 

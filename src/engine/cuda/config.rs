@@ -1,18 +1,6 @@
 //! Tuning of the CUDA engine in one place. The CLI's hidden `--gpu-*` options and the
 //! benchmarks fill it; the engine itself reads no environment variables.
 
-/// How a piece of pairs reaches the GPU for path statistics (alignment pieces always go
-/// through their slot's pinned buffer, see `align::Slot`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Upload {
-    /// Copied into a pinned buffer of the stream on the host's cores, then DMA'd
-    /// asynchronously (the default).
-    Staged,
-    /// Copied by the driver straight from the batch's own (pageable) buffer: no copy of our
-    /// own, but the driver's copy is synchronous for the calling thread.
-    Direct,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CudaConfig {
     /// Host threads, each with its CUDA stream, per GPU for one-to-one alignment: while one
@@ -20,7 +8,6 @@ pub struct CudaConfig {
     pub align_streams: usize,
     /// Pairs per piece of work one stream takes (fewer for small calls).
     pub align_piece_pairs: usize,
-    pub align_upload: Upload,
     /// Pieces one stream keeps in flight (slots per stream): 2 overlaps the host's work on
     /// one with the GPU's on the other; 1 serialises them (timing the kernels alone).
     pub align_depth: usize,
@@ -45,7 +32,6 @@ impl Default for CudaConfig {
         CudaConfig {
             align_streams: 4,
             align_piece_pairs: 65_536,
-            align_upload: Upload::Staged,
             align_depth: 2,
             align_max_rows: None,
             align_multipass: false,

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::progress::Work;
 use crate::scoring::Scoring;
 use crate::seq::PairSeqs;
-pub use config::{CudaConfig, Upload};
+pub use config::CudaConfig;
 use layout::Shape;
 use std::sync::Mutex;
 
