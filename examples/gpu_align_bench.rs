@@ -222,7 +222,7 @@ fn bench(args: &[String]) {
             }
             // The layout the engine reads, copied in parallel (what its packing did before).
             let refs: Vec<(&[u8], &[u8])> = recs.iter().map(|(q, t)| (slice(q), slice(t))).collect();
-            b.extend_par(&refs);
+            b.extend_par(&refs).expect("gather");
             if b.is_empty() {
                 break;
             }

@@ -4,6 +4,9 @@
 //! CLI benchmark feeds every input path the same pairs.
 //!
 //!   pairs_convert tsv|arrow|parquet Q.fa T.fa [--repeat N] [--key] > out
+//!   pairs_convert candidates arrow|parquet CANDIDATES.tsv [--repeat N] > out
+//!       candidate pairs by id (`align --pairs CANDIDATES --seqs SET`): the first two
+//!       columns of a TSV (a `query_id` header line skipped) as columns query_id, target_id
 //!
 //! `--key` adds an int64 column `pair_key` (carried through to the output by `align`).
 //! Parquet is written uncompressed: the benchmark times swarrow, not zstd.
@@ -35,9 +38,13 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
         eprintln!("usage: pairs_convert tsv|arrow|parquet Q.fa T.fa [--repeat N] [--key] > out");
+        eprintln!("       pairs_convert candidates arrow|parquet CANDIDATES.tsv [--repeat N] > out");
         std::process::exit(2);
     }
     let repeat: usize = args.iter().position(|a| a == "--repeat").map_or(1, |i| args[i + 1].parse().expect("N"));
+    if args[1] == "candidates" {
+        return candidates(&args[2], &args[3], repeat);
+    }
     let key = args.iter().any(|a| a == "--key");
     let (q, t) = (records(&args[2]), records(&args[3]));
     assert_eq!(q.len(), t.len(), "query and target files hold different numbers of records");
@@ -80,11 +87,46 @@ fn main() {
             RecordBatch::try_new(schema.clone(), cols).expect("batch")
         })
         .collect();
-    match args[1].as_str() {
+    write_table(&args[1], &schema, &batches, repeat, out);
+}
+
+/// Candidate pairs by id from the first two columns of a TSV file, as a table.
+fn candidates(format: &str, path: &str, repeat: usize) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (mut q, mut t) = (Vec::new(), Vec::new());
+    for line in BufReader::with_capacity(1 << 20, file).lines() {
+        let line = line.expect("read");
+        let mut fields = line.split('\t');
+        if let (Some(a), Some(b)) = (fields.next(), fields.next()) {
+            if q.is_empty() && a == "query_id" {
+                continue;
+            }
+            q.push(a.to_string());
+            t.push(b.to_string());
+        }
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+    ]));
+    let batches: Vec<RecordBatch> = (0..q.len())
+        .step_by(ROWS_PER_BATCH)
+        .map(|start| {
+            let r = start..(start + ROWS_PER_BATCH).min(q.len());
+            let col = |v: &[String]| -> ArrayRef { Arc::new(StringArray::from_iter_values(v)) };
+            RecordBatch::try_new(schema.clone(), vec![col(&q[r.clone()]), col(&t[r])]).expect("batch")
+        })
+        .collect();
+    write_table(format, &schema, &batches, repeat, BufWriter::with_capacity(1 << 22, std::io::stdout()));
+}
+
+/// Writes `batches` `repeat` times as an Arrow IPC stream or an uncompressed Parquet file.
+fn write_table(format: &str, schema: &Arc<Schema>, batches: &[RecordBatch], repeat: usize, mut out: impl Write + Send) {
+    match format {
         "arrow" => {
-            let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &schema).expect("arrow");
+            let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, schema).expect("arrow");
             for _ in 0..repeat {
-                for b in &batches {
+                for b in batches {
                     w.write(b).expect("write");
                 }
             }
@@ -96,7 +138,7 @@ fn main() {
                 .build();
             let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema.clone(), Some(props)).expect("parquet");
             for _ in 0..repeat {
-                for b in &batches {
+                for b in batches {
                     w.write(b).expect("write");
                 }
             }

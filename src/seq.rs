@@ -54,28 +54,21 @@ impl SeqPairs {
 
     /// Appends borrowed pairs, their residues copied in parallel (batches of whole
     /// sequences from a reader that parsed them elsewhere).
-    pub fn extend_par(&mut self, pairs: &[(&[u8], &[u8])]) {
-        use rayon::prelude::*;
-        let base = self.residues.len();
-        let mut end = base;
-        for (q, t) in pairs {
-            end += q.len();
-            self.bounds.push(end);
-            end += t.len();
-            self.bounds.push(end);
+    pub fn extend_par(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<()> {
+        self.extend_par_with(pairs.len(), |i| pairs[i])
+    }
+
+    /// Appends the `n` pairs `pair(0..n)` (borrowed from elsewhere, a resident set say),
+    /// their residues and bounds written in parallel: no pass over the pairs or their
+    /// residues is left to the calling thread.
+    pub fn extend_par_with<'a>(&mut self, n: usize, pair: impl Fn(usize) -> (&'a [u8], &'a [u8]) + Sync) -> Result<()> {
+        let old = self.bounds.len();
+        self.bounds.resize(old + 2 * n, 0);
+        let gathered = gather_par(&mut self.residues, &mut self.bounds[old..], |i| pair(i).into(), Some, "");
+        if gathered.is_err() {
+            self.bounds.truncate(old);
         }
-        self.residues.resize(end, 0);
-        let mut dests: Vec<(&mut [u8], &[u8], &[u8])> = Vec::with_capacity(pairs.len());
-        let mut rest = &mut self.residues[base..];
-        for (q, t) in pairs {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(q.len() + t.len());
-            dests.push((head, q, t));
-            rest = tail;
-        }
-        dests.par_iter_mut().with_min_len(256).for_each(|(d, q, t)| {
-            d[..q.len()].copy_from_slice(q);
-            d[q.len()..].copy_from_slice(t);
-        });
+        gathered
     }
 
     pub fn push(&mut self, query: &[u8], target: &[u8]) {
@@ -185,42 +178,28 @@ impl Ids {
     /// parallel: a large batch gathered from a resident set (pairs by id) would otherwise
     /// spend a thread on its ids.
     pub fn extend_par(&mut self, ids: &[&[u8]]) -> Result<()> {
+        self.extend_par_with(ids.len(), |i| ids[i])
+    }
+
+    /// Appends the `n` ids `id(0..n)` as [`Self::extend_par`] does, without a list of them.
+    pub fn extend_par_with<'a>(&mut self, n: usize, id: impl Fn(usize) -> &'a [u8] + Sync) -> Result<()> {
         use rayon::prelude::*;
-        if !ids.par_iter().with_min_len(1024).all(|id| std::str::from_utf8(id).is_ok()) {
-            return ids.iter().try_for_each(|id| self.push_bytes(id));
+        if !(0..n).into_par_iter().with_min_len(1024).all(|i| std::str::from_utf8(id(i)).is_ok()) {
+            return (0..n).try_for_each(|i| self.push_bytes(id(i)));
         }
-        let base = self.data.len();
-        let mut end = base;
-        self.offsets.reserve(ids.len());
-        for id in ids {
-            end += id.len();
-            self.offsets
-                .push(i32::try_from(end).map_err(|_| Error::Internal("more than 2 GiB of ids in one batch".into()))?);
+        let old = self.offsets.len();
+        self.offsets.resize(old + n, 0);
+        let end = |end| i32::try_from(end).ok();
+        let gathered = gather_par(&mut self.data, &mut self.offsets[old..], |i| [id(i)], end, TOO_MANY_IDS);
+        if gathered.is_err() {
+            self.offsets.truncate(old);
         }
-        self.data.resize(end, 0);
-        // Disjoint destinations, one per block of ids.
-        let mut jobs: Vec<(&mut [u8], &[&[u8]])> = Vec::with_capacity(ids.len() / 1024 + 1);
-        let mut rest = &mut self.data[base..];
-        for block in ids.chunks(1024) {
-            let n = block.iter().map(|id| id.len()).sum();
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
-            jobs.push((head, block));
-            rest = tail;
-        }
-        jobs.into_par_iter().for_each(|(dst, block)| {
-            let mut at = 0;
-            for id in block {
-                dst[at..at + id.len()].copy_from_slice(id);
-                at += id.len();
-            }
-        });
-        Ok(())
+        gathered
     }
 
     pub fn push(&mut self, id: &str) -> Result<()> {
         self.data.extend_from_slice(id.as_bytes());
-        let end = i32::try_from(self.data.len())
-            .map_err(|_| Error::Internal("more than 2 GiB of ids in one batch".into()))?;
+        let end = i32::try_from(self.data.len()).map_err(|_| Error::Internal(TOO_MANY_IDS.into()))?;
         self.offsets.push(end);
         Ok(())
     }
@@ -261,6 +240,80 @@ impl Ids {
         StringArray::try_new(offsets, Buffer::from_vec(data), None)
             .map_err(|e| Error::Internal(format!("id column: {e}")))
     }
+}
+
+const TOO_MANY_IDS: &str = "more than 2 GiB of ids in one batch";
+
+/// Items per parallel job of [`gather_par`].
+const GATHER_BLOCK: usize = 2048;
+
+/// Appends to `buf` the parts of items `0..n` back to back (`item(i)`: `K` byte slices),
+/// writing into `ends` the end offset in `buf` of every part (`K` per item, converted by
+/// `end`). The bytes are copied by the thread pool in blocks of items straight into the
+/// buffer's spare room: the calling thread neither zeroes the room nor first touches its
+/// pages. An error (and `buf` as it was) if an offset does not convert (`overflow` says
+/// why) or `item` gives other slices on its second call.
+fn gather_par<'a, const K: usize, T: Send>(
+    buf: &mut Vec<u8>,
+    ends: &mut [T],
+    item: impl Fn(usize) -> [&'a [u8]; K] + Sync,
+    end: impl Fn(usize) -> Option<T> + Sync,
+    overflow: &str,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let n = ends.len() / K;
+    let blocks = n.div_ceil(GATHER_BLOCK);
+    let block = |b: usize| b * GATHER_BLOCK..((b + 1) * GATHER_BLOCK).min(n);
+    let sizes: Vec<usize> = (0..blocks)
+        .into_par_iter()
+        .map(|b| block(b).map(|i| item(i).iter().map(|p| p.len()).sum::<usize>()).sum())
+        .collect();
+    let total: usize = sizes.iter().sum();
+    let base = buf.len();
+    buf.reserve(total);
+    // Disjoint destinations, one per block of items, with the block's offsets.
+    let mut jobs = Vec::with_capacity(blocks);
+    let (mut room, mut offsets) = (&mut buf.spare_capacity_mut()[..total], &mut *ends);
+    let mut at = base;
+    for (b, &size) in sizes.iter().enumerate() {
+        let (dst, rest) = std::mem::take(&mut room).split_at_mut(size);
+        let (these, others) = std::mem::take(&mut offsets).split_at_mut(block(b).len() * K);
+        jobs.push((block(b), dst, these, at));
+        (room, offsets) = (rest, others);
+        at += size;
+    }
+    /// Why a job stopped.
+    enum Stop {
+        Overflow,
+        Inexact,
+    }
+    let copied = jobs.into_par_iter().try_for_each(|(items, dst, offsets, start)| {
+        let mut written = 0;
+        let mut slots = offsets.iter_mut();
+        for i in items {
+            for part in item(i) {
+                let to = dst.get_mut(written..written + part.len()).ok_or(Stop::Inexact)?;
+                to.write_copy_of_slice(part);
+                written += part.len();
+                *slots.next().ok_or(Stop::Inexact)? = end(start + written).ok_or(Stop::Overflow)?;
+            }
+        }
+        if written == dst.len() {
+            Ok(())
+        } else {
+            Err(Stop::Inexact)
+        }
+    });
+    match copied {
+        Ok(()) => {}
+        Err(Stop::Overflow) => return Err(Error::Internal(overflow.into())),
+        Err(Stop::Inexact) => return Err(Error::Internal("a parallel copy did not fill its room exactly".into())),
+    }
+    // SAFETY: the jobs above cover `total` bytes of spare room from `base` exactly (each
+    // block's room is its size, the sizes sum to `total`), and every job wrote its whole
+    // room (`exact`): bytes `base..base + total` are initialised.
+    unsafe { buf.set_len(base + total) };
+    Ok(())
 }
 
 /// A batch of pairs for `align`: residues, ids, and the input's other columns that the
@@ -341,8 +394,8 @@ mod tests {
         let pairs: [(&[u8], &[u8]); 3] = [(b"\x01\x02", b"\x03"), (b"", b"\x04\x05"), (b"\x06", b"")];
         let owned = SeqPairs::from_slices(&pairs);
         let mut par = SeqPairs::default();
-        par.extend_par(&pairs[..1]);
-        par.extend_par(&pairs[1..]);
+        par.extend_par(&pairs[..1]).unwrap();
+        par.extend_par(&pairs[1..]).unwrap();
         assert_eq!(par, owned);
         let view = owned.view();
         assert_eq!(view.len(), 3);

@@ -202,6 +202,15 @@ impl Case {
     }
 }
 
+/// Runs a by-id align of the candidates on stdin against the set at `set` (CPU engine,
+/// TSV out).
+fn by_id_from_stdin(set: &str, candidates: &[u8]) -> std::process::Output {
+    let args = ["align", "--device", "cpu", "--quiet", "--pairs", "-", "--seqs", set, "--format", "tsv"];
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--columns", COLUMNS]);
+    run_stdin(&all, candidates)
+}
+
 /// Runs swarrow on the CPU engine; panics with its stderr when it fails.
 fn align_ok(args: &[&str]) -> std::process::Output {
     let mut all = vec!["align", "--device", "cpu", "--quiet"];
@@ -294,23 +303,7 @@ fn one_set_in_every_set_format_matches_the_tsv_oracle() {
     // Without a header line, from stdin, gzip-compressed: the same rows.
     let want = align_ok(&["--pairs", &oracle, "--format", "tsv", "--columns", COLUMNS]).stdout;
     let bare = gzip(case.candidates_tsv(false).as_bytes());
-    let o = run_stdin(
-        &[
-            "align",
-            "--device",
-            "cpu",
-            "--quiet",
-            "--pairs",
-            "-",
-            "--seqs",
-            &plain,
-            "--format",
-            "tsv",
-            "--columns",
-            COLUMNS,
-        ],
-        &bare,
-    );
+    let o = by_id_from_stdin(&plain, &bare);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stdout == want, "stdin gzip candidates differ");
 }
@@ -694,4 +687,60 @@ fn candidate_blocks_match_the_oracle_and_name_a_bad_line_deep_inside() {
         &["--pairs", &bad, "--seqs", &queries, "--target-seqs", &targets],
         &format!("{bad}: record 2200 ({query}): line 2201: target_id no_such_target not found in {targets}"),
     );
+}
+
+/// Candidates over several of the reader's pieces (256 KiB reads cut at newlines): lines
+/// crossing reads, a line longer than a read, CRLF and blank lines, no newline at the end;
+/// the same rows as the oracle, in any batch size, from a file and from a pipe; a bad line
+/// deep inside still names its record and line, counted here line by line.
+#[test]
+fn candidates_across_reads_match_the_oracle_and_name_a_bad_line_deep_inside() {
+    let case = Case::new(0x5eed_000a, true, 6000);
+    let oracle = case.write("pairs.tsv", case.pairs_tsv().as_bytes());
+    let set = case.write("set.fa", fasta(&case.queries, 0).as_bytes());
+    // (text, line number of pair k) with the target of pair `bad` replaced.
+    let candidates = |bad: Option<usize>| {
+        let mut rng = Rng(17);
+        let (mut text, mut line, mut lines_of) = (String::new(), 0, Vec::new());
+        for (k, &(q, t)) in case.pairs.iter().enumerate() {
+            let target = if Some(k) == bad { "no_such_target" } else { case.queries[t].id.as_str() };
+            // Further columns are ignored without a header: padding of any length.
+            let pad = if k == 2500 { 700 << 10 } else { rng.below(120) };
+            let end = if rng.below(4) == 0 { "\r\n" } else { "\n" };
+            text.push_str(&format!("{}\t{target}\t{}{end}", case.queries[q].id, "x".repeat(pad)));
+            line += 1;
+            lines_of.push(line);
+            if rng.below(40) == 0 {
+                text.push_str(["\n", "\r\n", " \t \n"][rng.below(3)]);
+                line += 1;
+            }
+        }
+        text.pop(); // no newline after the last line
+        if text.ends_with('\r') {
+            text.pop();
+        }
+        (text, lines_of)
+    };
+    let (text, _) = candidates(None);
+    assert!(text.len() > 4 * (256 << 10), "spans several reads");
+    let cands = case.write("cand.tsv", text.as_bytes());
+    let out = case.path("out.tsv");
+    let want = output_of(&["--pairs", &oracle, "--columns", COLUMNS], &out);
+    for batch in ["100000", "1000", "7"] {
+        let got = output_of(&["--pairs", &cands, "--seqs", &set, "--columns", COLUMNS, "--batch", batch], &out);
+        assert!(got == want, "batch {batch}: output differs from the oracle's");
+    }
+    let piped = by_id_from_stdin(&set, text.as_bytes());
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    assert!(piped.stdout == want, "from a pipe: output differs from the oracle's");
+    for k in [4321, 5999] {
+        let (text, lines_of) = candidates(Some(k));
+        let bad = case.write("bad.tsv", text.as_bytes());
+        let query = &case.queries[case.pairs[k].0].id;
+        fails(
+            &case,
+            &["--pairs", &bad, "--seqs", &set],
+            &format!("{bad}: record {} ({query}): line {}: target_id no_such_target not found", k + 1, lines_of[k]),
+        );
+    }
 }

@@ -6,8 +6,11 @@
 //! filled as every pair reader fills it: ids, FASTA headers where the set has them, and the
 //! residues gathered from the set into the batch's one buffer (copied once, in parallel).
 
+use std::collections::VecDeque;
+use std::io::Read as _;
 use std::path::Path;
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch, StringBuilder};
@@ -15,7 +18,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 
 use super::seqset::{shown, SeqSet};
 use super::table::{carried_indices, carried_schema, open_table, string_columns, BatchCursor, Batches, Table, Wanted};
-use super::tsv::{read_chunks, Chunk, PAUSE};
+use super::tsv::PAUSE;
 use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
 use crate::error::{Error, Result, Where};
 use crate::io::input::{read_error, Head, Input, MAX_LINE};
@@ -48,7 +51,7 @@ pub(super) fn open(
                     "{place}: id column options apply to Arrow and Parquet candidate tables, not TSV"
                 )));
             }
-            let mut rows = TsvIds::new(input);
+            let mut rows = TsvIds::new(input, query.clone(), target.clone());
             rows.start(&place, columns)?;
             Rows::Tsv(rows)
         }
@@ -171,17 +174,16 @@ impl IdPairs {
         if self.picked.is_empty() {
             return self.counter.end(&self.place);
         }
-        let (query, target) = (&self.query, &self.target);
-        let picked = &self.picked;
-        batch.query_ids.extend_par(&picked.iter().map(|&(q, _)| query.id(q)).collect::<Vec<_>>())?;
-        batch.target_ids.extend_par(&picked.iter().map(|&(_, t)| target.id(t)).collect::<Vec<_>>())?;
+        // Ids, headers and residues gathered from the sets into the batch, in parallel.
+        let (query, target, picked) = (&*self.query, &*self.target, &self.picked);
+        let n = picked.len();
+        batch.query_ids.extend_par_with(n, |i| query.id(picked[i].0))?;
+        batch.target_ids.extend_par_with(n, |i| target.id(picked[i].1))?;
         if self.headers {
-            batch.query_headers.extend_par(&picked.iter().map(|&(q, _)| query.header(q)).collect::<Vec<_>>())?;
-            batch.target_headers.extend_par(&picked.iter().map(|&(_, t)| target.header(t)).collect::<Vec<_>>())?;
+            batch.query_headers.extend_par_with(n, |i| query.header(picked[i].0))?;
+            batch.target_headers.extend_par_with(n, |i| target.header(picked[i].1))?;
         }
-        // The residues gathered from the sets into the batch's buffer, in parallel.
-        let seqs: Vec<(&[u8], &[u8])> = self.picked.iter().map(|&(q, t)| (query.seq(q), target.seq(t))).collect();
-        batch.seqs.extend_par(&seqs);
+        batch.seqs.extend_par_with(n, |i| (query.seq(picked[i].0), target.seq(picked[i].1)))?;
         self.counter.pairs += self.picked.len() as u64;
         Ok(true)
     }
@@ -202,45 +204,178 @@ impl Source for IdPairs {
 
 /// What [`TsvIds::next_line`] found.
 enum Next {
-    /// A line (without its newline) at this range of `pending`.
+    /// A line (without its newline) at this range of the front piece.
     Line(usize, usize),
     /// The input paused with no whole line waiting.
     Paused,
     End,
 }
 
-/// TSV candidate rows, read by a thread in chunks and split into lines here; a batch under
-/// way goes out when the input pauses, so a slow producer's pairs flow through at once.
-struct TsvIds {
-    chunks: Receiver<Chunk>,
-    recycle: SyncSender<Vec<u8>>,
-    /// Bytes received; `pending[pos..]` not yet handed out as lines.
-    pending: Vec<u8>,
+/// Bytes per read of the reading thread: the unit of parallel parsing.
+const PIECE: usize = 256 << 10;
+/// Pieces read ahead at most (16 MiB).
+const AHEAD: usize = 64;
+
+/// What the reading thread sends.
+enum Read {
+    /// Whole lines (the input's last one may lack its newline): the first `n` bytes.
+    Lines(Vec<u8>, usize),
+    /// Whole lines (the first `n` bytes) being looked up on the thread pool, which gives
+    /// them back with their lookups.
+    Looking(Receiver<(Vec<u8>, Vec<Line>)>, usize),
+    /// A line longer than `MAX_LINE`: what came before it has been sent.
+    TooLong,
+    Failed(std::io::Error),
+}
+
+/// The sets a piece's lines are looked up in, once `on` (no column is carried).
+struct Lookup {
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    on: Arc<AtomicBool>,
+}
+
+/// Reads `input` into pieces of whole lines: a piece ends at its last newline, and the
+/// start of a line that goes on moves to the next piece (a line longer than a read grows
+/// the buffer). One read per piece, so a slow producer's lines come through at once. Each
+/// piece's ids are looked up on the thread pool as it is sent (`lookup`), pieces in
+/// parallel: the consumer only takes the results in order.
+fn read_lines(mut input: Input, tx: SyncSender<Read>, recycled: Receiver<Vec<u8>>, lookup: Lookup) {
+    let fresh = |recycled: &Receiver<Vec<u8>>| recycled.try_recv().unwrap_or_else(|_| vec![0; PIECE]);
+    let mut buf = fresh(&recycled);
+    // Bytes of `buf` holding the start of a line.
+    let mut held = 0;
+    loop {
+        if held == buf.len() {
+            if held > MAX_LINE {
+                let _ = tx.send(Read::TooLong);
+                return;
+            }
+            buf.resize(2 * held, 0);
+        }
+        let n = match input.read(&mut buf[held..]) {
+            Ok(0) => {
+                if held > 0 {
+                    let _ = tx.send(Read::Lines(buf, held));
+                }
+                return;
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Read::Failed(e));
+                return;
+            }
+        };
+        let Some(last) = memchr::memrchr(b'\n', &buf[held..held + n]) else {
+            held += n;
+            continue;
+        };
+        let cut = held + last + 1;
+        let mut next = fresh(&recycled);
+        let rest = held + n - cut;
+        if next.len() < rest {
+            next.resize(rest.max(PIECE), 0);
+        }
+        next[..rest].copy_from_slice(&buf[cut..held + n]);
+        let full = std::mem::replace(&mut buf, next);
+        let read = if lookup.on.load(Ordering::Acquire) {
+            let (done, looking) = sync_channel(1);
+            let (query, target) = (lookup.query.clone(), lookup.target.clone());
+            rayon::spawn(move || {
+                let lines = look_up(&full[..cut], 0, &query, &target);
+                let _ = done.send((full, lines));
+            });
+            Read::Looking(looking, cut)
+        } else {
+            Read::Lines(full, cut)
+        };
+        if tx.send(read).is_err() {
+            return;
+        }
+        held = rest;
+    }
+}
+
+/// A piece of whole lines received, `buf[pos..len]` not yet handed out.
+struct Piece {
+    /// Empty while `looking`.
+    buf: Vec<u8>,
+    len: usize,
     pos: usize,
-    ended: bool,
+    /// The lookup under way on the thread pool, which has the buffer.
+    looking: Option<Receiver<(Vec<u8>, Vec<Line>)>>,
+    /// Its lines from `pos` on, looked up (by [`TsvIds::pick_block`]): dropped when the
+    /// one-line path takes a line.
+    looked: Option<Looked>,
+}
+
+/// The lines of a piece, looked up in parallel; `lines[next..]` not yet taken.
+struct Looked {
+    lines: Vec<Line>,
+    next: usize,
+}
+
+/// One candidate line, as [`TsvIds::pick_block`] looks it up.
+#[derive(Clone, Copy)]
+struct Line {
+    kind: Kind,
+    /// Where the line (with its newline) ends in the piece.
+    end: u32,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Sequence numbers and their residue count.
+    Pair(u32, u32, usize),
+    Blank,
+    /// Not a pair of known ids: the one-line path says why, in order.
+    Bad,
+}
+
+/// TSV candidate rows, read by a thread in pieces of whole lines; their ids are looked up
+/// in parallel a piece at a time (no pass over the bytes on this thread) when no column is
+/// carried, line by line otherwise. A batch under way goes out when the input pauses, so a
+/// slow producer's pairs flow through at once.
+struct TsvIds {
+    /// Tells the reading thread to look pieces up (nothing is carried).
+    look_up: Arc<AtomicBool>,
+    reads: Receiver<Read>,
+    recycle: SyncSender<Vec<u8>>,
+    /// Pieces received, not yet handed out.
+    pieces: VecDeque<Piece>,
+    /// Why the reads stopped (once every piece before it is handed out): `None` at the end.
+    stopped: Option<Option<Read>>,
     /// Lines handed out (the last one's number).
     line: usize,
+    /// Bytes and lines looked up so far (their ratio sizes how much to read ahead).
+    bytes_looked: usize,
+    lines_looked: usize,
     /// The header's column names (the two id columns' when there is none).
     header: Vec<String>,
     /// The columns carried, by their index in a line, and as the output names them.
     carried: Vec<usize>,
     carried_schema: Carried,
-    /// The fields of the line being read, as ranges of `pending`.
+    /// The fields of the line being read, as ranges of the front piece.
     fields: Vec<(usize, usize)>,
 }
 
 impl TsvIds {
-    fn new(input: Input) -> TsvIds {
-        let (tx, chunks) = sync_channel(16);
-        let (recycle, recycled) = sync_channel(16);
-        std::thread::spawn(move || read_chunks(input, tx, recycled));
+    fn new(input: Input, query: Arc<SeqSet>, target: Arc<SeqSet>) -> TsvIds {
+        let (tx, reads) = sync_channel(AHEAD);
+        let (recycle, recycled) = sync_channel(AHEAD);
+        let look_up = Arc::new(AtomicBool::new(false));
+        let lookup = Lookup { query, target, on: look_up.clone() };
+        std::thread::spawn(move || read_lines(input, tx, recycled, lookup));
         TsvIds {
-            chunks,
+            look_up,
+            reads,
             recycle,
-            pending: Vec::new(),
-            pos: 0,
-            ended: false,
+            pieces: VecDeque::new(),
+            stopped: None,
             line: 0,
+            bytes_looked: 0,
+            lines_looked: 0,
             header: TSV_ID_COLUMNS.map(String::from).to_vec(),
             carried: Vec::new(),
             carried_schema: no_columns(),
@@ -248,19 +383,24 @@ impl TsvIds {
         }
     }
 
+    /// The front piece's bytes (where [`Self::next_line`]'s lines are).
+    fn front(&self) -> &[u8] {
+        self.pieces.front().map_or(&[], |p| &p.buf[..p.len])
+    }
+
     /// Reads up to the first line that is not blank: a header names the carried columns
     /// (`--carry` chooses among them); any other line is left to be read as a candidate.
     fn start(&mut self, place: &Where, columns: &PairColumns) -> Result<()> {
         while let Next::Line(start, end) = self.next_line(place, true)? {
-            let line = &self.pending[start..end];
+            let line = &self.front()[start..end];
             let text = line.strip_suffix(b"\r").unwrap_or(line);
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             if is_header(place, text, self.line)? {
                 self.header = text.split(|&b| b == b'\t').map(|f| String::from_utf8_lossy(f).into_owned()).collect();
-            } else {
-                self.pos = start;
+            } else if let Some(piece) = self.pieces.front_mut() {
+                piece.pos = start;
                 self.line -= 1;
             }
             break;
@@ -269,52 +409,75 @@ impl TsvIds {
         let schema = Schema::new(fields);
         self.carried = carried_indices(place, &schema, columns, &[0, 1])?;
         self.carried_schema = carried_schema(place, &schema, &self.carried)?;
+        self.look_up.store(self.carried.is_empty(), Ordering::Release);
         Ok(())
+    }
+
+    /// Takes what the reading thread sent; false when it has stopped.
+    fn receive(&mut self, read: Option<Read>) -> bool {
+        match read {
+            Some(Read::Lines(buf, len)) => {
+                self.pieces.push_back(Piece { buf, len, pos: 0, looking: None, looked: None });
+                true
+            }
+            Some(Read::Looking(looking, len)) => {
+                let piece = Piece { buf: Vec::new(), len, pos: 0, looking: Some(looking), looked: None };
+                self.pieces.push_back(piece);
+                true
+            }
+            stop => {
+                self.stopped = Some(stop);
+                false
+            }
+        }
+    }
+
+    /// Drops the pieces handed out entirely (their buffers go back to the reading thread).
+    fn drop_used(&mut self) {
+        while self.pieces.front().is_some_and(|p| p.pos == p.len && p.looking.is_none()) {
+            if let Some(piece) = self.pieces.pop_front() {
+                let _ = self.recycle.try_send(piece.buf);
+            }
+        }
     }
 
     /// The next line; waits for one if `patient`, else says when the input has paused.
     fn next_line(&mut self, place: &Where, patient: bool) -> Result<Next> {
         loop {
-            if let Some(i) = memchr::memchr(b'\n', &self.pending[self.pos..]) {
-                let start = self.pos;
-                self.pos += i + 1;
+            self.drop_used();
+            if let Some(piece) = self.pieces.front_mut() {
+                piece.wait()?;
+                let start = piece.pos;
+                let end = memchr::memchr(b'\n', &piece.buf[start..piece.len]).map_or(piece.len, |i| start + i);
+                piece.pos = (end + 1).min(piece.len);
+                piece.looked = None;
                 self.line += 1;
-                return Ok(Next::Line(start, start + i));
+                return Ok(Next::Line(start, end));
             }
-            if self.ended {
-                if self.pos < self.pending.len() {
-                    let start = self.pos;
-                    self.pos = self.pending.len();
-                    self.line += 1;
-                    return Ok(Next::Line(start, self.pending.len()));
+            match self.stopped.take() {
+                Some(None) => {
+                    self.stopped = Some(None);
+                    return Ok(Next::End);
                 }
-                return Ok(Next::End);
+                Some(Some(Read::TooLong)) => {
+                    return Err(Error::file(
+                        place,
+                        format!("line {} longer than 1 GiB: not a real candidate pair file?", self.line + 1),
+                    ))
+                }
+                Some(Some(Read::Failed(e))) => return Err(read_error(place, e)),
+                Some(Some(Read::Lines(..) | Read::Looking(..))) | None => {}
             }
-            if self.pending.len() - self.pos > MAX_LINE {
-                return Err(Error::file(
-                    place,
-                    format!("line {} longer than 1 GiB: not a real candidate pair file?", self.line + 1),
-                ));
-            }
-            self.pending.drain(..self.pos);
-            self.pos = 0;
-            let chunk = if patient {
-                self.chunks.recv().ok()
+            let read = if patient {
+                self.reads.recv().ok()
             } else {
-                match self.chunks.recv_timeout(PAUSE) {
-                    Ok(chunk) => Some(chunk),
+                match self.reads.recv_timeout(PAUSE) {
+                    Ok(read) => Some(read),
                     Err(RecvTimeoutError::Timeout) => return Ok(Next::Paused),
                     Err(RecvTimeoutError::Disconnected) => None,
                 }
             };
-            match chunk {
-                Some(Chunk::Data(buf, n)) => {
-                    self.pending.extend_from_slice(&buf[..n]);
-                    let _ = self.recycle.try_send(buf);
-                }
-                Some(Chunk::Failed(e)) => return Err(read_error(place, e)),
-                None => self.ended = true,
-            }
+            self.receive(read);
         }
     }
 
@@ -336,35 +499,37 @@ impl TsvIds {
     fn pick_rows(&mut self, p: &mut Pick<'_>, cells: &mut [StringBuilder]) -> Result<()> {
         while !p.full() {
             // The block path takes ids only: lines with carried cells go one by one.
-            if cells.is_empty() && self.pick_block(p) {
+            if cells.is_empty() && self.pick_block(p)? {
                 continue;
             }
             let (start, end) = match self.next_line(p.place, p.picked.is_empty())? {
                 Next::Line(start, end) => (start, end),
                 Next::Paused | Next::End => return Ok(()),
             };
-            let line = &self.pending[start..end];
+            let mut fields = std::mem::take(&mut self.fields);
+            let front = self.front();
+            let line = &front[start..end];
             let end = end - line.ends_with(b"\r") as usize;
-            let text = &self.pending[start..end];
+            let text = &front[start..end];
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             let number = self.line;
             // The fields (only the ids' when nothing is carried: further ones are ignored).
-            self.fields.clear();
+            fields.clear();
             let mut at = start;
             for piece in text.splitn(if cells.is_empty() { 3 } else { usize::MAX }, |&b| b == b'\t') {
-                self.fields.push((at, at + piece.len()));
+                fields.push((at, at + piece.len()));
                 at += piece.len() + 1;
             }
-            let field = |k: usize| &self.pending[self.fields[k].0..self.fields[k].1];
+            let field = |k: usize| &front[fields[k].0..fields[k].1];
             let wanted = if cells.is_empty() { 2 } else { self.header.len() };
-            if self.fields.len() < 2 || (!cells.is_empty() && self.fields.len() != wanted) {
+            if fields.len() < 2 || (!cells.is_empty() && fields.len() != wanted) {
                 let columns = if cells.is_empty() { TSV_ID_COLUMNS.join(", ") } else { self.header.join(", ") };
                 let problem = format!(
                     "line {number}: expected {}{wanted} tab-separated columns ({columns}), found {}",
                     if cells.is_empty() { "at least " } else { "" },
-                    self.fields.len()
+                    fields.len()
                 );
                 let index = (p.first + p.picked.len() as u64) as usize;
                 return Err(Error::record(p.place, index, &String::from_utf8_lossy(field(0)), problem));
@@ -373,79 +538,117 @@ impl TsvIds {
             for (cell, &k) in cells.iter_mut().zip(&self.carried) {
                 cell.append_value(String::from_utf8_lossy(field(k)));
             }
+            self.fields = fields;
+        }
+        Ok(())
+    }
+
+    /// Takes the lines already received into `p`, looked up a piece at a time on the thread
+    /// pool (at 100M candidates one thread of lookups was the limit; then one thread
+    /// splitting lines). Stops where the batch is full or at a line that is not a pair of
+    /// known ids (left for the one-line path, whose error names it); false when no line
+    /// was taken.
+    fn pick_block(&mut self, p: &mut Pick<'_>) -> Result<bool> {
+        use rayon::prelude::*;
+        self.drop_used();
+        // Enough pieces for the rest of the batch, as far as they have come in.
+        let want = p.limits.pairs.saturating_sub(p.picked.len());
+        let per_line = if self.lines_looked == 0 { 64 } else { self.bytes_looked.div_ceil(self.lines_looked) };
+        let mut ahead: usize = self.pieces.iter().map(|piece| piece.len - piece.pos).sum();
+        while self.stopped.is_none() && ahead < want.saturating_mul(per_line) {
+            match self.reads.try_recv() {
+                Ok(read) => {
+                    ahead += match &read {
+                        Read::Lines(_, len) => *len,
+                        _ => 0,
+                    };
+                    self.receive(Some(read));
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.receive(None);
+                }
+            }
+        }
+        let (query, target) = (p.query, p.target);
+        let fresh: Vec<&mut Piece> =
+            self.pieces.iter_mut().filter(|piece| piece.looked.is_none() && piece.looking.is_none()).collect();
+        let (bytes, lines) = fresh
+            .into_par_iter()
+            .map(|piece| {
+                let looked = look_up(&piece.buf[..piece.len], piece.pos, query, target);
+                let counts = (piece.len - piece.pos, looked.len());
+                piece.looked = Some(Looked { lines: looked, next: 0 });
+                counts
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        self.bytes_looked += bytes;
+        self.lines_looked += lines;
+        // Taken in order, as far as the batch has room.
+        let mut taken = 0;
+        'pieces: for piece in &mut self.pieces {
+            piece.wait()?;
+            let Some(looked) = &mut piece.looked else { break };
+            for line in &looked.lines[looked.next..] {
+                if p.full() {
+                    break 'pieces;
+                }
+                match line.kind {
+                    Kind::Pair(qi, ti, residues) => {
+                        p.residues += residues;
+                        p.picked.push((qi, ti));
+                    }
+                    Kind::Blank => {}
+                    Kind::Bad => break 'pieces,
+                }
+                piece.pos = line.end as usize;
+                looked.next += 1;
+                taken += 1;
+            }
+        }
+        self.line += taken;
+        Ok(taken > 0)
+    }
+}
+
+impl Piece {
+    /// Waits for the piece's lookup under way, if any (its buffer comes back with it).
+    fn wait(&mut self) -> Result<()> {
+        if let Some(looking) = self.looking.take() {
+            let (buf, lines) = looking.recv().map_err(|_| Error::Internal("a candidate lookup job stopped".into()))?;
+            self.buf = buf;
+            if self.pos == 0 {
+                self.looked = Some(Looked { lines, next: 0 });
+            }
         }
         Ok(())
     }
 }
 
-/// What one candidate line holds, as [`TsvIds::pick_block`] looks it up.
-enum Looked {
-    Pair(u32, u32),
-    Blank,
-    /// Not a pair of known ids: the one-line path says why, in order.
-    Bad,
-}
-
-impl TsvIds {
-    /// Takes the whole lines already received (after the first line) into `p`, their ids
-    /// looked up in parallel: at 100M candidates one thread of lookups was the limit. Stops
-    /// where the batch is full or at a line that is not a pair of known ids (left for the
-    /// one-line path, whose error names it); false when no line was taken.
-    fn pick_block(&mut self, p: &mut Pick<'_>) -> bool {
-        use rayon::prelude::*;
-        /// Below this many lines waiting, the one-line path is as fast.
-        const MIN_BLOCK: usize = 256;
-        let want = p.limits.pairs.saturating_sub(p.picked.len());
-        let mut lines = Vec::with_capacity(want.min(1 << 16));
-        let mut at = self.pos;
-        while lines.len() < want.min(1 << 16) {
-            let Some(i) = memchr::memchr(b'\n', &self.pending[at..]) else { break };
-            lines.push((at, at + i));
-            at += i + 1;
-        }
-        if lines.len() < MIN_BLOCK {
-            return false;
-        }
-        let (pending, query, target) = (&self.pending, p.query, p.target);
-        let looked: Vec<Looked> = lines
-            .par_iter()
-            .with_min_len(1024)
-            .map(|&(start, end)| {
-                let line = &pending[start..end];
-                let text = line.strip_suffix(b"\r").unwrap_or(line);
-                if text.iter().all(u8::is_ascii_whitespace) {
-                    return Looked::Blank;
+/// The lines of `piece[from..]` looked up in the sets.
+fn look_up(piece: &[u8], from: usize, query: &SeqSet, target: &SeqSet) -> Vec<Line> {
+    let mut lines = Vec::with_capacity((piece.len() - from) / 32 + 1);
+    let mut at = from;
+    while at < piece.len() {
+        let end = memchr::memchr(b'\n', &piece[at..]).map_or(piece.len(), |i| at + i);
+        let line = &piece[at..end];
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
+        let kind = if text.iter().all(u8::is_ascii_whitespace) {
+            Kind::Blank
+        } else {
+            let mut fields = text.splitn(3, |&b| b == b'\t');
+            let (q, t) = (fields.next().unwrap_or_default(), fields.next().unwrap_or_default());
+            match (query.find(q), target.find(t)) {
+                (Some(qi), Some(ti)) if !q.is_empty() && !t.is_empty() => {
+                    Kind::Pair(qi, ti, query.seq(qi).len() + target.seq(ti).len())
                 }
-                let mut fields = text.splitn(3, |&b| b == b'\t');
-                let (q, t) = (fields.next().unwrap_or_default(), fields.next().unwrap_or_default());
-                match (query.find(q), target.find(t)) {
-                    (Some(qi), Some(ti)) if !q.is_empty() && !t.is_empty() => Looked::Pair(qi, ti),
-                    _ => Looked::Bad,
-                }
-            })
-            .collect();
-        let mut taken = 0;
-        for l in &looked {
-            if p.full() {
-                break;
+                _ => Kind::Bad,
             }
-            match *l {
-                Looked::Pair(qi, ti) => {
-                    p.residues += query.seq(qi).len() + target.seq(ti).len();
-                    p.picked.push((qi, ti));
-                }
-                Looked::Blank => {}
-                Looked::Bad => break,
-            }
-            taken += 1;
-        }
-        if taken == 0 {
-            return false;
-        }
-        self.pos = lines[taken - 1].1 + 1;
-        self.line += taken;
-        true
+        };
+        at = (end + 1).min(piece.len());
+        lines.push(Line { kind, end: at as u32 });
     }
+    lines
 }
 
 /// Whether the first line of a TSV candidate file is its header; a FASTA file or a pair

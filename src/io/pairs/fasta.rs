@@ -57,7 +57,7 @@ impl FastaPairs {
         }
         // The residues in one parallel copy.
         let pairs: Vec<(&[u8], &[u8])> = records.iter().map(|(q, t)| (q.seq.as_slice(), t.seq.as_slice())).collect();
-        batch.seqs.extend_par(&pairs);
+        batch.seqs.extend_par(&pairs)?;
         self.counter.pairs += records.len() as u64;
         Ok(!batch.is_empty())
     }
