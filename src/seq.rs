@@ -187,6 +187,13 @@ impl Ids {
         if !(0..n).into_par_iter().with_min_len(1024).all(|i| std::str::from_utf8(id(i)).is_ok()) {
             return (0..n).try_for_each(|i| self.push_bytes(id(i)));
         }
+        self.extend_utf8_par_with(n, id)
+    }
+
+    /// Appends the `n` ids `id(0..n)`, each known to be UTF-8 on its own (ids of a resident
+    /// set, checked once), copied in parallel. Not checked again here: an id that is not
+    /// UTF-8 reads back empty from [`Self::get`] and fails [`Self::take_array`].
+    pub fn extend_utf8_par_with<'a>(&mut self, n: usize, id: impl Fn(usize) -> &'a [u8] + Sync) -> Result<()> {
         let old = self.offsets.len();
         self.offsets.resize(old + n, 0);
         let end = |end| i32::try_from(end).ok();

@@ -22,7 +22,7 @@ use super::tsv::PAUSE;
 use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
 use crate::error::{Error, Result, Where};
 use crate::io::input::{read_error, Head, Input, MAX_LINE};
-use crate::seq::{Carried, PairBatch};
+use crate::seq::{Carried, Ids, PairBatch};
 
 /// The id columns of a TSV candidate file, as its optional header names them.
 const TSV_ID_COLUMNS: [&str; 2] = ["query_id", "target_id"];
@@ -177,15 +177,25 @@ impl IdPairs {
         // Ids, headers and residues gathered from the sets into the batch, in parallel.
         let (query, target, picked) = (&*self.query, &*self.target, &self.picked);
         let n = picked.len();
-        batch.query_ids.extend_par_with(n, |i| query.id(picked[i].0))?;
-        batch.target_ids.extend_par_with(n, |i| target.id(picked[i].1))?;
+        // Sets whose ids and headers were found UTF-8 at loading need no check per batch.
+        let utf8 = query.is_utf8() && target.is_utf8();
+        gather_ids(&mut batch.query_ids, n, utf8, |i| query.id(picked[i].0))?;
+        gather_ids(&mut batch.target_ids, n, utf8, |i| target.id(picked[i].1))?;
         if self.headers {
-            batch.query_headers.extend_par_with(n, |i| query.header(picked[i].0))?;
-            batch.target_headers.extend_par_with(n, |i| target.header(picked[i].1))?;
+            gather_ids(&mut batch.query_headers, n, utf8, |i| query.header(picked[i].0))?;
+            gather_ids(&mut batch.target_headers, n, utf8, |i| target.header(picked[i].1))?;
         }
         batch.seqs.extend_par_with(n, |i| (query.seq(picked[i].0), target.seq(picked[i].1)))?;
         self.counter.pairs += self.picked.len() as u64;
         Ok(true)
+    }
+}
+
+/// Appends `n` ids (or headers) gathered from the sets, checked as UTF-8 unless `utf8`.
+fn gather_ids<'a>(ids: &mut Ids, n: usize, utf8: bool, id: impl Fn(usize) -> &'a [u8] + Sync) -> Result<()> {
+    match utf8 {
+        true => ids.extend_utf8_par_with(n, id),
+        false => ids.extend_par_with(n, id),
     }
 }
 

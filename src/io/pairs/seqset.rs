@@ -48,6 +48,8 @@ pub struct SeqSet {
     hasher: ahash::RandomState,
     /// Sequence numbers, hashed by id.
     index: hashbrown::HashTable<u32>,
+    /// Every id and header is UTF-8 on its own (checked once here, not per batch).
+    utf8: bool,
 }
 
 impl std::fmt::Debug for SeqSet {
@@ -150,6 +152,8 @@ impl Builder {
             header_offsets: if with_headers { self.header_offsets } else { Vec::new() },
             hasher: ahash::RandomState::new(),
             index: hashbrown::HashTable::new(),
+            // Ids and headers came as `str`s.
+            utf8: true,
         };
         set.build_index(0..n, |i| i as usize)?;
         Ok(set)
@@ -205,6 +209,11 @@ impl SeqSet {
             header_offsets: Vec::new(),
             hasher: ahash::RandomState::new(),
             index: hashbrown::HashTable::new(),
+            utf8: false,
+        };
+        set.utf8 = {
+            use rayon::prelude::*;
+            (0..set.len() as u32).into_par_iter().with_min_len(4096).all(|i| std::str::from_utf8(set.id(i)).is_ok())
         };
         // Indexed in input order, so that the first duplicate met is the first in the file.
         let mut order: Vec<u32> = (0..original.len() as u32).collect();
@@ -252,6 +261,11 @@ impl SeqSet {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Whether every id and header is UTF-8 on its own (what a batch's id columns need).
+    pub fn is_utf8(&self) -> bool {
+        self.utf8
     }
 
     /// The number of the sequence with this id.
