@@ -249,3 +249,13 @@ def test_the_console_script_is_the_command_line(tmp_path):
     bad = subprocess.run([script, "align", "--pairs", tmp_path / "missing.tsv"], capture_output=True)
     assert bad.returncode == 2
     assert bad.stderr.decode().startswith("swarrow: error: ")
+
+
+def test_the_readme_python_example_runs_as_shown():
+    # The README shows examples/python_align.py verbatim; it must run and align every pair.
+    example = (EXAMPLES / "python_align.py").read_text()
+    assert example in (ROOT / "README.md").read_text(), "README's Python example differs from the file"
+    p = subprocess.run([sys.executable, str(EXAMPLES / "python_align.py")], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = sum(1 for line in (EXAMPLES / "pairs.tsv").read_text().splitlines()[1:] if line.strip())
+    assert p.stdout.startswith(f"{rows} pairs aligned"), p.stdout
