@@ -54,3 +54,46 @@ fn example_recipes_print_their_expected_outputs() {
 fn nextflow_files_pass_groovy_syntax_check() {
     run_part("nextflow");
 }
+
+/// The Nextflow modules' conda environment installs swarrow from this repository (its pip
+/// entry, relative to the file as conda runs pip, is the Python package), every module's
+/// `conda` directive names a file that exists, and the docker profile's GPU flag follows a
+/// parameter (issue 24, item 7).
+#[test]
+fn nextflow_modules_install_swarrow_and_gpus_are_a_parameter() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let modules = root.join("workflows/nextflow/modules/local/swarrow");
+    let env = std::fs::read_to_string(modules.join("environment.yml")).unwrap();
+    let pip: Vec<&str> = env
+        .lines()
+        .skip_while(|l| l.trim() != "- pip:")
+        .skip(1)
+        .map(|l| l.trim().trim_start_matches("- ").trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(!pip.is_empty(), "no pip entry in environment.yml");
+    let package = modules.join(pip[0]);
+    let pyproject = std::fs::read_to_string(package.join("pyproject.toml")).unwrap();
+    assert!(pyproject.contains("name = \"swarrow\""), "{} is not the swarrow package", package.display());
+    let rust = env.lines().find(|l| l.contains("rust")).expect("rust in environment.yml");
+    assert!(rust.contains(">=1.88"), "{rust}");
+    for module in ["search", "merge", "align"] {
+        let nf = std::fs::read_to_string(modules.join(module).join("main.nf")).unwrap();
+        let line = nf.lines().find(|l| l.trim_start().starts_with("conda ")).expect("conda directive");
+        let file = line.split('"').nth(1).unwrap().replace("${moduleDir}", &modules.join(module).display().to_string());
+        assert!(std::path::Path::new(&file).exists(), "{module}: {file}");
+    }
+    let config = std::fs::read_to_string(root.join("workflows/nextflow/nextflow.config")).unwrap();
+    assert!(!config.contains("'--gpus all'"), "the GPU flag is fixed");
+    assert!(config.contains("params.gpus ? \"--gpus ${params.gpus}\""), "docker runOptions do not follow params.gpus");
+    let main = std::fs::read_to_string(root.join("workflows/nextflow/main.nf")).unwrap();
+    for p in main.lines().filter(|l| l.trim_start().starts_with("*   nextflow run")) {
+        for flag in p.split_whitespace().filter(|w| w.starts_with("--")) {
+            let name = flag.trim_start_matches("--");
+            assert!(
+                main.contains(&format!("params.{name} ")),
+                "main.nf's header uses {flag} but defines no params.{name}"
+            );
+        }
+    }
+}

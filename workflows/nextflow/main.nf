@@ -3,8 +3,12 @@
  * swarrow scatter/gather: split the database (or the queries) into shards, search each shard
  * (one GPU per task where there is one, else the CPU), merge into the global top hits.
  *
- *   nextflow run workflows/nextflow/main.nf --queries q.fasta --db db.fasta.gz --shards 8
+ *   nextflow run workflows/nextflow/main.nf --queries q.fasta --db db.fasta.gz --chunk_size 5000
  *   nextflow run workflows/nextflow/main.nf --queries q.fasta --db db.fasta.gz --split queries
+ *   nextflow run workflows/nextflow/main.nf --pairs pairs.parquet            (one-to-one align)
+ *   nextflow run workflows/nextflow/main.nf --pairs cand.tsv --seqs set.fa   (pairs by id)
+ *
+ * --chunk_size is the number of records per shard (shards = records / chunk_size).
  *
  * Database shards use the whole database's residues and sequences (--db-size/--db-seqs) so
  * their E-values are those of the unsharded search; `swarrow merge` keeps the global top hits
@@ -14,6 +18,7 @@ nextflow.enable.dsl = 2
 
 include { SWARROW_SEARCH } from './modules/local/swarrow/search/main'
 include { SWARROW_MERGE  } from './modules/local/swarrow/merge/main'
+include { SWARROW_ALIGN  } from './modules/local/swarrow/align/main'
 
 params.queries    = "${projectDir}/../../examples/queries.fasta"
 params.db         = "${projectDir}/../../examples/db.fasta.gz"
@@ -21,6 +26,8 @@ params.split      = 'db'     // 'db': shard the database; 'queries': shard the q
 params.chunk_size = 60       // records per shard (the bundled database of 156 makes 3 shards)
 params.top        = 10
 params.outdir     = 'swarrow-results'
+params.pairs      = null     // a pair table: align it instead of searching
+params.seqs       = null     // with --pairs of candidate ids: the sequences they name
 
 /* Numbers the chunks of one FASTA in file order: [meta, chunk] with meta.shard = 0, 1, ... */
 def numbered(chunks) {
@@ -28,6 +35,12 @@ def numbered(chunks) {
 }
 
 workflow {
+    if (params.pairs) {
+        pairs = channel.fromPath(params.pairs, checkIfExists: true).map { p -> [[id: p.baseName], p] }
+        seqs  = params.seqs ? channel.fromPath(params.seqs, checkIfExists: true).first() : []
+        SWARROW_ALIGN(pairs, seqs)
+        return
+    }
     queries = channel.fromPath(params.queries, checkIfExists: true)
     db      = channel.fromPath(params.db, checkIfExists: true)
 

@@ -2,7 +2,7 @@ process SWARROW_MERGE {
     tag "$meta.id"
     label 'process_single'
 
-    conda "${moduleDir}/../search/environment.yml"
+    conda "${moduleDir}/../environment.yml"
     container "swarrow:0.1.0"
 
     input:

@@ -5,7 +5,7 @@ process SWARROW_SEARCH {
     // CPU when the task lands on a machine without one.
     accelerator 1
 
-    conda "${moduleDir}/environment.yml"
+    conda "${moduleDir}/../environment.yml"
     container "swarrow:0.1.0"
 
     input:

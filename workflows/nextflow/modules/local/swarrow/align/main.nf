@@ -1,0 +1,54 @@
+process SWARROW_ALIGN {
+    tag "$meta.id"
+    label 'process_gpu'
+    // One GPU per task where the executor schedules GPUs; `--device auto` falls back to the
+    // CPU when the task lands on a machine without one.
+    accelerator 1
+
+    conda "${moduleDir}/../environment.yml"
+    container "swarrow:0.1.0"
+
+    input:
+    // pairs: a pair table (TSV, Arrow, Parquet) with the sequences, or candidate ids when
+    // seqs (a FASTA, makedb or table of id and sequence) is given; [] for none.
+    tuple val(meta), path(pairs)
+    path seqs
+
+    output:
+    tuple val(meta), path("*.parquet"), emit: alignments
+    path "versions.yml"               , emit: versions
+
+    when:
+    task.ext.when == null || task.ext.when
+
+    script:
+    // ext.args: extra options, e.g. "--columns query,target,score,cigar" or "--dna".
+    def args = task.ext.args ?: ''
+    def prefix = task.ext.prefix ?: "${meta.id}"
+    def by_id = seqs ? "--seqs ${seqs}" : ''
+    """
+    swarrow align \\
+        --pairs ${pairs} \\
+        ${by_id} \\
+        -o ${prefix}.parquet \\
+        --threads ${task.cpus} \\
+        --quiet \\
+        ${args}
+
+    cat <<-END_VERSIONS > versions.yml
+    "${task.process}":
+        swarrow: \$(swarrow --version | sed 's/^swarrow //')
+    END_VERSIONS
+    """
+
+    stub:
+    def prefix = task.ext.prefix ?: "${meta.id}"
+    """
+    touch ${prefix}.parquet
+
+    cat <<-END_VERSIONS > versions.yml
+    "${task.process}":
+        swarrow: \$(swarrow --version | sed 's/^swarrow //')
+    END_VERSIONS
+    """
+}
