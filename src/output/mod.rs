@@ -334,6 +334,41 @@ mod tests {
         }
     }
 
+    // Text rows are formatted in pieces on several threads: every row, once, in order, across
+    // pieces and batches (expected lines built here with format!, not by the writer's code).
+    #[test]
+    fn text_rows_come_out_in_order_across_formatting_pieces() {
+        let columns = Columns::parse("query,target,score,qstart,bits", Mode::Align).unwrap();
+        let kept = Kept::default();
+        let mut writer = writer_on(
+            sink::Sink::test(Box::new(kept.clone())),
+            Format::Tsv,
+            &columns,
+            &Schema::empty(),
+            &RunMetadata::new(),
+        )
+        .unwrap();
+        let mut expected = String::new();
+        let mut next = 0usize;
+        for rows in [1usize, 10_000, 4096, 8193] {
+            let mut batch = ResultBatch::new();
+            let ids: Vec<(String, String)> = (next..next + rows).map(|i| (format!("q{i}"), format!("t{i}"))).collect();
+            for (k, (q, t)) in ids.iter().enumerate() {
+                let i = (next + k) as i32;
+                let bits = Some(i as f64 / 8.0);
+                batch.push(ResultRow { query: q, target: t, score: i, qstart: i % 7, bits, ..one_row().row(0) });
+                expected.push_str(&format!("{q}\t{t}\t{i}\t{}\t{:.1}\n", i % 7, i as f64 / 8.0));
+            }
+            writer.write(&batch).unwrap();
+            next += rows;
+        }
+        writer.finish().unwrap();
+        let text = String::from_utf8(kept.0.lock().unwrap().clone()).unwrap();
+        let body = text.split_once('\n').unwrap().1;
+        assert_eq!(body.lines().count(), next);
+        assert!(body == expected, "rows out of order or missing");
+    }
+
     #[test]
     fn other_errors_are_not_broken_pipes() {
         assert!(!is_broken_pipe(&Error::io("x", io::Error::from(io::ErrorKind::Other))));
