@@ -21,6 +21,8 @@
 // Output per job: up to ceil((m + n) / 16) words of operations, last first (16 per word,
 // 2 bits each: 0 a pair, 1 'D', 2 'I'), and meta = (operations, H(m,n), 1 if the walk ended
 // at the start in the H state, 0). The host turns pairs into '=' or 'X' by the residues.
+// With PATH_COUNTS (the identity columns alone), the walk counts instead of writing: ops
+// holds (identities, gap opens) per job at 2k, and meta's last field the pairs.
 
 typedef unsigned int u32;
 typedef unsigned char u8;
@@ -123,10 +125,15 @@ extern "C" __global__ void __launch_bounds__(128)
 
     // The walk, from H(rows-1, cols-1) (0-based) back to before (0, 0).
     const u32 h_kind = tr ? 2u : 1u, v_kind = tr ? 1u : 2u;
+#ifndef PATH_COUNTS
     u32* out = ops + out_at[k];
+    u32 acc = 0;
+#else
+    // Runs of one gap kind count one open each (a 'D' run next to an 'I' run: two).
+    u32 pairs = 0, ident = 0, opens = 0, last = 3;
+#endif
     int i = rows - 1, j = cols - 1;
     int state = 0;  // 0 H, 1 horizontal gap state, 2 vertical
-    u32 acc = 0;
     int n = 0;
     int at_strip = -1, at_col = -1;
     u64 word = 0;
@@ -143,6 +150,10 @@ extern "C" __global__ void __launch_bounds__(128)
             const u32 from = nib & 3u;
             if (from == 0) {
                 op = 0;
+#ifdef PATH_COUNTS
+                pairs++;
+                ident += rs[i] == cs[j] ? 1u : 0u;
+#endif
                 i--;
                 j--;
             } else {
@@ -158,14 +169,26 @@ extern "C" __global__ void __launch_bounds__(128)
             i--;
         }
         if (op < 4) {
+#ifndef PATH_COUNTS
             acc |= op << (2 * (n & 15));
-            n++;
-            if ((n & 15) == 0) {
-                out[(n >> 4) - 1] = acc;
+            if (((n + 1) & 15) == 0) {
+                out[n >> 4] = acc;
                 acc = 0;
             }
+#else
+            opens += op != 0 && op != last ? 1u : 0u;
+            last = op;
+#endif
+            n++;
         }
     }
+    const int ended = (i == -1 && j == -1 && state == 0) ? 1 : 0;
+#ifndef PATH_COUNTS
     if (n & 15) out[n >> 4] = acc;
-    meta[k] = make_int4(n, result, (i == -1 && j == -1 && state == 0) ? 1 : 0, 0);
+    meta[k] = make_int4(n, result, ended, 0);
+#else
+    ops[2 * (u64)k] = ident;
+    ops[2 * (u64)k + 1] = opens;
+    meta[k] = make_int4(n, result, ended, (int)pairs);
+#endif
 }

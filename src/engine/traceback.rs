@@ -21,8 +21,7 @@
 //! [`trace`] stores one direction byte per cell; rectangles over [`BLOCK_CELLS`] are walked
 //! block by block from checkpoint columns, so memory stays bounded whatever the lengths.
 //! [`path_stats`] computes the same statistics in one forward pass without directions (the
-//! counters of the path the rule picks, carried per state): the specification of the GPU
-//! kernel `kernels/path_stats.cu`, and tested equal to [`trace`].
+//! counters of the path the rule picks, carried per state), tested equal to [`trace`].
 
 use super::Alignment;
 use crate::error::{Error, Result};

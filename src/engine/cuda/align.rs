@@ -23,7 +23,7 @@
 use super::align_plan::*;
 use super::config::CudaConfig;
 use super::kernels;
-use super::path_plan::{plan_paths, PathLaunch, PATH_BUDGET_WORDS};
+use super::path_plan::{plan_paths, PathLaunch, PathPlan, PATH_BUDGET_WORDS};
 use super::runtime::{dev_err, Gpu};
 use crate::engine::traceback::{self, Traceback};
 use crate::engine::Alignment;
@@ -609,32 +609,31 @@ impl GpuAligner {
         })
     }
 
-    /// Counters of each alignment's traceback path by the path rule (see
-    /// `kernels/path_stats.cu`), in input order: `Some([pairs, nident, gap opens])`, or
-    /// `None` for a rectangle the GPU leaves to the caller (a side of 65,536 or more, or
-    /// more than [`GPU_STATS_MAX_CELLS`] cells: one GPU thread walks a rectangle). Score 0
-    /// gives zeros.
+    /// Counters of each alignment's traceback path by the path rule, in input order:
+    /// `Some([pairs, nident, gap opens])`, or `None` for a rectangle the GPU leaves to the
+    /// caller (as for [`Self::paths`]). Score 0 gives zeros. The traceback kernel counts
+    /// the path as it walks it (`kernels/path_trace.cu`, PATH_COUNTS): directions cost a
+    /// memory store per cell, and a forward pass carrying counters per state had twice the
+    /// instructions per cell (measured 3.4x slower on the H100).
     pub fn path_counts(&self, pairs: PairSeqs<'_>, alignments: &[Alignment]) -> Result<Vec<Option<[u32; 3]>>> {
         if alignments.len() != pairs.len() {
             return Err(Error::Internal("path statistics: alignments and pairs differ in number".into()));
         }
         self.by_pieces(pairs, self.path_piece_pairs(pairs.len()), |d, s, piece, r| {
-            self.path_counts_chunk(d, s, piece, &alignments[r])
+            self.traced_counts_chunk(d, s, piece, &alignments[r])
         })
     }
 
-    fn path_counts_chunk(
+    /// [`Self::path_counts`] of one piece by the traceback kernel in its counting variant.
+    fn traced_counts_chunk(
         &self,
         d: &Device,
         si: usize,
         pairs: PairSeqs<'_>,
         alignments: &[Alignment],
     ) -> Result<Vec<Option<[u32; 3]>>> {
-        let stream = &d.streams[si];
-        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
-        let staging = &mut *staging;
+        let mut plan = plan_paths(pairs, alignments, d.path_budget);
         let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
-        let mut plan = plan_path_stats(pairs, alignments, kernels::PATH_STATS_ROWS);
         for &i in &plan.elsewhere {
             out[i as usize] = None;
         }
@@ -642,42 +641,84 @@ impl GpuAligner {
             return Ok(out);
         }
         let t0 = Instant::now();
-        let seqs = self.upload_rectangles(d, stream, staging, pairs, &mut plan.jobs)?;
-        let err = |what: &'static str| dev_err(what);
-        let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
-        let index = stream.clone_htod(&plan.index).map_err(err("uploading path jobs"))?;
-        let at = stream.clone_htod(&plan.scratch_at).map_err(err("uploading path jobs"))?;
-        let cols = plan.scratch_cols.max(1);
-        let scratch_h = unsafe { stream.alloc::<u32>(4 * cols) }.map_err(err("allocating path scratch"))?;
-        let scratch_b = unsafe { stream.alloc::<u32>(2 * cols) }.map_err(err("allocating path scratch"))?;
-        let mut res = stream.alloc_zeros::<i32>(4 * pairs.len()).map_err(err("allocating path results"))?;
-        let f = self.path_kernel(d, kernels::path_stats())?;
-        let njobs = plan.index.len() as i32;
-        let cfg = LaunchConfig {
-            grid_dim: ((plan.index.len() as u32).div_ceil(128), 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: (self.nc1 * self.nc1) as u32,
-        };
-        let mut lb = stream.launch_builder(&f);
-        lb.arg(&jobs).arg(&index).arg(&njobs).arg(seqs).arg(&d.matrix).arg(&self.nc1);
-        lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(&mut res).arg(&scratch_h).arg(&scratch_b).arg(&at);
-        unsafe { lb.launch(cfg) }.map_err(err("launching path_stats"))?;
-        let raw = stream.clone_dtoh(&res).map_err(err("reading path statistics"))?;
-        for &i in &plan.index {
+        let words = 2 * plan.index.len();
+        let (counts, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_counts(), words)?;
+        for (k, &i) in plan.index.iter().enumerate() {
             let i = i as usize;
-            let c = &raw[4 * i..4 * i + 4];
-            if c[3] != alignments[i].score {
+            let (h, ended, n) = (meta[4 * k + 1], meta[4 * k + 2], meta[4 * k + 3]);
+            if h != alignments[i].score || ended != 1 || n < 0 {
                 return Err(Error::Internal(format!(
-                    "GPU path statistics: the rectangle of pair {} scores {} end to end, not its score {}",
+                    "GPU path statistics of pair {} ({:?}): the rectangle scores {h} end to end, walk ended: {ended}",
                     i + 1,
-                    c[3],
-                    alignments[i].score
+                    alignments[i]
                 )));
             }
-            out[i] = Some([c[0] as u32, c[1] as u32, c[2] as u32]);
+            out[i] = Some([n as u32, counts[2 * k], counts[2 * k + 1]]);
         }
         self.counters.stats_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(out)
+    }
+
+    /// Runs the traceback kernel `build` over `plan`'s rectangles on stream `si` (their
+    /// residues uploaded first) and reads back `out_words` words of its output and its meta
+    /// (4 per job).
+    fn trace_rectangles(
+        &self,
+        d: &Device,
+        si: usize,
+        pairs: PairSeqs<'_>,
+        plan: &mut PathPlan,
+        build: kernels::Build,
+        out_words: usize,
+    ) -> Result<(Vec<u32>, Vec<i32>)> {
+        let stream = &d.streams[si];
+        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
+        let staging = &mut *staging;
+        let t0 = Instant::now();
+        // Taken out while the residues' buffer is borrowed; put back below.
+        let mut bufs = std::mem::take(&mut staging.paths);
+        let seqs = self.upload_rectangles(d, stream, staging, pairs, &mut plan.jobs)?;
+        let err = |what: &'static str| dev_err(what);
+        let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
+        let region = stream.clone_htod(&plan.region).map_err(err("uploading path jobs"))?;
+        let out_at = stream.clone_htod(&plan.out_at).map_err(err("uploading path jobs"))?;
+        self.counters.trace_upload_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let most = |f: fn(&PathLaunch) -> u64| plan.launches.iter().map(f).max().unwrap_or(0).max(1) as usize;
+        let t0 = Instant::now();
+        let jobs_n = plan.index.len();
+        let out_words = out_words.max(1);
+        let read = (|| -> Result<(Vec<u32>, Vec<i32>)> {
+            grown(&mut bufs.dirs, most(|l| l.dirs_words), stream, "allocating path directions")?;
+            grown(&mut bufs.scratch, 2 * most(|l| l.scratch_cells), stream, "allocating path scratch")?;
+            grown(&mut bufs.ops, out_words, stream, "allocating paths")?;
+            grown(&mut bufs.meta, 4 * jobs_n, stream, "allocating paths")?;
+            let (Some(dirs), Some(scratch), Some(ops), Some(meta)) =
+                (&bufs.dirs, &bufs.scratch, &mut bufs.ops, &mut bufs.meta)
+            else {
+                return Err(Error::Internal("path buffers missing".into()));
+            };
+            let f = self.path_kernel(d, build)?;
+            for l in &plan.launches {
+                let (first, count) = (l.first as i32, l.count as i32);
+                let cfg = LaunchConfig {
+                    grid_dim: ((l.count as u32).div_ceil(128), 1, 1),
+                    block_dim: (128, 1, 1),
+                    shared_mem_bytes: (self.nc1 * self.nc1) as u32,
+                };
+                let mut lb = stream.launch_builder(&f);
+                lb.arg(&jobs).arg(&first).arg(&count).arg(&region).arg(seqs).arg(&d.matrix).arg(&self.nc1);
+                lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(dirs).arg(scratch).arg(&out_at).arg(&mut *ops);
+                lb.arg(&mut *meta);
+                unsafe { lb.launch(cfg) }.map_err(err("launching path_trace"))?;
+            }
+            let words = stream.clone_dtoh(&ops.slice(..out_words)).map_err(err("reading paths"))?;
+            let meta = stream.clone_dtoh(&meta.slice(..4 * jobs_n)).map_err(err("reading paths"))?;
+            Ok((words, meta))
+        })();
+        staging.paths = bufs;
+        let read = read?;
+        self.counters.trace_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(read)
     }
 
     /// A path kernel of `d` (`kernels::path_stats` or `kernels::path_trace`), compiled or
@@ -715,9 +756,6 @@ impl GpuAligner {
         sc: &Scoring,
     ) -> Result<Vec<Option<Traceback>>> {
         use rayon::prelude::*;
-        let stream = &d.streams[si];
-        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
-        let staging = &mut *staging;
         let mut plan = plan_paths(pairs, alignments, d.path_budget);
         let mut out: Vec<Option<Traceback>> = vec![Some(Traceback::default()); pairs.len()];
         for &i in &plan.elsewhere {
@@ -726,48 +764,9 @@ impl GpuAligner {
         if plan.index.is_empty() {
             return Ok(out);
         }
+        let out_words = plan.out_words;
+        let (words, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_trace(), out_words)?;
         let t0 = Instant::now();
-        // Taken out while the residues' buffer is borrowed; put back below.
-        let mut bufs = std::mem::take(&mut staging.paths);
-        let seqs = self.upload_rectangles(d, stream, staging, pairs, &mut plan.jobs)?;
-        let err = |what: &'static str| dev_err(what);
-        let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
-        let region = stream.clone_htod(&plan.region).map_err(err("uploading path jobs"))?;
-        let out_at = stream.clone_htod(&plan.out_at).map_err(err("uploading path jobs"))?;
-        let uploaded = t0.elapsed();
-        let most = |f: fn(&PathLaunch) -> u64| plan.launches.iter().map(f).max().unwrap_or(0).max(1) as usize;
-        let jobs_n = plan.index.len();
-        let read = (|| -> Result<(Vec<u32>, Vec<i32>)> {
-            grown(&mut bufs.dirs, most(|l| l.dirs_words), stream, "allocating path directions")?;
-            grown(&mut bufs.scratch, 2 * most(|l| l.scratch_cells), stream, "allocating path scratch")?;
-            grown(&mut bufs.ops, plan.out_words.max(1), stream, "allocating paths")?;
-            grown(&mut bufs.meta, 4 * jobs_n, stream, "allocating paths")?;
-            let (Some(dirs), Some(scratch), Some(ops), Some(meta)) =
-                (&bufs.dirs, &bufs.scratch, &mut bufs.ops, &mut bufs.meta)
-            else {
-                return Err(Error::Internal("path buffers missing".into()));
-            };
-            let f = self.path_kernel(d, kernels::path_trace())?;
-            for l in &plan.launches {
-                let (first, count) = (l.first as i32, l.count as i32);
-                let cfg = LaunchConfig {
-                    grid_dim: ((l.count as u32).div_ceil(128), 1, 1),
-                    block_dim: (128, 1, 1),
-                    shared_mem_bytes: (self.nc1 * self.nc1) as u32,
-                };
-                let mut lb = stream.launch_builder(&f);
-                lb.arg(&jobs).arg(&first).arg(&count).arg(&region).arg(seqs).arg(&d.matrix).arg(&self.nc1);
-                lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(dirs).arg(scratch).arg(&out_at).arg(&mut *ops);
-                lb.arg(&mut *meta);
-                unsafe { lb.launch(cfg) }.map_err(err("launching path_trace"))?;
-            }
-            let words = stream.clone_dtoh(&ops.slice(..plan.out_words.max(1))).map_err(err("reading paths"))?;
-            let meta = stream.clone_dtoh(&meta.slice(..4 * jobs_n)).map_err(err("reading paths"))?;
-            Ok((words, meta))
-        })();
-        staging.paths = bufs;
-        let (words, meta) = read?;
-        let gpu_done = t0.elapsed();
         let traced: Vec<(usize, Result<Traceback>)> = (0..plan.index.len())
             .into_par_iter()
             .with_min_len(256)
@@ -793,9 +792,7 @@ impl GpuAligner {
         for (i, tb) in traced {
             out[i] = Some(tb?);
         }
-        self.counters.trace_upload_ns.fetch_add(uploaded.as_nanos() as u64, Ordering::Relaxed);
-        self.counters.trace_ns.fetch_add((gpu_done - uploaded).as_nanos() as u64, Ordering::Relaxed);
-        self.counters.decode_ns.fetch_add((t0.elapsed() - gpu_done).as_nanos() as u64, Ordering::Relaxed);
+        self.counters.decode_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(out)
     }
 
@@ -926,7 +923,7 @@ impl GpuAligner {
             ("align GPU passes and read-back (summed over streams)".into(), secs(&c.gpu_ns)),
             ("path statistics on the GPU (summed over streams)".into(), secs(&c.stats_ns)),
             ("traceback: residues and jobs uploaded (summed over streams)".into(), secs(&c.trace_upload_ns)),
-            ("traceback paths on the GPU and read back (summed over streams)".into(), secs(&c.trace_ns)),
+            ("traceback kernel on the GPU and read back (summed over streams)".into(), secs(&c.trace_ns)),
             ("traceback paths decoded on the host (summed over streams)".into(), secs(&c.decode_ns)),
         ];
         for (k, d) in self.devices.iter().enumerate() {

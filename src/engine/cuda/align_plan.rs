@@ -328,59 +328,6 @@ pub fn piece_ranges(pairs: PairSeqs<'_>, max_pairs: usize, max_bytes: usize) -> 
     super::layout::consecutive_ranges(pairs.iter().map(|(q, t)| q.len() + t.len()), 0, max_bytes, max_pairs)
 }
 
-/// Largest rectangle one GPU thread walks for path statistics; larger ones go to the CPU.
-pub const GPU_STATS_MAX_CELLS: u64 = 1 << 24;
-
-/// The path-statistics kernel's work for one piece (see `kernels/path_stats.cu`).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct StatsPlan {
-    /// Per job: (query offset, target offset, m, n) of the rectangle, largest first.
-    pub jobs: Vec<u32>,
-    /// Per job: the pair it belongs to.
-    pub index: Vec<u32>,
-    /// Per job: its first scratch column (jobs of one strip share column 0, unused).
-    pub scratch_at: Vec<u64>,
-    pub scratch_cols: usize,
-    /// Pairs with an alignment the GPU does not take (too large a rectangle).
-    pub elsewhere: Vec<u32>,
-}
-
-/// Jobs for the alignments with a score: rectangles q[qstart..=qend] x t[tstart..=tend]
-/// (offsets into the piece's residues, as `pack_descs` lays them out), largest first so a
-/// warp's threads walk similar areas. Strips of `rows` run over the shorter side; a
-/// rectangle of several strips gets scratch columns along its longer side.
-pub fn plan_path_stats(pairs: PairSeqs<'_>, alignments: &[Alignment], rows: u32) -> StatsPlan {
-    let offsets: Vec<usize> = pairs.offsets().collect();
-    let mut plan = StatsPlan::default();
-    let mut order: Vec<(u64, u32, [u32; 4])> = Vec::new();
-    for (i, a) in alignments.iter().enumerate() {
-        if a.score <= 0 {
-            continue;
-        }
-        let (m, n) = ((a.qend - a.qstart + 1) as u64, (a.tend - a.tstart + 1) as u64);
-        if m.max(n) >= 1 << 16 || m * n > GPU_STATS_MAX_CELLS {
-            plan.elsewhere.push(i as u32);
-            continue;
-        }
-        let q = offsets[2 * i] as u32 + a.qstart - 1;
-        let t = offsets[2 * i + 1] as u32 + a.tstart - 1;
-        order.push((m * n, i as u32, [q, t, m as u32, n as u32]));
-    }
-    order.sort_by_key(|&(cells, i, _)| (std::cmp::Reverse(cells), i));
-    for (_, i, job) in order {
-        plan.jobs.extend_from_slice(&job);
-        plan.index.push(i);
-        let (short, long) = (job[2].min(job[3]), job[2].max(job[3]));
-        if short > rows {
-            plan.scratch_at.push(plan.scratch_cols as u64);
-            plan.scratch_cols += long as usize;
-        } else {
-            plan.scratch_at.push(0);
-        }
-    }
-    plan
-}
-
 /// One cell reported by the kernel: score and 0-based (row, column); -1 when score is 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cell {
@@ -778,39 +725,5 @@ mod tests {
         let bad = Scoring::new(Matrix::dna(200, -3), 5, 2).unwrap();
         assert!(kernel_matrix(&bad).is_err());
         let _ = Alphabet::Dna;
-    }
-
-    #[test]
-    fn path_stats_jobs_point_at_each_rectangle_largest_first() {
-        let mut rng = Rng(99);
-        let owned: Vec<(Vec<u8>, Vec<u8>)> = (0..300).map(|_| random_pair(&mut rng, 20, 60, 90)).collect();
-        let refs: Vec<(&[u8], &[u8])> = owned.iter().map(|(q, t)| (&q[..], &t[..])).collect();
-        let seqs = crate::seq::SeqPairs::from_slices(&refs);
-        let sc = Scoring::blosum62();
-        let alns: Vec<Alignment> = refs.iter().map(|(q, t)| scalar::align_pair(q, t, &sc).unwrap()).collect();
-        let plan = plan_path_stats(seqs.view(), &alns, 16);
-        let scored: Vec<u32> = (0..alns.len() as u32).filter(|&i| alns[i as usize].score > 0).collect();
-        let mut got = plan.index.clone();
-        got.sort();
-        assert_eq!(got, scored, "every scored pair once, no other");
-        assert!(plan.elsewhere.is_empty());
-        let residues = seqs.view().residues();
-        let mut last = u64::MAX;
-        let mut cols = 0;
-        for (k, &i) in plan.index.iter().enumerate() {
-            let (a, (q, t)) = (&alns[i as usize], refs[i as usize]);
-            let job = &plan.jobs[4 * k..4 * k + 4];
-            let (m, n) = (job[2] as usize, job[3] as usize);
-            assert_eq!((m, n), ((a.qend - a.qstart + 1) as usize, (a.tend - a.tstart + 1) as usize));
-            assert_eq!(&residues[job[0] as usize..job[0] as usize + m], &q[a.qstart as usize - 1..a.qend as usize]);
-            assert_eq!(&residues[job[1] as usize..job[1] as usize + n], &t[a.tstart as usize - 1..a.tend as usize]);
-            assert!((m * n) as u64 <= last, "largest first");
-            last = (m * n) as u64;
-            if m.min(n) > 16 {
-                assert_eq!(plan.scratch_at[k], cols as u64);
-                cols += m.max(n);
-            }
-        }
-        assert_eq!(plan.scratch_cols, cols);
     }
 }

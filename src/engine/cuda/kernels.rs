@@ -35,8 +35,6 @@ pub enum Kernel {
     Search,
     /// One-to-one alignment: score, end and start (`kernels/align.cu`).
     Align,
-    /// Traceback statistics by the path rule (`kernels/path_stats.cu`).
-    PathStats,
     /// Traceback paths by the path rule (`kernels/path_trace.cu`).
     PathTrace,
     /// GATK PairHMM likelihoods (`kernels/pairhmm.cu`).
@@ -56,7 +54,6 @@ impl Kernel {
         match self {
             Kernel::Search => ("sw_search.cu", include_str!("../../../kernels/sw_search.cu")),
             Kernel::Align => ("align.cu", include_str!("../../../kernels/align.cu")),
-            Kernel::PathStats => ("path_stats.cu", include_str!("../../../kernels/path_stats.cu")),
             Kernel::PathTrace => ("path_trace.cu", include_str!("../../../kernels/path_trace.cu")),
             Kernel::PairHmm => ("pairhmm.cu", include_str!("../../../kernels/pairhmm.cu")),
         }
@@ -67,7 +64,6 @@ impl Kernel {
         match self {
             Kernel::Search => "sw_search",
             Kernel::Align => "align_pairs",
-            Kernel::PathStats => "path_stats",
             Kernel::PathTrace => "path_trace",
             Kernel::PairHmm => "pairhmm_forward",
         }
@@ -146,22 +142,16 @@ pub fn align(rows: u32, packed: bool) -> Build {
     build(Kernel::Align, Some(Shape { threads: 0, rows }), if packed { "_s16x2" } else { "_s32" }, options)
 }
 
-/// Rows per strip of the path-statistics kernel (one thread per rectangle).
-pub const PATH_STATS_ROWS: u32 = 16;
-
-pub fn path_stats() -> Build {
-    build(
-        Kernel::PathStats,
-        Some(Shape { threads: 1, rows: PATH_STATS_ROWS }),
-        "",
-        vec![format!("-DROWS={PATH_STATS_ROWS}")],
-    )
-}
-
 /// The traceback kernel: one thread per rectangle, strips of 16 rows (one 64-bit word of
 /// 4-bit directions per column).
 pub fn path_trace() -> Build {
     build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), "", Vec::new())
+}
+
+/// The traceback kernel counting each path (pairs, identities, gap opens) instead of
+/// writing it: the identity columns alone.
+pub fn path_counts() -> Build {
+    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), "_counts", vec!["-DPATH_COUNTS=1".into()])
 }
 
 /// The PairHMM kernel in single or double precision; `extra` are tuning options.
@@ -176,8 +166,8 @@ pub fn all() -> Vec<Build> {
     let mut out: Vec<Build> = SEARCH_SHAPES.iter().map(|&s| search(s, &[])).collect();
     out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true)));
     out.push(align(ALIGN_WIDE_ROWS, false));
-    out.push(path_stats());
     out.push(path_trace());
+    out.push(path_counts());
     out.extend([false, true].map(|d| pairhmm(d, &[])));
     out
 }

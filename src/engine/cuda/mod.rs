@@ -187,8 +187,8 @@ impl Engine for CudaEngine {
         &self.scoring
     }
 
-    /// Paths on the GPU (the traceback kernel), statistics alone by the path-statistics
-    /// kernel; rectangles too large for either on the CPU (bounded memory, all cores).
+    /// Paths on the GPU (the traceback kernel), statistics alone by its counting variant;
+    /// rectangles over the GPU's direction budget on the CPU (bounded memory, all cores).
     fn traceback(&self, pairs: PairSeqs<'_>, alignments: &[Alignment], path: bool) -> Result<Vec<Traceback>> {
         if path {
             let traced = self.aligner()?.paths(pairs, alignments, &self.scoring)?;

@@ -73,7 +73,8 @@ pub fn plan_paths(pairs: PairSeqs<'_>, alignments: &[Alignment], budget_words: u
         let t = offsets[2 * i + 1] as u32 + a.tstart - 1;
         order.push(((strips, cols), i as u32, [q, t, m as u32, n as u32]));
     }
-    order.sort_by_key(|&(shape, i, _)| (std::cmp::Reverse(shape), i));
+    // The pair index makes every key distinct: an unstable sort gives the one order.
+    order.sort_unstable_by_key(|&(shape, i, _)| (std::cmp::Reverse(shape), i));
     for &(_, i, job) in &order {
         plan.jobs.extend_from_slice(&job);
         plan.index.push(i);
@@ -259,6 +260,26 @@ mod tests {
                 let at = plan.out_at[k] as usize;
                 let op = |x: usize| (ops[at + x / 16] >> (2 * (x % 16)) & 3) as u8;
                 traced[i] = Some(from_ops(&seqs[i].0, &seqs[i].1, sc, &alignments[i], n, op).unwrap());
+                // The counting variant (PATH_COUNTS) counts in the walk's order what it would
+                // have written: its counts against the forward-carry specification.
+                let a = &alignments[i];
+                let (q, t) = (&seqs[i].0[a.qstart as usize - 1..], &seqs[i].1[a.tstart as usize - 1..]);
+                let (mut qi, mut tj) = ((a.qend - a.qstart) as usize, (a.tend - a.tstart) as usize);
+                let (mut pairs, mut ident, mut opens, mut last) = (0u32, 0u32, 0u32, 3u8);
+                for x in 0..n {
+                    let o = op(x);
+                    if o == 0 {
+                        pairs += 1;
+                        ident += (q[qi] == t[tj]) as u32;
+                    }
+                    opens += (o != 0 && o != last) as u32;
+                    last = o;
+                    // Wraps past 0 only after the walk's last operation.
+                    qi = qi.wrapping_sub((o != 1) as usize);
+                    tj = tj.wrapping_sub((o != 2) as usize);
+                }
+                let want = traceback::path_stats(&seqs[i].0, &seqs[i].1, sc, a).unwrap();
+                assert_eq!((pairs, ident, opens), (want.nident + want.mismatch, want.nident, want.gapopen), "pair {i}");
             }
         }
         for (i, (q, t)) in seqs.iter().enumerate() {
