@@ -3,8 +3,8 @@
 # parasail (Debian python3-parasail) for the golden test; NCBI BLAST+ and Biopython (Debian
 # ncbi-blast+, python3-biopython) for the BLAST tabular test; groovy (Debian) for the Nextflow
 # syntax check; Intel's GKL with a JDK (Debian) for the pairhmm oracle (tests/pairhmm_gkl.rs);
-# a Python venv target/pyenv with pinned Snakemake, DuckDB, Polars and pyarrow
-# for the workflow and data-lake checks (tests/workflows.rs).
+# the Python venv .venv with the pinned packages of the workflow and data-lake checks
+# (tests/workflows.rs) and of the Python package's tests (scripts/python-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need_apt=()
@@ -25,19 +25,4 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# Workflow tools, pinned; reinstalled only when the pins change.
-pins="snakemake==9.27.1 duckdb==2.0.0 polars==2.1.0 pyarrow==26.0.1"
-venv=target/pyenv
-if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins" ]; then
-  py=$(command -v python3 || true)
-  if [ -n "$py" ] && { [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"; }; then
-    # shellcheck disable=SC2086
-    if "$venv/bin/python" -m pip install -q --disable-pip-version-check $pins; then
-      echo "$pins" > "$venv/.pins"
-    else
-      echo "install-test-deps: pip install into $venv failed; workflow tests skip outside CI" >&2
-    fi
-  else
-    echo "install-test-deps: cannot create the venv $venv; workflow tests skip outside CI" >&2
-  fi
-fi
+bash scripts/python-env.sh || echo "install-test-deps: no .venv; the tests needing it skip outside CI" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The Python package's checks (run by scripts/test.sh after cargo test): a venv in .venv
-# (git-ignored) with pinned pyarrow, Polars, DuckDB, pytest, PySpark and pandas (PySpark's); the package
-# installed from this checkout exactly as the README says (`pip install ./python`), built
+# The Python package's checks (run by scripts/test.sh after cargo test): in the repository's
+# venv, .venv (scripts/python-env.sh: pinned pyarrow, Polars, DuckDB, pytest, PySpark...), the
+# package installed from this checkout exactly as the README says (`pip install ./python`), built
 # with the dev profile (the wheel's release build takes minutes more and is what users
 # get); then pytest (tests/python) against the command line built by cargo, and the Spark
 # example on a local two-process Spark against the command line.
@@ -19,15 +19,8 @@ missing() {
   exit 77
 }
 [ -x "$SWARROW_BIN" ] || missing "the swarrow binary $SWARROW_BIN (cargo build)"
-pins="pyarrow==26.0.1 polars==2.1.0 duckdb==2.0.0 pytest==9.2.0 pyspark==4.1.1 pandas==2.3.3"
+bash scripts/python-env.sh || missing "the venv .venv (above: why)"
 venv=.venv
-if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins" ]; then
-  py=$(command -v python3) || missing python3
-  [ -x "$venv/bin/python" ] || "$py" -m venv "$venv" || missing "python3 venv (apt install python3-venv)"
-  # shellcheck disable=SC2086
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check $pins || missing "pip install $pins"
-  echo "$pins" > "$venv/.pins"
-fi
 # The README's install command; the dev profile shares the test build's compiled crates.
 MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   --force-reinstall --no-deps ./python

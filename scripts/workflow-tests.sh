@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 part=${1:?usage: workflow-tests.sh snakemake|lake|recipes|nextflow}
 : "${SWARROW_BIN:?set SWARROW_BIN to the swarrow binary}"
-py=$root/target/pyenv/bin/python
+# The repository's venv (scripts/python-env.sh).
+venv=$root/.venv
+py=$venv/bin/python
 missing() { echo "workflow-tests: missing $1 (run: bash scripts/install-test-deps.sh)" >&2; exit 77; }
 
 case $part in
@@ -35,10 +37,11 @@ case $part in
     exec groovy scripts/groovy-syntax-check.groovy $files
     ;;
   snakemake|lake|recipes)
-    [ -x "$py" ] || missing "Python venv target/pyenv"
-    "$py" -c 'import duckdb, polars, pyarrow' 2>/dev/null || missing "duckdb/polars/pyarrow in target/pyenv"
-    [ -x "$root/target/pyenv/bin/snakemake" ] || missing "snakemake in target/pyenv"
-    export PATH="$(dirname "$SWARROW_BIN"):$root/target/pyenv/bin:$PATH"
+    [ -x "$py" ] || missing "the Python venv .venv"
+    "$py" -c 'import duckdb, polars, pyarrow' 2>/dev/null || missing "duckdb/polars/pyarrow in .venv"
+    [ -x "$venv/bin/snakemake" ] || missing "snakemake in .venv"
+    # The binary under test first: the venv's bin may hold the Python package's swarrow too.
+    export PATH="$(dirname "$SWARROW_BIN"):$venv/bin:$PATH"
     exec "$py" scripts/workflow_checks.py "$part"
     ;;
   *)

@@ -7,18 +7,23 @@
 //! - counters the engines and readers update with cheap atomic adds: [`Work`] (cells done)
 //!   and the process-wide count of input bytes read ([`CountingRead`]);
 //! - the model, pure and unit-tested: [`estimate_total`] and [`Snapshot`] (fraction, rate,
-//!   ETA, the rendered line);
-//! - the reporter, [`Progress`]: one line on stderr, redrawn by a thread, only when stderr is
-//!   a terminal and the user did not ask for `--quiet`; a one-line summary at the end.
+//!   ETA, the line's text);
+//! - the reporter, [`Progress`]: one line on stderr, drawn by indicatif, fed the model's
+//!   numbers by a thread, only when stderr is a terminal and the user did not ask for
+//!   `--quiet`; a one-line summary at the end.
 //!
 //! The total: cells of the items read so far, scaled by the share of the input file read
 //! (bytes, below decompression) while the input is not exhausted, exact once it is. Reading
-//! runs ahead of the engines (a few batches), so the estimate settles early.
+//! runs ahead of the engines (a few batches), so the estimate settles early. indicatif would
+//! estimate an ETA from its position's recent steps alone; the line shows the model's instead,
+//! which also accounts for the total growing as input is read.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
 /// Cells computed so far: engines add to it from inside long calls, at coarse granularity
 /// (a query against a block of targets), so the cost is one uncontended atomic add per
@@ -129,13 +134,18 @@ impl Snapshot {
         Some(Duration::from_secs_f64(total.saturating_sub(self.done) as f64 / rate))
     }
 
-    /// The progress line (at most about 75 columns, so it never wraps on a common terminal):
-    /// `[#####---------------]  27% 3.1 of 11.6 Gcells  1.52 GCUPS  ETA 6s  aligning`, or
-    /// with an unknown total `- 3.1 Gcells  1.52 GCUPS  4s  aligning`.
-    pub fn render(&self, tick: usize) -> String {
-        const WIDTH: usize = 16;
+    /// The total the line draws a bar against: known and not zero (else a spinner).
+    fn bar_total(&self) -> Option<u64> {
+        self.fraction().and(self.total)
+    }
+
+    /// The model's text, drawn after indicatif's bar and percentage (of `done` against
+    /// `total`) or after its spinner: `3.1/11.6 Gcells  1.52 GCUPS  ETA 6s  aligning`, with an
+    /// unknown total `3.1 Gcells  1.52 GCUPS  4s  aligning`, for a phase that counts nothing
+    /// `1m05s starting the engine`.
+    pub fn message(&self) -> String {
         let unit = match self.unit {
-            Unit::None => return fit(format!("{} {} {}", spinner(tick), clock(self.elapsed), self.phase)),
+            Unit::None => return format!("{} {}", clock(self.elapsed), self.phase),
             Unit::Bytes => "B",
             Unit::Cells => "cells",
         };
@@ -144,44 +154,31 @@ impl Snapshot {
             (Unit::Bytes, Some(r)) => format!("{}/s", scaled(r, "B")),
             _ => "-".to_string(),
         };
-        let line = match (self.fraction(), self.total) {
-            (Some(f), Some(total)) => {
-                let filled = ((f * WIDTH as f64).floor() as usize).min(WIDTH);
+        match self.bar_total() {
+            Some(total) => {
                 let eta = self.eta().map_or_else(|| "--".to_string(), clock);
-                format!(
-                    "[{}{}] {:>3}% {}  {}  ETA {}  {}",
-                    "#".repeat(filled),
-                    "-".repeat(WIDTH - filled),
-                    (f * 100.0).floor() as u32,
-                    scaled_pair(self.done as f64, total as f64, unit),
-                    rate,
-                    eta,
-                    self.phase
-                )
+                format!("{}  {rate}  ETA {eta}  {}", scaled_pair(self.done as f64, total as f64, unit), self.phase)
             }
-            _ => format!(
-                "{} {}  {}  {}  {}",
-                spinner(tick),
-                scaled(self.done as f64, unit),
-                rate,
-                clock(self.elapsed),
-                self.phase
-            ),
-        };
-        fit(line)
+            None => format!("{}  {rate}  {}  {}", scaled(self.done as f64, unit), clock(self.elapsed), self.phase),
+        }
     }
 }
 
-/// Lines stay within 79 columns, so they never wrap (a wrapped line could not be erased).
-fn fit(line: String) -> String {
-    match line.char_indices().nth(79) {
-        Some((end, _)) => line[..end].to_string(),
-        None => line,
+/// indicatif's part of the line: a 16-column bar and the percentage, or a spinner; then the
+/// model's text, cut to the terminal's width so that the line never wraps.
+fn style(bar: bool) -> ProgressStyle {
+    let style = |template| ProgressStyle::with_template(template).expect("a valid progress template");
+    match bar {
+        // indicatif rounds its percentage (99.6% shows as 100%); floored like the bar, 100%
+        // means done.
+        true => style("[{bar:16}] {percent:>3}% {wide_msg}").progress_chars("#-").with_key(
+            "percent",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}", (state.fraction() * 100.0).floor());
+            },
+        ),
+        false => style("{spinner} {wide_msg}").tick_chars("-\\|/ "),
     }
-}
-
-fn spinner(tick: usize) -> char {
-    ['-', '\\', '|', '/'][tick % 4]
 }
 
 /// `7s`, `2m05s`, `1h02m`.
@@ -241,6 +238,8 @@ struct Phase {
 }
 
 struct Shared {
+    /// Draws the line; hidden when the reporter is.
+    bar: ProgressBar,
     visible: bool,
     interval: Duration,
     start: Instant,
@@ -253,13 +252,11 @@ struct Shared {
     phase: Mutex<Phase>,
     /// When the aligning phase began, for the summary's rate.
     compute_start: Mutex<Option<Instant>>,
-    /// Held while drawing, and while results go to a terminal stdout, so the two never mix.
-    terminal: Mutex<()>,
-    /// Whether a progress line is on the screen now.
-    drawn: AtomicBool,
+    /// The bar's style now: a bar (`true`) or a spinner; `None` before the first frame.
+    bar_style: Mutex<Option<bool>>,
     /// Results are written to standard output, and it is a terminal.
     stdout_is_terminal: bool,
-    drawer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    feeder: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// The reporter of one command. Hidden (counting only) when stderr is not a terminal or
@@ -272,19 +269,26 @@ impl Progress {
     /// when it is the same terminal.
     pub fn new(quiet: bool, results_on_stdout: bool) -> Progress {
         let visible = !quiet && std::io::stderr().is_terminal();
-        Progress::with_visibility(visible, results_on_stdout && std::io::stdout().is_terminal())
+        // indicatif's stderr target also stays blank where TERM says the terminal cannot erase
+        // a line (unset or `dumb`).
+        Progress::build(visible, ProgressDrawTarget::stderr(), results_on_stdout && std::io::stdout().is_terminal())
+            .start()
     }
 
     /// A reporter that never draws (library callers, tests).
     pub fn hidden() -> Progress {
-        Progress::with_visibility(false, false)
+        Progress::build(false, ProgressDrawTarget::hidden(), false)
     }
 
-    fn with_visibility(visible: bool, stdout_is_terminal: bool) -> Progress {
+    /// A reporter drawing on `target` when `visible`, not yet fed (see [`Progress::start`]).
+    fn build(visible: bool, target: ProgressDrawTarget, stdout_is_terminal: bool) -> Progress {
         // Tests shorten the redraw interval to see many frames of a short run.
         let ms = std::env::var("SWARROW_PROGRESS_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(150u64);
+        let target = if visible { target } else { ProgressDrawTarget::hidden() };
         let now = Instant::now();
-        let shared = Arc::new(Shared {
+        Progress(Arc::new(Shared {
+            // Cleared also when dropped unfinished, so that no stale line stays behind.
+            bar: ProgressBar::with_draw_target(None, target).with_finish(ProgressFinish::AndClear),
             visible,
             interval: Duration::from_millis(ms.max(1)),
             start: now,
@@ -302,17 +306,52 @@ impl Progress {
                 bytes_total: None,
             }),
             compute_start: Mutex::new(None),
-            terminal: Mutex::new(()),
-            drawn: AtomicBool::new(false),
+            bar_style: Mutex::new(None),
             stdout_is_terminal,
-            drawer: Mutex::new(None),
-        });
-        if visible {
-            let s = shared.clone();
-            let handle = std::thread::Builder::new().name("progress".into()).spawn(move || draw_loop(&s)).ok();
-            *lock(&shared.drawer) = handle;
+            feeder: Mutex::new(None),
+        }))
+    }
+
+    /// Starts the thread that hands the model's snapshots to indicatif, when visible: the
+    /// engines only add to counters, and the line moves while they are inside long calls.
+    fn start(self) -> Progress {
+        if self.0.visible {
+            let p = self.clone();
+            let handle = std::thread::Builder::new().name("progress".into()).spawn(move || p.feed()).ok();
+            *lock(&self.0.feeder) = handle;
         }
-        Progress(shared)
+        self
+    }
+
+    fn feed(&self) {
+        // A wait before the first frame: runs that end at once draw nothing.
+        while !self.0.stop.load(Relaxed) {
+            std::thread::sleep(self.0.interval);
+            if self.0.stop.load(Relaxed) {
+                break;
+            }
+            self.show(&self.snapshot());
+        }
+    }
+
+    /// Draws `s` through indicatif: done and total as the bar's position and length, so that
+    /// its bar and percentage are the model's fraction; the model's text as its message.
+    fn show(&self, s: &Snapshot) {
+        let bar = &self.0.bar;
+        let total = s.bar_total();
+        let mut bar_style = lock(&self.0.bar_style);
+        if *bar_style != Some(total.is_some()) {
+            bar.set_style(style(total.is_some()));
+            *bar_style = Some(total.is_some());
+        }
+        bar.update(|state| {
+            if let Some(total) = total {
+                state.set_len(total);
+            }
+            state.set_pos(s.done);
+        });
+        // indicatif redraws on each of the two calls: the text follows the bar at once.
+        bar.set_message(s.message());
     }
 
     /// The counter engines add computed cells to.
@@ -358,15 +397,13 @@ impl Progress {
     }
 
     /// Runs `write` (results going to stdout) with the progress line off the screen when
-    /// stdout is the same terminal, so no stale line is left between result lines.
+    /// stdout is the same terminal (indicatif's suspend: erased, then drawn again below).
     pub fn suspend<T>(&self, rows: u64, write: impl FnOnce() -> T) -> T {
         self.0.rows.fetch_add(rows, Relaxed);
-        if !(self.0.visible && self.0.stdout_is_terminal) {
-            return write();
+        match self.0.visible && self.0.stdout_is_terminal {
+            true => self.0.bar.suspend(write),
+            false => write(),
         }
-        let _guard = lock(&self.0.terminal);
-        clear(&self.0);
-        write()
     }
 
     /// The current state of the phase, as the model sees it.
@@ -410,11 +447,10 @@ impl Progress {
     /// Stops drawing and clears the line (also on failure, before the error is printed).
     pub fn stop(&self) {
         self.0.stop.store(true, Relaxed);
-        if let Some(handle) = lock(&self.0.drawer).take() {
+        if let Some(handle) = lock(&self.0.feeder).take() {
             let _ = handle.join();
         }
-        let _guard = lock(&self.0.terminal);
-        clear(&self.0);
+        self.0.bar.finish_and_clear();
     }
 }
 
@@ -426,34 +462,6 @@ impl std::fmt::Debug for Progress {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Erases the progress line if one is drawn (call with the terminal lock held).
-fn clear(s: &Shared) {
-    if s.drawn.swap(false, Relaxed) {
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(b"\r\x1b[2K");
-        let _ = err.flush();
-    }
-}
-
-fn draw_loop(s: &Arc<Shared>) {
-    let progress = Progress(s.clone());
-    let mut tick = 0;
-    // A short first wait: runs that end at once draw nothing.
-    while !s.stop.load(Relaxed) {
-        std::thread::sleep(s.interval);
-        if s.stop.load(Relaxed) {
-            break;
-        }
-        let line = progress.snapshot().render(tick);
-        tick += 1;
-        let _guard = lock(&s.terminal);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{line}");
-        let _ = err.flush();
-        s.drawn.store(true, Relaxed);
-    }
 }
 
 #[cfg(test)]
@@ -494,23 +502,22 @@ mod tests {
     }
 
     #[test]
-    fn line_shows_bar_percent_cells_rate_and_eta() {
+    fn text_shows_cells_rate_and_eta() {
         let s = snap(Unit::Cells, 3_000_000_000, Some(12_000_000_000), 2.0);
-        assert_eq!(s.render(0), "[####------------]  25% 3.0/12.0 Gcells  1.50 GCUPS  ETA 6s  aligning");
+        assert_eq!(s.message(), "3.0/12.0 Gcells  1.50 GCUPS  ETA 6s  aligning");
         let s = snap(Unit::Cells, 12_000_000_000, Some(12_000_000_000), 8.0);
-        assert_eq!(s.render(0), "[################] 100% 12.0/12.0 Gcells  1.50 GCUPS  ETA 0s  aligning");
-        // Before the first cell: the bar is empty and the ETA unknown.
+        assert_eq!(s.message(), "12.0/12.0 Gcells  1.50 GCUPS  ETA 0s  aligning");
+        // Before the first cell: the ETA unknown.
         let s = snap(Unit::Cells, 0, Some(12_000_000_000), 0.5);
-        assert_eq!(s.render(0), "[----------------]   0% 0.0/12.0 Gcells  -  ETA --  aligning");
-        // The longest lines still fit 79 columns.
-        let s = snap(Unit::Cells, 999_000_000_000_000, Some(999_900_000_000_000), 36_000.0);
-        assert!(s.render(0).chars().count() <= 79, "{}", s.render(0));
+        assert_eq!(s.message(), "0.0/12.0 Gcells  -  ETA --  aligning");
     }
 
     #[test]
     fn unknown_total_shows_a_rate_and_the_elapsed_time() {
         let s = snap(Unit::Cells, 3_100_000_000, None, 2.0);
-        assert_eq!(s.render(1), "\\ 3.1 Gcells  1.55 GCUPS  2s  aligning");
+        assert_eq!((s.bar_total(), s.message().as_str()), (None, "3.1 Gcells  1.55 GCUPS  2s  aligning"));
+        // A zero total (empty input) is drawn as no total, not as a bar of 0/0.
+        assert_eq!(snap(Unit::Cells, 0, Some(0), 1.0).bar_total(), None);
         let s = Snapshot {
             phase: "starting the engine".into(),
             unit: Unit::None,
@@ -518,7 +525,7 @@ mod tests {
             total: None,
             elapsed: Duration::from_secs(65),
         };
-        assert_eq!(s.render(2), "| 1m05s starting the engine");
+        assert_eq!(s.message(), "1m05s starting the engine");
         let s = Snapshot {
             phase: "loading the database".into(),
             unit: Unit::Bytes,
@@ -526,7 +533,85 @@ mod tests {
             total: Some(200_000_000),
             elapsed: Duration::from_secs(1),
         };
-        assert_eq!(s.render(0), "[####------------]  25% 50.0/200.0 MB  50.0 MB/s  ETA 3s  loading the database");
+        assert_eq!(s.message(), "50.0/200.0 MB  50.0 MB/s  ETA 3s  loading the database");
+    }
+
+    /// A reporter drawing on an in-memory terminal of `cols` columns, not fed by its thread
+    /// (the tests hand it snapshots), with results going to that terminal.
+    fn on_screen(visible: bool, cols: u16) -> (Progress, indicatif::InMemoryTerm) {
+        let term = indicatif::InMemoryTerm::new(4, cols);
+        let target = ProgressDrawTarget::term_like(Box::new(term.clone()));
+        (Progress::build(visible, target, true), term)
+    }
+
+    #[test]
+    fn indicatif_draws_the_models_fraction_numbers_and_eta() {
+        let (p, term) = on_screen(true, 100);
+        // 3e9 of 12e9 cells in 2 s. What the line must say, worked out here from those inputs:
+        // a quarter of 16 columns filled, 25%, 1.5e9 cells/s, 9e9 cells left at that rate.
+        let (done, total, secs) = (3_000_000_000u64, 12_000_000_000u64, 2.0);
+        let filled = (16 * done / total) as usize;
+        let rate = done as f64 / secs;
+        let expected = format!(
+            "[{}{}] {:>3}% {:.1}/{:.1} Gcells  {:.2} GCUPS  ETA {}s  aligning",
+            "#".repeat(filled),
+            "-".repeat(16 - filled),
+            100 * done / total,
+            done as f64 / 1e9,
+            total as f64 / 1e9,
+            rate / 1e9,
+            ((total - done) as f64 / rate).round(),
+        );
+        p.show(&snap(Unit::Cells, done, Some(total), secs));
+        assert_eq!(term.contents(), expected);
+
+        // Fed from the counters: 3e6 of the 12e6 cells read, the input exhausted.
+        p.phase_aligning("aligning", None);
+        p.read(12_000_000);
+        p.input_done();
+        p.work().add(3_000_000);
+        p.show(&p.snapshot());
+        let line = term.contents();
+        assert!(
+            line.starts_with("[####------------]  25% 3.0/12.0 Mcells  ") && line.ends_with("  aligning"),
+            "{line}"
+        );
+
+        // No total yet: a spinner, the cells done and the phase's time.
+        p.show(&snap(Unit::Cells, 3_100_000_000, None, 2.0));
+        let line = term.contents();
+        let (spinner, text) = line.split_at(1);
+        assert!("-\\|/".contains(spinner), "{line}");
+        assert_eq!(text, format!(" {:.1} Gcells  {:.2} GCUPS  2s  aligning", 3.1, 3.1 / 2.0));
+
+        // Results written to the same terminal find the line erased; it comes back after them.
+        assert_eq!(p.suspend(1, || term.contents()), "");
+        assert_eq!(term.contents(), line);
+        p.stop();
+        assert_eq!(term.contents(), "");
+    }
+
+    #[test]
+    fn the_line_is_cut_to_the_terminal_width() {
+        let (p, term) = on_screen(true, 40);
+        p.show(&snap(Unit::Cells, 999_000_000_000_000, Some(999_900_000_000_000), 36_000.0));
+        let line = term.contents();
+        // 99.9% done: not yet 100%.
+        assert!(line.starts_with("[###############-]  99% 999.0/999.9 T"), "{line}");
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(line.chars().count() <= 40, "{line}");
+    }
+
+    #[test]
+    fn nothing_is_drawn_when_hidden() {
+        let (p, term) = on_screen(false, 100);
+        p.show(&snap(Unit::Cells, 3_000_000_000, Some(12_000_000_000), 2.0));
+        p.phase("writing");
+        p.show(&p.snapshot());
+        assert_eq!(p.suspend(1, || 7), 7);
+        p.finish("queries", Some("hits"), "cpu");
+        assert_eq!(term.contents(), "");
+        assert!(Progress::hidden().0.bar.is_hidden());
     }
 
     #[test]

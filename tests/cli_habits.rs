@@ -246,6 +246,8 @@ fn under_pty(dir: &Path, cmd: &str) -> Option<String> {
     let o = Command::new("script")
         .args(["-q", "-e", "-c", cmd, "/dev/null"])
         .env("SWARROW_PROGRESS_MS", "25")
+        // A person's terminal names its type; without one (CI) the line is not drawn.
+        .env("TERM", "xterm")
         .env_remove("CUDA_VISIBLE_DEVICES")
         .current_dir(dir)
         .stdin(Stdio::null())

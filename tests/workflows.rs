@@ -1,6 +1,6 @@
 //! Workflow-manager and data-lake checks, driven by `scripts/workflow-tests.sh` with the
-//! tools `scripts/install-test-deps.sh` installs (a Python venv in `target/pyenv` with
-//! Snakemake, DuckDB, Polars and pyarrow; Debian's `groovy`). In CI (`CI=true`) a missing
+//! tools `scripts/install-test-deps.sh` installs (the repository's Python venv `.venv`, with
+//! Snakemake, DuckDB, Polars and pyarrow among its pins; Debian's `groovy`). In CI (`CI=true`) a missing
 //! tool fails the test; elsewhere the test says loudly that it skipped.
 
 use std::path::PathBuf;
