@@ -108,16 +108,15 @@ impl ChunkReader for Source {
     }
 }
 
+/// Record batches in order, with errors that already name the file and say what is wrong.
+pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
 /// Which top-level columns to decode, given the file's Arrow schema.
 pub type Projection<'a> = &'a dyn Fn(&arrow::datatypes::Schema) -> Result<Vec<usize>>;
 
 /// The record batches of the Parquet data in `source`, in order, of the columns `project`
 /// picks; the schema is that of the batches.
-pub fn batches(
-    place: &Where,
-    source: Source,
-    project: Projection<'_>,
-) -> Result<(SchemaRef, Box<dyn Iterator<Item = Result<RecordBatch>> + Send>)> {
+pub fn batches(place: &Where, source: Source, project: Projection<'_>) -> Result<(SchemaRef, Batches)> {
     batches_in_pieces(place, source, project, PIECE_BYTES)
 }
 
@@ -127,7 +126,7 @@ fn batches_in_pieces(
     source: Source,
     project: Projection<'_>,
     piece_bytes: u64,
-) -> Result<(SchemaRef, Box<dyn Iterator<Item = Result<RecordBatch>> + Send>)> {
+) -> Result<(SchemaRef, Batches)> {
     let bad = |e: String| Error::file(place, format!("bad Parquet data: {e}"));
     // The offset index where the file has one: it lets a piece of a row group skip the
     // pages before it unread.

@@ -26,8 +26,7 @@ const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
-/// Record batches with errors that already name the file and say what is wrong.
-pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+pub use crate::io::parquet::Batches;
 
 /// A table that is no file: record batches another library hands over (the Python package
 /// imports them through the Arrow C stream interface, without copying), read as the pair,
