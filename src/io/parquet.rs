@@ -1,9 +1,11 @@
 //! Parquet input decoded in parallel, a few pieces at once, handed out in input order.
 //!
-//! The pieces are row groups, or runs of rows of one where the file has an offset index
-//! (where every page starts, and its first row): a piece then reads only its own pages, so
-//! one big row group (writers make them of a million rows) decodes on every thread instead
-//! of one. Thread k decodes pieces k, k + n, k + 2n... and hands its record batches over a
+//! The pieces are row groups cut into runs of rows, so that one big row group (writers make
+//! them of a million rows) decodes on every thread instead of one. A piece reads only its own
+//! pages: it finds them with the file's offset index (where every page starts, and its first
+//! row) or, without one, by walking the page headers before it, skipping page after page
+//! unread (each names its row count where a column is flat, not repeated). Row groups with
+//! repeated columns and no offset index stay whole: skipping into them means decoding. Thread k decodes pieces k, k + n, k + 2n... and hands its record batches over a
 //! channel one deep, so memory stays bounded by a few pieces per thread. Only the projected
 //! columns are read. The file is read with positioned reads (`pread`): parquet's own `File`
 //! reader clones the descriptor, whose shared offset threads would race on.
@@ -181,7 +183,8 @@ enum Part {
 
 impl Plan {
     /// The pieces to decode, in order: row groups, cut into runs of rows where the offset
-    /// index of every projected column chunk says where their pages start.
+    /// index of every projected column chunk says where their pages start, or where every
+    /// projected column is flat.
     fn pieces(&self) -> Vec<Piece> {
         let file = self.metadata.metadata();
         let mut pieces = Vec::new();
@@ -191,8 +194,13 @@ impl Plan {
             let columns: Vec<usize> = (0..group.num_columns()).filter(|&c| self.mask.leaf_included(c)).collect();
             let index = file.page_index_for_row_group(g);
             let indexed = columns.iter().all(|&c| index.page_locations(c).is_some_and(|pages| !pages.is_empty()));
+            let flat = columns.iter().all(|&c| file.file_metadata().schema_descr().column(c).max_rep_level() == 0);
             let bytes: u64 = columns.iter().map(|&c| group.column(c).uncompressed_size().max(0) as u64).sum();
-            let n = if indexed { bytes.div_ceil(self.piece_bytes).clamp(1, rows.max(1) as u64) as usize } else { 1 };
+            let n = if indexed || flat {
+                bytes.div_ceil(self.piece_bytes).clamp(1, rows.max(1) as u64) as usize
+            } else {
+                1
+            };
             if n == 1 {
                 pieces.push(Piece { group: Some(g), rows: None });
                 continue;
@@ -293,10 +301,11 @@ mod tests {
     use arrow::array::{ArrayRef, Int64Array, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
     use parquet::arrow::ArrowWriter;
-    use parquet::file::properties::WriterProperties;
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
-    /// Two row groups of 3,000 and 1,000 rows in pages of 100 rows, with nulls.
-    fn file() -> (Vec<u8>, RecordBatch) {
+    /// Two row groups of 3,000 and 1,000 rows in pages of 100 rows, with nulls; with an
+    /// offset index or without one.
+    fn file(indexed: bool) -> (Vec<u8>, RecordBatch) {
         let n = 4000;
         let schema = Arc::new(Schema::new(vec![
             Field::new("k", DataType::Int64, false),
@@ -313,6 +322,8 @@ mod tests {
             .set_max_row_group_row_count(Some(3000))
             .set_data_page_row_count_limit(100)
             .set_write_batch_size(100)
+            .set_offset_index_disabled(!indexed)
+            .set_statistics_enabled(if indexed { EnabledStatistics::Page } else { EnabledStatistics::Chunk })
             .build();
         let mut out = Vec::new();
         let mut w = ArrowWriter::try_new(&mut out, schema, Some(props)).unwrap();
@@ -323,12 +334,24 @@ mod tests {
 
     #[test]
     fn pieces_of_row_groups_read_every_row_once_in_order() {
-        let (data, table) = file();
+        for indexed in [true, false] {
+            let (data, table) = file(indexed);
+            let metadata = ArrowReaderMetadata::load(
+                &Source::Bytes(data.clone().into()),
+                ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional),
+            )
+            .unwrap();
+            assert_eq!(metadata.metadata().page_index_for_row_group(0).page_locations(1).is_some(), indexed);
+            read_in_pieces(&data, &table);
+        }
+    }
+
+    fn read_in_pieces(data: &[u8], table: &RecordBatch) {
         let want = table.project(&[0, 1]).unwrap();
         let place = Where::Named("t".into());
         // Whole row groups, then pieces of a few pages, of single pages, of less than a page.
         for piece_bytes in [u64::MAX, 4000, 700, 100] {
-            let source = Source::Bytes(data.clone().into());
+            let source = Source::Bytes(data.to_vec().into());
             let (schema, batches) = batches_in_pieces(&place, source, &|_| Ok(vec![0, 1]), piece_bytes).unwrap();
             let got: Vec<RecordBatch> = batches.collect::<Result<_>>().unwrap();
             assert!(piece_bytes == u64::MAX || got.len() > 2, "{piece_bytes}: {} batches", got.len());
