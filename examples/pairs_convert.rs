@@ -3,8 +3,8 @@
 //! into the pair formats `swarrow align --pairs` reads, optionally repeated N times, so the
 //! CLI benchmark feeds every input path the same pairs.
 //!
-//!   pairs_convert tsv|arrow|parquet Q.fa T.fa [--repeat N] [--key] > out
-//!   pairs_convert candidates arrow|parquet CANDIDATES.tsv [--repeat N] > out
+//!   pairs_convert tsv|arrow|arrow-file|parquet|parquet-no-index Q.fa T.fa [--repeat N] [--key] > out
+//!   pairs_convert candidates arrow|arrow-file|parquet|parquet-no-index CANDIDATES.tsv [--repeat N] > out
 //!       candidate pairs by id (`align --pairs CANDIDATES --seqs SET`): the first two
 //!       columns of a TSV (a `query_id` header line skipped) as columns query_id, target_id
 //!
@@ -37,8 +37,10 @@ fn records(path: &str) -> Vec<(String, String)> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
-        eprintln!("usage: pairs_convert tsv|arrow|parquet Q.fa T.fa [--repeat N] [--key] > out");
-        eprintln!("       pairs_convert candidates arrow|parquet CANDIDATES.tsv [--repeat N] > out");
+        eprintln!(
+            "usage: pairs_convert tsv|arrow|arrow-file|parquet|parquet-no-index Q.fa T.fa [--repeat N] [--key] > out"
+        );
+        eprintln!("       pairs_convert candidates arrow|arrow-file|parquet|parquet-no-index CANDIDATES.tsv [--repeat N] > out");
         std::process::exit(2);
     }
     let repeat: usize = args.iter().position(|a| a == "--repeat").map_or(1, |i| args[i + 1].parse().expect("N"));
@@ -120,7 +122,8 @@ fn candidates(format: &str, path: &str, repeat: usize) {
     write_table(format, &schema, &batches, repeat, BufWriter::with_capacity(1 << 22, std::io::stdout()));
 }
 
-/// Writes `batches` `repeat` times as an Arrow IPC stream or an uncompressed Parquet file.
+/// Writes `batches` `repeat` times as an Arrow IPC stream or file, or an uncompressed Parquet
+/// file.
 fn write_table(format: &str, schema: &Arc<Schema>, batches: &[RecordBatch], repeat: usize, mut out: impl Write + Send) {
     match format {
         "arrow" => {
@@ -132,9 +135,26 @@ fn write_table(format: &str, schema: &Arc<Schema>, batches: &[RecordBatch], repe
             }
             w.finish().expect("write");
         }
-        "parquet" => {
+        "arrow-file" => {
+            let mut w = arrow::ipc::writer::FileWriter::try_new(&mut out, schema).expect("arrow");
+            for _ in 0..repeat {
+                for b in batches {
+                    w.write(b).expect("write");
+                }
+            }
+            w.finish().expect("write");
+        }
+        "parquet" | "parquet-no-index" => {
+            // Without page statistics and offset index, as pyarrow and others write by default.
+            let indexed = format == "parquet";
             let props = parquet::file::properties::WriterProperties::builder()
                 .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+                .set_offset_index_disabled(!indexed)
+                .set_statistics_enabled(if indexed {
+                    parquet::file::properties::EnabledStatistics::Page
+                } else {
+                    parquet::file::properties::EnabledStatistics::Chunk
+                })
                 .build();
             let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema.clone(), Some(props)).expect("parquet");
             for _ in 0..repeat {

@@ -1,5 +1,7 @@
 //! Diagnosis only: the pair readers alone, as `swarrow align --pairs FILE` drives them
 //! (GPU-sized batches, recycled), printing bytes/s and pairs/s. No engine, no output.
+//! Also the CPU time of the consumer's thread (the one `align` fills batches on) and of the
+//! whole process: on a host of many cores, the consumer's busy time bounds the rate.
 //!
 //!   read_pairs_bench FILE|- [--batch N]        (TSV, Arrow IPC or Parquet pairs)
 //!   read_pairs_bench Q.fa T.fa [--batch N]     (two FASTA files)
@@ -35,8 +37,19 @@ fn main() {
     }
     let s = t.elapsed().as_secs_f64();
     println!(
-        "{batches} batches, {pairs} pairs, {residues} residues in {s:.3} s: {:.0} pairs/s, {:.2} G residues/s",
+        "{batches} batches, {pairs} pairs, {residues} residues in {s:.3} s: {:.0} pairs/s, {:.2} G residues/s; \
+         CPU s: consumer thread {:.2}, process {:.2}",
         pairs as f64 / s,
-        residues as f64 / s / 1e9
+        residues as f64 / s / 1e9,
+        cpu(libc::RUSAGE_THREAD),
+        cpu(libc::RUSAGE_SELF)
     );
+}
+
+/// User and system CPU seconds of `who` (a `getrusage` target).
+fn cpu(who: libc::c_int) -> f64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut usage) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every pair input path of `swarrow align` on the same pairs (issue 20): N pairs made of BASE
 # generated pairs repeated, through the TSV pipe, a gzip TSV file, a BGZF TSV file, two FASTA
-# files, an Arrow IPC stream on stdin and a Parquet file; plus pairs by id: N candidate pairs
+# files, an Arrow IPC stream on stdin, an Arrow IPC file and a Parquet file; plus pairs by id: N candidate pairs
 # among the proteins of one set (make_db.py), as a TSV file and as a Parquet file, against
 # the set as FASTA. Each row: wall, pairs/s, TCUPS (qlen x tlen cells), ratio to the TSV
 # pipe's rate, peak RSS, and the time of the writer alone where there is one (what produces
@@ -23,8 +23,9 @@
 #   N              pairs per run (10000000); BASE pairs generated (200000), N/BASE repeats
 #   SET_RESIDUES   residues of the protein set for pairs by id (45000000: ~100,000 proteins)
 #   DEVICE         cuda, cpu or auto (auto); THREADS: --threads for swarrow (default: all)
-#   PATHS          which rows ("tsv-pipe tsv-gz bgzf fasta arrow-stream parquet byid-tsv byid-parquet")
-#   KEEP_FILES=1   keep the N-pair files (tsv.gz, bgzf, parquet) after their row
+#   PATHS          which rows ("tsv-pipe tsv-gz bgzf fasta arrow-stream arrow-file parquet byid-tsv
+#                  byid-parquet")
+#   KEEP_FILES=1   keep the N-pair files (tsv.gz, bgzf, arrow, parquet) after their row
 # Output goes to an Arrow stream into /dev/null through a pipe, so the rows time the input.
 # Peak RSS is swarrow's (with /usr/bin/time; else the largest process's of the row).
 set -uo pipefail
@@ -43,7 +44,7 @@ N=${N:-10000000}
 BASE=${BASE:-200000}
 SET_RESIDUES=${SET_RESIDUES:-45000000}
 DEVICE=${DEVICE:-auto}
-PATHS=${PATHS:-"tsv-pipe tsv-gz bgzf fasta arrow-stream parquet byid-tsv byid-parquet"}
+PATHS=${PATHS:-"tsv-pipe tsv-gz bgzf fasta arrow-stream arrow-file parquet byid-tsv byid-parquet"}
 THREADS=${THREADS:+--threads $THREADS}
 for f in "$SWARROW" "$PAIRS_CONVERT"; do
     [ -x "$f" ] || { echo "missing $f (cargo build --release --bin swarrow --example pairs_convert)" >&2; exit 2; }
@@ -187,6 +188,13 @@ if want arrow-stream; then
     read -r w _ _ < <(measure "$PAIRS_CONVERT arrow $q $t --repeat $REPEAT > /dev/null")
     read -r wall rss rc < <(measure "$PAIRS_CONVERT arrow $q $t --repeat $REPEAT | $(sw --pairs -) $SINK")
     row "Arrow stream (pipe)" "$N" "$cells" "$wall" "$rss" "$rc" "$w"
+fi
+if want arrow-file; then
+    "$PAIRS_CONVERT" arrow-file "$q" "$t" --repeat "$REPEAT" > "$WORK/n.arrow"
+    read -r w _ _ < <(measure "cat $WORK/n.arrow > /dev/null")
+    read -r wall rss rc < <(measure "$(sw --pairs "$WORK/n.arrow") $SINK")
+    row "Arrow file" "$N" "$cells" "$wall" "$rss" "$rc" "$w"
+    cleanup "$WORK/n.arrow"
 fi
 if want parquet; then
     "$PAIRS_CONVERT" parquet "$q" "$t" --repeat "$REPEAT" > "$WORK/n.parquet"

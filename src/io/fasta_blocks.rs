@@ -10,7 +10,7 @@
 //! sequential reader, with its line-length guard.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, Cursor, Read};
+use std::io::{Cursor, Read};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -35,7 +35,10 @@ pub struct BlockFastaReader {
     /// The input still to read; None at its end or once `sequential` took over.
     input: Option<Input>,
     /// Bytes read but not parsed yet: the start of a record that may continue.
-    carry: Vec<u8>,
+    carry: Filled,
+    /// The last block's buffer, the next carry's: blocks reuse two buffers, whose pages stay
+    /// (a fresh 16 MB block each time faulted in every page, and freeing it unmapped them).
+    spare: Filled,
     ready: VecDeque<Result<Record>>,
     /// Records and lines in the blocks parsed so far.
     parsed_records: usize,
@@ -63,7 +66,8 @@ impl BlockFastaReader {
             place,
             alphabet,
             input: Some(input),
-            carry: Vec::new(),
+            carry: Filled::default(),
+            spare: Filled::default(),
             ready: VecDeque::new(),
             parsed_records: 0,
             parsed_lines: 0,
@@ -108,20 +112,20 @@ impl BlockFastaReader {
         let mut eof = false;
         let cut = loop {
             // Read until the carry holds a block (or the input ends).
-            while self.carry.len() < self.block && !eof {
-                let got = fill_from(&mut input, &mut self.carry, self.block).map_err(|e| read_error(&self.place, e))?;
+            while self.carry.len < self.block && !eof {
+                let got = self.carry.read_from(&mut input, self.block).map_err(|e| read_error(&self.place, e))?;
                 eof = got == 0;
             }
             if eof {
-                break self.carry.len();
+                break self.carry.len;
             }
             // Cut before the last line that starts with '>': that record may go on.
-            match memchr::memmem::rfind(&self.carry, b"\n>") {
+            match memchr::memmem::rfind(self.carry.data(), b"\n>") {
                 Some(i) => break i + 1,
-                _ if self.carry.len() >= self.big_record => {
+                _ if self.carry.len >= self.big_record => {
                     // One record bigger than a block: the sequential reader takes over
                     // (its 1 GiB line guard applies), from the start of the carry.
-                    let carry = std::mem::take(&mut self.carry);
+                    let carry = std::mem::take(&mut self.carry).into_vec();
                     let rest: Input = Box::new(Cursor::new(carry).chain(input));
                     let reader = FastaReader::piece(
                         self.place.clone(),
@@ -133,16 +137,20 @@ impl BlockFastaReader {
                     self.sequential = Some(reader);
                     return Ok(true);
                 }
-                _ => self.block = self.carry.len() * 2,
+                _ => self.block = self.carry.len * 2,
             }
         };
-        let rest = self.carry.split_off(cut);
+        let mut rest = std::mem::take(&mut self.spare);
+        rest.set(&self.carry.data()[cut..]);
+        self.carry.len = cut;
         let block = std::mem::replace(&mut self.carry, rest);
         if !eof {
             self.input = Some(input);
         }
-        self.parse_block(&block);
-        Ok(!block.is_empty() || !self.ready.is_empty())
+        self.parse_block(block.data());
+        let more = block.len > 0 || !self.ready.is_empty();
+        self.spare = block;
+        Ok(more)
     }
 
     /// Parses a block of whole records, in pieces on the thread pool.
@@ -163,25 +171,62 @@ impl BlockFastaReader {
             self.ready.extend(piece.items);
             if failed {
                 self.input = None;
-                self.carry.clear();
+                self.carry.len = 0;
                 return;
             }
         }
     }
 }
 
-/// Appends up to `want` more bytes of `input` to `buf`; returns how many (0 at the end).
-fn fill_from(input: &mut Input, buf: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let n = chunk.len().min(want.saturating_sub(buf.len()).max(1));
-        buf.extend_from_slice(&chunk[..n]);
-        input.consume(n);
-        return Ok(n);
+/// Bytes read ahead, `bytes[..len]`, with room after them that is already initialized: reads
+/// go straight into it, bypassing the input's own buffer (a copy of every byte fewer), and a
+/// recycled buffer is zeroed once, not at every block.
+#[derive(Default)]
+struct Filled {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Filled {
+    fn data(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Makes `data` the contents.
+    fn set(&mut self, data: &[u8]) {
+        self.len = 0;
+        self.room(data.len());
+        self.bytes[..data.len()].copy_from_slice(data);
+        self.len = data.len();
+    }
+
+    /// Room for `total` bytes in all.
+    fn room(&mut self, total: usize) {
+        if self.bytes.len() < total {
+            self.bytes.resize(total, 0);
+        }
+    }
+
+    /// Reads more of `input`, up to `want` bytes in all (one byte at least); returns how many
+    /// (0 at the end).
+    fn read_from(&mut self, input: &mut Input, want: usize) -> std::io::Result<usize> {
+        let want = want.max(self.len + 1);
+        self.room(want);
+        loop {
+            match input.read(&mut self.bytes[self.len..want]) {
+                Ok(n) => {
+                    self.len += n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn into_vec(mut self) -> Vec<u8> {
+        self.bytes.truncate(self.len);
+        self.bytes
     }
 }
 

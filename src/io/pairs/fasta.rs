@@ -44,22 +44,27 @@ impl FastaPairs {
 
     fn fill_inner(&mut self, batch: &mut PairBatch) -> Result<bool> {
         batch.first = self.counter.pairs;
+        // This thread only pairs records up; their ids, headers and residues are copied
+        // into the batch on the pool.
         let mut records = Vec::new();
         let mut residues = 0;
         while records.len() < self.limits.pairs && residues < self.limits.residues {
             let Some((q, t)) = self.step()? else { break };
             residues += q.seq.len() + t.seq.len();
-            batch.query_ids.push(&q.id)?;
-            batch.target_ids.push(&t.id)?;
-            batch.query_headers.push(&q.header)?;
-            batch.target_headers.push(&t.header)?;
             records.push((q, t));
         }
-        // The residues in one parallel copy.
-        let pairs: Vec<(&[u8], &[u8])> = records.iter().map(|(q, t)| (q.seq.as_slice(), t.seq.as_slice())).collect();
-        batch.seqs.extend_par(&pairs)?;
-        self.counter.pairs += records.len() as u64;
-        Ok(!batch.is_empty())
+        let n = records.len();
+        let r = &records;
+        batch.query_ids.extend_utf8_par_with(n, |i| r[i].0.id.as_bytes())?;
+        batch.target_ids.extend_utf8_par_with(n, |i| r[i].1.id.as_bytes())?;
+        batch.query_headers.extend_utf8_par_with(n, |i| r[i].0.header.as_bytes())?;
+        batch.target_headers.extend_utf8_par_with(n, |i| r[i].1.header.as_bytes())?;
+        batch.seqs.extend_par_with(n, |i| (r[i].0.seq.as_slice(), r[i].1.seq.as_slice()))?;
+        self.counter.pairs += n as u64;
+        // Freed on the pool too: six allocations a pair, whose frees took a tenth of this
+        // thread's time.
+        rayon::spawn(move || drop(records));
+        Ok(n > 0)
     }
 }
 

@@ -7,7 +7,11 @@
 use std::io::Read;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray, LargeStringArray, RecordBatch,
+    StringArray, StringViewArray,
+};
+use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::{append_pairs, fused, BatchLimits, Counter, Fields, PairColumns, PairReader, Source};
@@ -22,8 +26,7 @@ const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
-/// Record batches with errors that already name the file and say what is wrong.
-pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+pub use crate::io::parquet::Batches;
 
 /// A table that is no file: record batches another library hands over (the Python package
 /// imports them through the Arrow C stream interface, without copying), read as the pair,
@@ -127,7 +130,36 @@ impl Wanted {
 fn ipc_batches(mut reader: IpcReader, project: Project<'_>) -> Result<(SchemaRef, Batches)> {
     let wanted = project(reader.place(), &reader.schema())?;
     reader.decode_as_bytes(&wanted.bytes);
-    Ok((reader.schema(), Box::new(reader)))
+    Ok((reader.schema(), ahead(reader.place().clone(), Box::new(reader))))
+}
+
+/// `batches` read and decoded on their own thread, one batch ahead of the consumer: reading
+/// an Arrow stream (from a pipe, a copy of every byte) and decoding it overlap with encoding
+/// the pairs, instead of taking turns on the consumer's thread. Parquet decodes ahead on
+/// threads of its own.
+fn ahead(place: Where, batches: Batches) -> Batches {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::spawn(move || {
+        for batch in batches {
+            let failed = batch.is_err();
+            if tx.send(Some(batch)).is_err() || failed {
+                return;
+            }
+        }
+        let _ = tx.send(None);
+    });
+    // A thread gone without its end marker panicked: no quiet end of the input then.
+    let mut done = false;
+    Box::new(std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let item = rx
+            .recv()
+            .unwrap_or_else(|_| Some(Err(Error::Internal(format!("{place}: the Arrow reading thread stopped")))));
+        done = !matches!(item, Some(Ok(_)));
+        item
+    }))
 }
 
 fn parquet_batches(place: &Where, source: parquet::Source, project: Project<'_>) -> Result<(SchemaRef, Batches)> {
@@ -228,20 +260,18 @@ pub(super) fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) 
 }
 
 /// A column of strings as bytes: any Arrow string or binary type, or a dictionary of one.
-pub(super) struct StrColumn {
-    array: ArrayRef,
-    kind: Kind,
-}
-
-enum Kind {
-    Utf8,
-    LargeUtf8,
-    Utf8View,
-    Binary,
-    LargeBinary,
-    BinaryView,
-    /// Row i holds value `keys[i]` of `values` (where the key is not null).
+/// The array is downcast once per batch, not per value: the pair readers get every value
+/// of a batch on one thread before encoding them.
+pub(super) enum StrColumn {
+    Utf8(StringArray),
+    LargeUtf8(LargeStringArray),
+    Utf8View(StringViewArray),
+    Binary(BinaryArray),
+    LargeBinary(LargeBinaryArray),
+    BinaryView(BinaryViewArray),
+    /// Row i holds value `keys[i]` of `values` where the key is not null.
     Dictionary {
+        nulls: Option<NullBuffer>,
         keys: Vec<usize>,
         values: Box<StrColumn>,
     },
@@ -263,43 +293,59 @@ impl StrColumn {
 
     /// The column, of a type [`StrColumn::readable`] accepts (schemas are checked first).
     pub(super) fn new(array: ArrayRef) -> StrColumn {
-        let kind = match array.data_type() {
-            DataType::Utf8 => Kind::Utf8,
-            DataType::LargeUtf8 => Kind::LargeUtf8,
-            DataType::Utf8View => Kind::Utf8View,
-            DataType::Binary => Kind::Binary,
-            DataType::LargeBinary => Kind::LargeBinary,
+        match array.data_type() {
+            DataType::Utf8 => StrColumn::Utf8(array.as_string().clone()),
+            DataType::LargeUtf8 => StrColumn::LargeUtf8(array.as_string().clone()),
+            DataType::Utf8View => StrColumn::Utf8View(array.as_string_view().clone()),
+            DataType::Binary => StrColumn::Binary(array.as_binary().clone()),
+            DataType::LargeBinary => StrColumn::LargeBinary(array.as_binary().clone()),
             DataType::Dictionary(..) => {
                 let dict = array.as_any_dictionary();
-                Kind::Dictionary {
+                StrColumn::Dictionary {
+                    nulls: dict.nulls().cloned(),
                     keys: dict.normalized_keys(),
                     values: Box::new(StrColumn::new(dict.values().clone())),
                 }
             }
-            _ => Kind::BinaryView,
-        };
-        StrColumn { array, kind }
+            _ => StrColumn::BinaryView(array.as_binary_view().clone()),
+        }
     }
 
     /// The value at `row`; `None` when null.
+    #[inline]
     pub(super) fn get(&self, row: usize) -> Option<&[u8]> {
-        if self.array.is_null(row) {
-            return None;
-        }
-        let a = &self.array;
-        Some(match &self.kind {
-            Kind::Utf8 => a.as_string::<i32>().value(row).as_bytes(),
-            Kind::LargeUtf8 => a.as_string::<i64>().value(row).as_bytes(),
-            Kind::Utf8View => a.as_string_view().value(row).as_bytes(),
-            Kind::Binary => a.as_binary::<i32>().value(row),
-            Kind::LargeBinary => a.as_binary::<i64>().value(row),
-            Kind::BinaryView => a.as_binary_view().value(row),
-            Kind::Dictionary { keys, values } => {
+        match self {
+            StrColumn::Utf8(a) => a.is_valid(row).then(|| a.value(row).as_bytes()),
+            StrColumn::LargeUtf8(a) => a.is_valid(row).then(|| a.value(row).as_bytes()),
+            StrColumn::Utf8View(a) => a.is_valid(row).then(|| a.value(row).as_bytes()),
+            StrColumn::Binary(a) => a.is_valid(row).then(|| a.value(row)),
+            StrColumn::LargeBinary(a) => a.is_valid(row).then(|| a.value(row)),
+            StrColumn::BinaryView(a) => a.is_valid(row).then(|| a.value(row)),
+            StrColumn::Dictionary { nulls, keys, values } => {
+                if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
+                    return None;
+                }
                 // A key past the values (possible only under a null) reads as null.
                 let k = *keys.get(row)?;
-                return if k < values.array.len() { values.get(k) } else { None };
+                if k < values.len() {
+                    values.get(k)
+                } else {
+                    None
+                }
             }
-        })
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            StrColumn::Utf8(a) => a.len(),
+            StrColumn::LargeUtf8(a) => a.len(),
+            StrColumn::Utf8View(a) => a.len(),
+            StrColumn::Binary(a) => a.len(),
+            StrColumn::LargeBinary(a) => a.len(),
+            StrColumn::BinaryView(a) => a.len(),
+            StrColumn::Dictionary { keys, .. } => keys.len(),
+        }
     }
 
     fn len_at(&self, row: usize) -> usize {
