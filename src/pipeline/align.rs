@@ -20,6 +20,11 @@ const RESIDUES_PER_BATCH_PAIR: usize = 1024;
 /// read back from a GPU), the next one already keeps the engine busy.
 pub const IN_FLIGHT: usize = 2;
 
+/// Batches computing at once when the output needs paths: a batch's CIGAR and aligned
+/// strings are made on the host cores after its GPU passes, so more batches in flight keep
+/// both busy (10M DNA pairs with paths: 14.1 s at 2, 12.1 s at 4 on the H100).
+pub const IN_FLIGHT_PATHS: usize = 4;
+
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
     pub stats: Option<KarlinAltschul>,
@@ -70,7 +75,8 @@ pub fn align(
         Ok(rows)
     };
     let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
-    let times = run_ordered(opts.in_flight.unwrap_or(IN_FLIGHT), read, compute, write)?;
+    let default = if opts.need == Need::Path { IN_FLIGHT_PATHS } else { IN_FLIGHT };
+    let times = run_ordered(opts.in_flight.unwrap_or(default), read, compute, write)?;
     progress.phase("writing");
     writer.finish()?;
     Ok(times)
