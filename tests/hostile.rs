@@ -326,7 +326,8 @@ fn signals_remove_the_temporary_output() {
         let d = dir.path();
         let out = d.join("hits.parquet");
         // Queries from a pipe that stays open: the run waits with its output file open.
-        let mut child = bin()
+        let mut child = bin();
+        child
             .args([
                 "search",
                 "-q",
@@ -340,9 +341,16 @@ fn signals_remove_the_temporary_output() {
                 "--quiet",
             ])
             .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        // The signals' default dispositions in the child, as a shell gives them (a test
+        // run under nohup would hand down SIGHUP ignored).
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut child, || {
+                libc::signal(libc::SIGHUP, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = child.spawn().unwrap();
         // A record begun but not ended: the run has opened its output and waits for more.
         child.stdin.as_mut().unwrap().write_all(b">q\nMKVLAWHE\n").unwrap();
         let start = Instant::now();
