@@ -345,7 +345,7 @@ pub struct AlignArgs {
     /// Pairs per engine batch (default: sized for the device).
     #[arg(long, value_name = "N", hide = true)]
     pub batch: Option<usize>,
-    /// Batches in the engine at once (default 2; tuning).
+    /// Batches in the engine at once (default: 4 on a GPU, 2 on the CPU; tuning).
     #[arg(long, value_name = "N", hide = true)]
     pub in_flight: Option<usize>,
     #[command(flatten)]

@@ -95,6 +95,12 @@ pub trait Engine: Send + Sync {
     fn align_batch_pairs(&self) -> usize {
         65_536
     }
+
+    /// `align` calls the pipeline keeps running at once: two let one batch's tail overlap
+    /// the next batch (a CPU engine spreads each call over every core already).
+    fn align_calls_in_flight(&self) -> usize {
+        2
+    }
 }
 
 /// How engines are built: CPU threads (all cores when `None`) and the CUDA engine's tuning.

@@ -16,15 +16,6 @@ use std::sync::Arc;
 /// long (64 MiB for the CPU's 65,536-pair batches).
 const RESIDUES_PER_BATCH_PAIR: usize = 1024;
 
-/// Batches computing at once: while one batch's last pairs finish (or its results are
-/// read back from a GPU), the next one already keeps the engine busy.
-pub const IN_FLIGHT: usize = 2;
-
-/// Batches computing at once when the output needs paths: a batch's CIGAR and aligned
-/// strings are made on the host cores after its GPU passes, so more batches in flight keep
-/// both busy (10M DNA pairs with paths: 14.1 s at 2, 12.1 s at 4 on the H100).
-pub const IN_FLIGHT_PATHS: usize = 4;
-
 #[derive(Debug, Clone)]
 pub struct AlignOptions {
     pub stats: Option<KarlinAltschul>,
@@ -34,7 +25,7 @@ pub struct AlignOptions {
     pub progress: Progress,
     /// Override of the batch size (tests use tiny batches to exercise streaming).
     pub batch_pairs: Option<usize>,
-    /// Batches computing at once (default [`IN_FLIGHT`]).
+    /// Batches computing at once (default: the engine's `align_calls_in_flight`).
     pub in_flight: Option<usize>,
     /// What the output columns need computed (traceback only when a column asks for it).
     pub need: Need,
@@ -75,8 +66,8 @@ pub fn align(
         Ok(rows)
     };
     let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
-    let default = if opts.need == Need::Path { IN_FLIGHT_PATHS } else { IN_FLIGHT };
-    let times = run_ordered(opts.in_flight.unwrap_or(default), read, compute, write)?;
+    let in_flight = opts.in_flight.unwrap_or_else(|| engine.align_calls_in_flight());
+    let times = run_ordered(in_flight, read, compute, write)?;
     progress.phase("writing");
     writer.finish()?;
     Ok(times)
