@@ -104,6 +104,11 @@ fn engine(args: &[String]) -> R<CudaEngine> {
 fn cuda_config(nvrtc: &str) -> CudaConfig {
     CudaConfig {
         search_chunk_bytes: chunk_bytes(),
+        // Tuning experiments: the longest query strand in passes.
+        search_strand_passes: std::env::var("SWARROW_STRAND_PASSES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(swarrow::engine::cuda::layout::STRAND_PASSES),
         nvrtc_options: nvrtc.split_whitespace().map(String::from).collect(),
         ..CudaConfig::default()
     }

@@ -1,15 +1,25 @@
 // Smith-Waterman database search (scores only), affine gaps, packed s16x2 arithmetic.
 //
-// Layout of the work (see src/engine/cuda/search.rs for the host side):
-// - Two queries are packed into the two 16-bit halves of every cell ("lane A" and "lane B"),
-//   so one alignment step computes the cells of two queries against one target.
-// - A subwarp of P threads owns one target. Thread t holds K consecutive query rows in
-//   registers (H and E of each row); the P threads together hold R = P*K rows, one "pass".
-//   The target streams through the subwarp: at step s thread t works on target column s - t,
-//   receiving the H and F of the row above (and the residue) from thread t-1 by shuffle.
-// - Queries longer than R take several passes; the bottom row (H, F) of a pass is written
-//   to a per-subwarp buffer in global memory and read back as the top row of the next pass.
-// - The query-pair profile of one pass lives in shared memory, laid out so that each thread
+// Layout of the work (see src/engine/cuda/search.rs and layout.rs for the host side):
+// - Queries are packed into two "lanes", the two 16-bit halves of every cell, so one
+//   alignment step computes the cells of two query rows against one target. Each lane is a
+//   stream of queries laid end to end, every query starting on a block of K rows (the rows
+//   one thread holds); a "strand" is a pair of such lanes, cut into passes of R = P*K rows.
+//   Packing by total length leaves only the last block of each query and the end of each
+//   strand padded (about 1-3% of the rows, against 10-25% for one query pair per tile).
+// - A subwarp of P threads owns one target. Thread t holds K consecutive strand rows in
+//   registers (H and E of each row); the target streams through the subwarp: at step s
+//   thread t works on target column s - t, receiving the H and F of the row above (and the
+//   residue) from thread t-1 by shuffle. Where a lane's query starts at a thread's first row
+//   (`blocks` says so), that lane's incoming H and F are replaced by the boundary values.
+// - A strand longer than R rows takes several passes; the bottom row (H, F) of a pass is
+//   written to a per-subwarp buffer in global memory and read back as the top row of the
+//   next pass.
+// - Scores: each thread keeps the maximum of its rows; at the end of a pass the threads of
+//   one query reduce theirs (a segmented scan over the subwarp), the maximum of a query
+//   that goes on into the next pass is carried to its thread 0, and the thread holding a
+//   query's last block writes its score.
+// - The strand profile of one pass lives in shared memory, laid out so that each thread
 //   reads its K scores for a residue with K/4 conflict-free 16-byte loads.
 // - Biased values: every H, E and F is stored plus B = open + extend, and H is clamped at B
 //   (the local-alignment zero). Then H - (open + extend) never goes below zero in either
@@ -33,15 +43,16 @@ struct SearchArgs {
                              // padded with the PAD code up to a multiple of 4
     const u32* starts;       // byte offset of each target in `residues`
     const u32* lengths;      // residues of each target (ascending in [tbegin, tend))
-    const int* profiles;     // query-pair profiles, one block of passes per pair
-    const u32* pair_offset;  // start of each pair's profile in `profiles` (ints)
-    const u32* pair_passes;  // passes (R-row tiles) of each pair
-    u32* scores;             // [pair * ntargets + target]: lane A | lane B << 16
+    const int* profiles;     // strand profiles: per pass (of every strand in turn) alpha x R ints
+    const uint2* blocks;     // per pass and thread: the query block of lane A and lane B
+    const u32* first_pass;   // index of each strand's first pass in `profiles` and `blocks`
+    const u32* strand_passes;  // passes (R-row tiles) of each strand
+    unsigned short* scores;  // [query slot * ntargets + target]
     int* scratch;            // boundary rows: per (block, subwarp) two buffers of maxcols int2
     u32* counter;            // work counter, zero before the launch
     u32 tbegin, tend;        // the targets this launch covers
     u32 ntargets;            // stride of `scores`
-    u32 npairs;
+    u32 nstrands;
     u32 maxcols;             // int2 entries per boundary buffer (>= padded target length)
     u32 alpha;               // profile rows per pass tile: alphabet size + 1 (PAD)
     u32 oe;                  // open + extend in both halves: also the bias B
@@ -51,12 +62,24 @@ struct SearchArgs {
 
 __device__ __forceinline__ u32 max_relu(u32 a, u32 b) { return __vimax_s16x2_relu(a, b); }
 
+// A lane's query block (one u32 of `blocks`): the query's slot, and whether this block is
+// the query's first (the rows above belong to another query) and last (it ends here).
+#define BLOCK_SLOT 0x3fffffffu
+#define BLOCK_NONE 0x3fffffffu  // padding rows, no query
+#define BLOCK_START 0x40000000u
+#define BLOCK_END 0x80000000u
+
+// Both halves: 0xffff where the lane's query goes on from the rows above, else 0.
+__device__ __forceinline__ u32 continues(uint2 d) {
+    return ((d.x & BLOCK_START) ? 0u : 0xffffu) | ((d.y & BLOCK_START) ? 0u : 0xffff0000u);
+}
+
 // One pass of one subwarp over its target: rows [pass*R, pass*R + R) of its query pair.
 template <int P, int K>
 __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restrict__ prof, u32 start,
                                         u32 lpad, u32 steps, bool first, bool last,
                                         const int2* __restrict__ bin, int2* __restrict__ bout,
-                                        u32 pad_code4, u32 m) {
+                                        u32 pad_code4, u32 keep, u32 m) {
     const int t = threadIdx.x % P;
     constexpr int R = P * K;
     u32 H[K], E[K];
@@ -67,6 +90,8 @@ __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restri
     }
     // Values this thread hands to thread t+1 (its bottom row at its last column).
     u32 code = pad_code4 & 0xff, hout = a.oe, fout = 0;
+    // Lanes whose query starts at this thread's first row take the boundary row instead.
+    const u32 reset = a.oe & ~keep;
     u32 hdiag = a.oe;  // H of the row above this thread's first row, previous column
     const int* prow_base = prof + t * 4;
 
@@ -104,8 +129,8 @@ __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restri
             const int bh = u == 0 ? b0.x : u == 1 ? b0.z : u == 2 ? b1.x : b1.z;
             const int bf = u == 0 ? b0.y : u == 1 ? b0.w : u == 2 ? b1.y : b1.w;
             const u32 cc = t == 0 ? (res >> (8 * u)) & 0xff : c_up;
-            const u32 hin = t == 0 ? (u32)bh : h_up;
-            u32 f = t == 0 ? (u32)bf : f_up;
+            const u32 hin = ((t == 0 ? (u32)bh : h_up) & keep) | reset;
+            u32 f = (t == 0 ? (u32)bf : f_up) & keep;
             const int* prow = prow_base + cc * R;
             u32 diag = hdiag;
 #pragma unroll
@@ -150,8 +175,9 @@ __device__ void search(const SearchArgs& a) {
     const int sw = threadIdx.x / P, t = threadIdx.x % P;
     const u32 n = a.tend - a.tbegin;
     const u32 ngroups = (n + W - 1) / W;
-    const u32 nitems = ngroups * a.npairs;
+    const u32 nitems = ngroups * a.nstrands;
     const u32 pad4 = (a.alpha - 1) * 0x01010101u;  // four PAD codes
+    const u32 bias = a.oe & 0xffff;
     int2* buf0 = (int2*)a.scratch + (size_t)(blockIdx.x * W + sw) * 2 * a.maxcols;
     int2* buf1 = buf0 + a.maxcols;
 
@@ -161,9 +187,9 @@ __device__ void search(const SearchArgs& a) {
         __syncthreads();
         const u32 item = s_item;
         if (item >= nitems) break;
-        // Longest groups first (targets ascend by length), all pairs of a group together.
-        const u32 g = ngroups - 1 - item / a.npairs;
-        const u32 pair = item % a.npairs;
+        // Longest groups first (targets ascend by length), all strands of a group together.
+        const u32 g = ngroups - 1 - item / a.nstrands;
+        const u32 strand = item % a.nstrands;
         const u32 first_t = a.tbegin + g * W;
         const u32 last_t = min(first_t + W, a.tend) - 1;
         const u32 me = first_t + sw;
@@ -175,26 +201,44 @@ __device__ void search(const SearchArgs& a) {
         // steps as the longest target of the group needs, so that the last thread also
         // writes every padded column of the boundary row (P is a multiple of 4).
         const u32 steps = ((a.lengths[last_t] + 3) & ~3u) + P;
-        const u32 passes = a.pair_passes[pair];
-        const int* pp = a.profiles + a.pair_offset[pair];
-        u32 m = 0;
+        const u32 passes = a.strand_passes[strand];
+        const u32 p0 = a.first_pass[strand];
+        u32 carry = 0;  // the running maximum of the queries going on into the next pass
         for (u32 pass = 0; pass < passes; ++pass) {
             __syncthreads();
-            const int4* src = (const int4*)(pp + (size_t)pass * a.alpha * R);
+            const int4* src = (const int4*)(a.profiles + (size_t)(p0 + pass) * a.alpha * R);
             for (u32 i = threadIdx.x; i < a.alpha * R / 4; i += BLOCK) smem4[i] = src[i];
+            const uint2 d = a.blocks[(size_t)(p0 + pass) * P + t];
             __syncthreads();
+            const u32 keep = continues(d);
             const int2* bin = (pass & 1) ? buf1 : buf0;
             int2* bout = (pass & 1) ? buf0 : buf1;
-            m = run_pass<P, K>(a, prof, start, lpad, steps, pass == 0, pass + 1 == passes, bin, bout, pad4, m);
-        }
+            u32 m = t == 0 ? carry & keep : 0u;
+            m = run_pass<P, K>(a, prof, start, lpad, steps, pass == 0, pass + 1 == passes, bin, bout, pad4, keep, m);
+            // Segmented inclusive scan: each thread takes the maxima of the threads above it
+            // that hold the same query (a query's blocks in a pass are consecutive threads).
 #pragma unroll
-        for (int o = P / 2; o > 0; o /= 2) m = max_relu(m, __shfl_xor_sync(FULL_MASK, m, o, P));
-        if (t == 0 && active) {
-            const u32 bias = a.oe & 0xffff;
-            u32 lo = (m & 0xffff) - bias, hi = (m >> 16) - bias;
-            if ((int)lo > a.threshold) lo = 0xffff;
-            if ((int)hi > a.threshold) hi = 0xffff;
-            a.scores[(size_t)pair * a.ntargets + me] = lo | (hi << 16);
+            for (int o = 1; o < P; o *= 2) {
+                const u32 v = __shfl_up_sync(FULL_MASK, m, o, P);
+                const u32 ux = __shfl_up_sync(FULL_MASK, d.x, o, P);
+                const u32 uy = __shfl_up_sync(FULL_MASK, d.y, o, P);
+                const u32 same = (t >= o && ((ux ^ d.x) & BLOCK_SLOT) == 0 ? 0xffffu : 0u) |
+                                 (t >= o && ((uy ^ d.y) & BLOCK_SLOT) == 0 ? 0xffff0000u : 0u);
+                m = max_relu(m, v & same);
+            }
+            carry = __shfl_sync(FULL_MASK, m, P - 1, P);
+            if (active) {
+                // The thread holding a query's last block has its maximum: write its score.
+                const u32 lanes[2] = {d.x, d.y};
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    if ((lanes[h] & BLOCK_END) && (lanes[h] & BLOCK_SLOT) != BLOCK_NONE) {
+                        u32 s = ((m >> (16 * h)) & 0xffff) - bias;
+                        if ((int)s > a.threshold) s = 0xffff;
+                        a.scores[(size_t)(lanes[h] & BLOCK_SLOT) * a.ntargets + me] = (unsigned short)s;
+                    }
+                }
+            }
         }
     }
 }
@@ -220,19 +264,18 @@ extern "C" __global__ void __launch_bounds__(128, SEARCH_MIN_BLOCKS) sw_search(c
 }
 
 // ---- Top-k on the GPU -----------------------------------------------------------------
-// Scores of query q (lane q & 1 of pair q >> 1) are bucketed by min(score, BINS - 1); the
+// Scores of query slot q are bucketed by min(score, BINS - 1); the
 // threshold is the highest bucket whose suffix count reaches k, and only hits at or above
 // it are compacted and copied back. The host ranks those exactly.
 
 #define BINS 4096
 
-__device__ __forceinline__ u32 lane_score(const u32* scores, u32 ntargets, u32 q, u32 i) {
-    const u32 v = scores[(size_t)(q >> 1) * ntargets + i];
-    return (q & 1) ? v >> 16 : v & 0xffff;
+__device__ __forceinline__ u32 lane_score(const unsigned short* scores, u32 ntargets, u32 q, u32 i) {
+    return scores[(size_t)q * ntargets + i];
 }
 
 // grid (blocks, queries); hist is [queries][BINS], zeroed before.
-extern "C" __global__ void topk_hist(const u32* scores, u32 ntargets, u32* hist) {
+extern "C" __global__ void topk_hist(const unsigned short* scores, u32 ntargets, u32* hist) {
     __shared__ u32 h[BINS];
     const u32 q = blockIdx.y;
     for (u32 i = threadIdx.x; i < BINS; i += blockDim.x) h[i] = 0;
@@ -278,7 +321,7 @@ extern "C" __global__ void topk_threshold(const u32* hist, u32 k, u32* threshold
 }
 
 // grid (blocks, queries): hits with score >= threshold go to out[q][...] as (target, score).
-extern "C" __global__ void topk_select(const u32* scores, u32 ntargets, const u32* threshold, u32 cap,
+extern "C" __global__ void topk_select(const unsigned short* scores, u32 ntargets, const u32* threshold, u32 cap,
                                        u32* count, uint2* out) {
     const u32 q = blockIdx.y;
     const u32 th = threshold[q];

@@ -22,6 +22,9 @@ pub struct CudaConfig {
     /// Stream the database through the GPU in chunks of this many bytes even when it would
     /// fit (tests and benchmarks of the streamed path).
     pub search_chunk_bytes: Option<usize>,
+    /// Longest query strand of the search kernels, in passes, unless one query needs more
+    /// (`layout::pack_strands`).
+    pub search_strand_passes: usize,
     /// Extra NVRTC options for the search kernels (tuning experiments, e.g.
     /// `-DSEARCH_MIN_BLOCKS=6`).
     pub nvrtc_options: Vec<String>,
@@ -37,6 +40,7 @@ impl Default for CudaConfig {
             align_multipass: false,
             align_min_group: None,
             search_chunk_bytes: None,
+            search_strand_passes: super::layout::STRAND_PASSES,
             nvrtc_options: Vec::new(),
         }
     }

@@ -52,21 +52,95 @@ pub fn split_bins(lengths: &[u32], bins: &[(u32, Shape)]) -> Vec<Bin> {
     out
 }
 
-/// Queries paired for the two 16-bit lanes: `(a, b)` indices into the query list; `b` is
-/// None for an odd one out. Pairs are neighbours in length order, so little is padded.
-pub fn pair_queries(lens: &[usize]) -> Vec<(usize, Option<usize>)> {
-    let mut order: Vec<usize> = (0..lens.len()).filter(|&i| lens[i] > 0).collect();
-    order.sort_by_key(|&i| lens[i]);
-    order.chunks(2).map(|c| (c[0], c.get(1).copied())).collect()
+/// Default longest strand, in passes, unless one query needs more: a work item runs a whole
+/// strand over one group of targets, so its length bounds the launch's tail (items run
+/// longest target first; the last ones must stay short).
+pub const STRAND_PASSES: usize = 32;
+
+/// Query blocks marker (kernels/sw_search.cu `BLOCK_*`): a lane's block of `rows` rows in a
+/// pass holds no query.
+pub const BLOCK_NONE: u32 = 0x3fff_ffff;
+pub const BLOCK_START: u32 = 0x4000_0000;
+pub const BLOCK_END: u32 = 0x8000_0000;
+
+/// A pair of lanes (the two 16-bit halves of every cell), each a list of queries laid end to
+/// end from block 0, every query starting on a block of `shape.rows` rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Strand {
+    /// Per lane: (query slot, first block), in order.
+    pub lanes: [Vec<(usize, usize)>; 2],
+    /// Passes (tiles of `shape.span()` rows).
+    pub passes: usize,
 }
 
-/// The packed profiles of all query pairs for one variant, as the kernel reads them.
+/// Packs queries of the given lengths (one slot each; empty ones get none) into strands
+/// for `shape`: every query takes whole blocks of `shape.rows` rows, and the queries are
+/// spread longest first over the least-loaded of 2n lanes (lanes of similar load paired
+/// into n strands), for the n that pads least among the few that keep strands within
+/// `max_passes` (or the longest query). Only a query's last block and a strand's end are
+/// padded.
+pub fn pack_strands(lens: &[usize], shape: Shape, max_passes: usize) -> Vec<Strand> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let k = shape.rows as usize;
+    let per_pass = shape.threads as usize;
+    let blocks = |q: usize| lens[q].div_ceil(k);
+    let mut order: Vec<usize> = (0..lens.len()).filter(|&q| lens[q] > 0).collect();
+    if order.is_empty() {
+        return Vec::new();
+    }
+    order.sort_by_key(|&q| (Reverse(lens[q]), q));
+    let total: usize = order.iter().map(|&q| blocks(q)).sum();
+    let cap = blocks(order[0]).div_ceil(per_pass).max(max_passes.max(1)) * per_pass;
+    let fewest = total.div_ceil(2 * cap).max(1);
+    let most = order.len().div_ceil(2);
+    // Longest processing time first over 2n lanes; lanes sorted by load, paired.
+    let spread = |n: usize| -> Vec<(usize, Vec<usize>)> {
+        let mut lanes: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); 2 * n];
+        let mut heap: BinaryHeap<Reverse<(usize, usize)>> = (0..2 * n).map(|l| Reverse((0, l))).collect();
+        for &q in &order {
+            let Reverse((load, l)) = heap.pop().expect("lanes");
+            lanes[l].0 += blocks(q);
+            lanes[l].1.push(q);
+            heap.push(Reverse((load + blocks(q), l)));
+        }
+        lanes.sort_by_key(|l| Reverse(l.0));
+        lanes
+    };
+    let passes_of =
+        |lanes: &[(usize, Vec<usize>)]| -> usize { lanes.chunks(2).map(|p| p[0].0.div_ceil(per_pass).max(1)).sum() };
+    let lanes = (fewest..=(fewest + 3).min(most.max(fewest)))
+        .map(spread)
+        .min_by_key(|l| (passes_of(l), Reverse(l.len())))
+        .expect("at least one count");
+    let place = |qs: &[usize]| {
+        let mut at = 0;
+        qs.iter()
+            .map(|&q| {
+                let p = (q, at);
+                at += blocks(q);
+                p
+            })
+            .collect::<Vec<_>>()
+    };
+    lanes
+        .chunks(2)
+        .filter(|p| p[0].0 > 0)
+        .map(|p| Strand { lanes: [place(&p[0].1), place(&p[1].1)], passes: p[0].0.div_ceil(per_pass).max(1) })
+        .collect()
+}
+
+/// The packed profiles of a batch's strands for one variant, as the kernel reads them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profiles {
+    /// Per pass (the strands' passes in turn): `alpha x span` ints, see [`profile_index`].
     pub data: Vec<i32>,
-    /// Start of each pair in `data`.
-    pub offsets: Vec<u32>,
-    /// Passes (tiles of `shape.span()` rows) of each pair.
+    /// Per pass and thread: the query block of lane A and of lane B (slot, `BLOCK_START`,
+    /// `BLOCK_END`; `BLOCK_NONE` for padding), interleaved.
+    pub blocks: Vec<u32>,
+    /// Index of each strand's first pass.
+    pub first_pass: Vec<u32>,
+    /// Passes of each strand.
     pub passes: Vec<u32>,
 }
 
@@ -75,8 +149,8 @@ pub fn alpha(sc: &Scoring) -> u32 {
     sc.matrix.size() as u32 + 1
 }
 
-/// Index in a pair's profile of (pass, residue code, query row within the pass): thread t
-/// holds rows t*K .. t*K+K and reads them as K/4 16-byte words interleaved across threads.
+/// Index in a pass's profile of (residue code, row within the pass): thread t holds rows
+/// t*K .. t*K+K and reads them as K/4 16-byte words interleaved across threads.
 #[inline]
 pub fn profile_index(v: Shape, alpha: u32, pass: u32, code: u32, row: u32) -> usize {
     let (t, r) = (row / v.rows, row % v.rows);
@@ -84,41 +158,56 @@ pub fn profile_index(v: Shape, alpha: u32, pass: u32, code: u32, row: u32) -> us
     ((pass * alpha + code) * v.span() as u32 + (i * v.threads + t) * 4 + e) as usize
 }
 
-pub fn build_profiles(queries: &[&[u8]], pairs: &[(usize, Option<usize>)], sc: &Scoring, v: Shape) -> Profiles {
+/// Profiles of `strands` (slots index `queries`).
+pub fn build_profiles(queries: &[&[u8]], strands: &[Strand], sc: &Scoring, v: Shape) -> Profiles {
     let al = alpha(sc);
     let size = sc.matrix.size() as u32;
-    let rows = v.span() as u32;
-    let mut data = Vec::new();
-    let mut offsets = Vec::with_capacity(pairs.len());
-    let mut passes = Vec::with_capacity(pairs.len());
-    let lane = |q: Option<&[u8]>, row: u32, code: u32| -> i32 {
-        match q {
-            Some(q) if (row as usize) < q.len() && code < size => sc.score(q[row as usize], code as u8),
-            _ => PAD_SCORE,
-        }
-    };
-    for &(a, b) in pairs {
-        let qa = queries[a];
-        let qb = b.map(|b| queries[b]);
-        let len = qa.len().max(qb.map_or(0, |q| q.len())) as u32;
-        let np = len.div_ceil(rows).max(1);
-        let base = data.len();
-        offsets.push(base as u32);
-        passes.push(np);
-        data.resize(base + (np * al * rows) as usize, 0);
-        for pass in 0..np {
-            for code in 0..al {
-                for row in 0..rows {
-                    let g = pass * rows + row;
-                    let sa = lane(Some(qa), g, code);
-                    let sb = lane(qb, g, code);
-                    let packed = (sa as u16 as u32) | ((sb as u16 as u32) << 16);
-                    data[base + profile_index(v, al, pass, code, row)] = packed as i32;
+    let (k, per_pass) = (v.rows as usize, v.threads as usize);
+    let total: usize = strands.iter().map(|s| s.passes).sum();
+    let mut data = vec![0i32; total * (al as usize) * v.span()];
+    let mut blocks = vec![BLOCK_NONE; total * per_pass * 2];
+    let mut first_pass = Vec::with_capacity(strands.len());
+    let mut passes = Vec::with_capacity(strands.len());
+    let mut p0 = 0usize;
+    for s in strands {
+        first_pass.push(p0 as u32);
+        passes.push(s.passes as u32);
+        // Per lane and strand row: (query slot, row in the query), or none.
+        let mut rows: [Vec<Option<(usize, usize)>>; 2] =
+            [vec![None; s.passes * v.span()], vec![None; s.passes * v.span()]];
+        for (h, lane) in s.lanes.iter().enumerate() {
+            for &(q, first) in lane {
+                let nb = queries[q].len().div_ceil(k);
+                for i in 0..queries[q].len() {
+                    rows[h][first * k + i] = Some((q, i));
+                }
+                for b in 0..nb {
+                    let mut d = q as u32;
+                    if b == 0 {
+                        d |= BLOCK_START;
+                    }
+                    if b + 1 == nb {
+                        d |= BLOCK_END;
+                    }
+                    blocks[((p0 + (first + b) / per_pass) * per_pass + (first + b) % per_pass) * 2 + h] = d;
                 }
             }
         }
+        for pass in 0..s.passes {
+            for code in 0..al {
+                for row in 0..v.span() {
+                    let lane = |h: usize| match rows[h][pass * v.span() + row] {
+                        Some((q, i)) if code < size => sc.score(queries[q][i], code as u8),
+                        _ => PAD_SCORE,
+                    };
+                    let packed = (lane(0) as u16 as u32) | ((lane(1) as u16 as u32) << 16);
+                    data[profile_index(v, al, (p0 + pass) as u32, code, row as u32)] = packed as i32;
+                }
+            }
+        }
+        p0 += s.passes;
     }
-    Profiles { data, offsets, passes }
+    Profiles { data, blocks, first_pass, passes }
 }
 
 /// One GPU's share of the database: targets `g, g + n, g + 2n, ...` of the length order, so
@@ -288,11 +377,60 @@ mod tests {
         assert!(split_bins(&[], &default_bins()).is_empty());
     }
 
+    /// Seeded lengths, residues and targets for the tests (no crate: a plain LCG).
+    struct Lcg(u64);
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+    }
+
+    /// Every non-empty query once, on a block boundary, lanes disjoint and inside the strand.
+    fn check_placement(lens: &[usize], v: Shape, strands: &[Strand]) {
+        let k = v.rows as usize;
+        let mut seen = vec![0; lens.len()];
+        for s in strands {
+            for lane in &s.lanes {
+                let mut end = 0;
+                for &(q, first) in lane {
+                    seen[q] += 1;
+                    assert!(first >= end, "overlap in {lane:?}");
+                    end = first + lens[q].div_ceil(k);
+                }
+                assert!(end <= s.passes * v.threads as usize, "{lane:?} past {} passes", s.passes);
+            }
+        }
+        for (q, &n) in seen.iter().enumerate() {
+            assert_eq!(n, (lens[q] > 0) as usize, "query {q} of length {} placed {n} times", lens[q]);
+        }
+    }
+
     #[test]
-    fn queries_pair_by_length_and_skip_empty() {
-        let pairs = pair_queries(&[10, 0, 3, 7, 12]);
-        assert_eq!(pairs, vec![(2, Some(3)), (0, Some(4))]);
-        assert_eq!(pair_queries(&[4, 2, 9]), vec![(1, Some(0)), (2, None)]);
+    fn strands_place_every_query_once_with_little_padding() {
+        let v = Shape { threads: 8, rows: 32 };
+        assert!(pack_strands(&[], v, STRAND_PASSES).is_empty());
+        assert!(pack_strands(&[0, 0], v, STRAND_PASSES).is_empty());
+        let one = pack_strands(&[0, 100], v, STRAND_PASSES);
+        assert_eq!(one, vec![Strand { lanes: [vec![(1, 0)], vec![]], passes: 1 }]);
+        let mut rng = Lcg(7);
+        for (n, lo, hi) in [(500, 8, 1500), (20, 100, 6000), (3, 1, 40), (2000, 30, 400), (64, 1, 70000)] {
+            let mut lens: Vec<usize> = (0..n).map(|_| lo + rng.below(hi - lo)).collect();
+            lens[n / 2] = 0;
+            for shape in [v, Shape { threads: 16, rows: 16 }, Shape { threads: 4, rows: 4 }] {
+                let strands = pack_strands(&lens, shape, STRAND_PASSES);
+                check_placement(&lens, shape, &strands);
+                // Padding: a query's last block and the strands' ends only.
+                let rows: usize = strands.iter().map(|s| 2 * s.passes * shape.span()).sum();
+                let blocks: usize = lens.iter().map(|l| l.div_ceil(shape.rows as usize) * shape.rows as usize).sum();
+                if blocks >= 16 * shape.span() {
+                    assert!(
+                        blocks as f64 / rows as f64 >= 0.95,
+                        "{n} queries, {shape:?}: {rows} rows for {blocks} in blocks"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -301,9 +439,10 @@ mod tests {
         let qa = Alphabet::Protein.encode(b"WAC").unwrap();
         let qb = Alphabet::Protein.encode(b"HE").unwrap();
         let v = Shape { threads: 8, rows: 16 };
-        let p = build_profiles(&[&qa, &qb], &[(0, Some(1))], &sc, v);
+        let strand = Strand { lanes: [vec![(0, 0)], vec![(1, 0)]], passes: 1 };
+        let p = build_profiles(&[&qa, &qb], &[strand], &sc, v);
         let al = alpha(&sc);
-        assert_eq!(p.passes, vec![1]);
+        assert_eq!((p.first_pass.clone(), p.passes.clone()), (vec![0], vec![1]));
         assert_eq!(p.data.len(), (al * v.span() as u32) as usize);
         let at = |code: u32, row: u32| {
             let w = p.data[profile_index(v, al, 0, code, row)] as u32;
@@ -317,6 +456,9 @@ mod tests {
         assert_eq!(at(w, 3), (PAD_SCORE, PAD_SCORE));
         // The PAD code scores PAD everywhere.
         assert_eq!(at(al - 1, 0), (PAD_SCORE, PAD_SCORE));
+        // Blocks: thread 0 holds both queries whole; the other threads hold none.
+        assert_eq!(&p.blocks[..2], &[BLOCK_START | BLOCK_END, 1 | BLOCK_START | BLOCK_END]);
+        assert!(p.blocks[2..].iter().all(|&b| b == BLOCK_NONE));
         // Every index of the tile is used exactly once.
         let mut seen = vec![false; p.data.len()];
         for code in 0..al {
@@ -328,18 +470,118 @@ mod tests {
         }
     }
 
+    /// Smith-Waterman with affine gaps, full matrices, the textbook way (gap of k costs
+    /// open + k * extend): the oracle.
+    fn gotoh(q: &[u8], t: &[u8], sc: &Scoring) -> i32 {
+        let (go, ge) = (sc.gap_open, sc.gap_extend);
+        let neg = i32::MIN / 4;
+        let mut h = vec![vec![0; t.len() + 1]; q.len() + 1];
+        let mut e = vec![vec![neg; t.len() + 1]; q.len() + 1];
+        let mut f = vec![vec![neg; t.len() + 1]; q.len() + 1];
+        let mut best = 0;
+        for i in 1..=q.len() {
+            for j in 1..=t.len() {
+                e[i][j] = (e[i][j - 1] - ge).max(h[i][j - 1] - go - ge);
+                f[i][j] = (f[i - 1][j] - ge).max(h[i - 1][j] - go - ge);
+                h[i][j] = 0.max(h[i - 1][j - 1] + sc.score(q[i - 1], t[j - 1])).max(e[i][j]).max(f[i][j]);
+                best = best.max(h[i][j]);
+            }
+        }
+        best
+    }
+
+    /// The search kernel's arithmetic on one lane of every strand, unbiased and in i32,
+    /// driven only by the profile and the block table as the kernel reads them: rows in
+    /// passes of `span`, each thread's block taking the row above from the thread before
+    /// (or the previous pass's bottom row), replaced by the boundary where its query starts;
+    /// each query's score the maximum over the rows of its blocks.
+    fn emulate(p: &Profiles, v: Shape, sc: &Scoring, target: &[u8], nq: usize) -> Vec<i32> {
+        let (al, span, k, nt) = (alpha(sc), v.span(), v.rows as usize, v.threads as usize);
+        let oe = sc.gap_open + sc.gap_extend;
+        let mut best = vec![0; nq];
+        for (si, &np) in p.passes.iter().enumerate() {
+            for h in 0..2 {
+                let mut bottom = vec![(0, -oe); target.len()];
+                for pass in 0..np as usize {
+                    let gp = p.first_pass[si] as usize + pass;
+                    let block = |t: usize| p.blocks[(gp * nt + t) * 2 + h];
+                    let (mut hcol, mut e) = (vec![0; span], vec![-oe; span]);
+                    let mut seen_above = vec![0; span]; // masked H above a block's first row
+                    let mut rowmax = vec![0; span];
+                    for (j, &c) in target.iter().enumerate() {
+                        let (mut f, mut up, mut old_above) = (0, 0, 0);
+                        for r in 0..span {
+                            let t = r / k;
+                            let diag = if r % k == 0 {
+                                let (mut hin, mut fin) = if t > 0 {
+                                    (up, f)
+                                } else if pass == 0 {
+                                    (0, -oe)
+                                } else {
+                                    bottom[j]
+                                };
+                                if block(t) & BLOCK_START != 0 {
+                                    (hin, fin) = (0, -oe);
+                                }
+                                f = fin;
+                                std::mem::replace(&mut seen_above[r], hin)
+                            } else {
+                                old_above // H(r - 1, j - 1)
+                            };
+                            let w = p.data[profile_index(v, al, gp as u32, c as u32, r as u32)] as u32;
+                            let s = (w >> (16 * h)) as u16 as i16 as i32;
+                            let hn = 0.max(diag + s).max(e[r]).max(f);
+                            e[r] = (e[r] - sc.gap_extend).max(hn - oe);
+                            f = (f - sc.gap_extend).max(hn - oe);
+                            rowmax[r] = rowmax[r].max(hn);
+                            old_above = std::mem::replace(&mut hcol[r], hn);
+                            up = hn;
+                        }
+                        bottom[j] = (up, f);
+                    }
+                    for t in 0..nt {
+                        let d = block(t) & BLOCK_NONE;
+                        if d != BLOCK_NONE {
+                            let m = rowmax[t * k..t * k + k].iter().max().copied().unwrap_or(0);
+                            best[d as usize] = best[d as usize].max(m);
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
     #[test]
-    fn long_queries_take_several_passes() {
-        let sc = Scoring::blosum62();
-        let q = vec![0u8; 300];
-        let v = Shape { threads: 8, rows: 16 };
-        let p = build_profiles(&[&q], &[(0, None)], &sc, v);
-        assert_eq!(p.passes, vec![3]);
-        // Row 290 (pass 2, row 34) is real; row 300 (pass 2, row 44) is padding.
-        let al = alpha(&sc);
-        let at = |row: u32| p.data[profile_index(v, al, row / 128, 0, row % 128)] as u32;
-        assert_eq!((at(290) & 0xffff) as u16 as i16 as i32, sc.score(0, 0));
-        assert_eq!((at(300) & 0xffff) as u16 as i16 as i32, PAD_SCORE);
+    fn emulated_kernel_on_packed_strands_matches_gotoh() {
+        let mut rng = Lcg(11);
+        for (sc, v) in [
+            (Scoring::blosum62(), Shape { threads: 4, rows: 4 }),
+            (Scoring::blosum62(), Shape { threads: 2, rows: 8 }),
+            (Scoring { gap_open: 2, gap_extend: 1, ..Scoring::blosum62() }, Shape { threads: 4, rows: 4 }),
+        ] {
+            // Many short queries (several per block row of a pass), some longer than a
+            // pass, one empty; lanes then hold queries that start mid-pass and span passes.
+            let lens: Vec<usize> =
+                (0..40).map(|i| if i == 5 { 0 } else { 1 + rng.below(if i % 7 == 0 { 150 } else { 30 }) }).collect();
+            let queries: Vec<Vec<u8>> = lens.iter().map(|&l| (0..l).map(|_| rng.below(20) as u8).collect()).collect();
+            let refs: Vec<&[u8]> = queries.iter().map(|q| q.as_slice()).collect();
+            let strands = pack_strands(&lens, v, STRAND_PASSES);
+            check_placement(&lens, v, &strands);
+            assert!(strands.iter().any(|s| s.lanes.iter().any(|l| l.len() > 1)), "no lane holds two queries");
+            let p = build_profiles(&refs, &strands, &sc, v);
+            for tlen in [1, 13, 60] {
+                let target: Vec<u8> = (0..tlen).map(|_| rng.below(20) as u8).collect();
+                let got = emulate(&p, v, &sc, &target, queries.len());
+                for (q, query) in queries.iter().enumerate() {
+                    assert_eq!(
+                        got[q],
+                        gotoh(query, &target, &sc),
+                        "query {q} (len {}) vs target of {tlen}",
+                        query.len()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Database search on one GPU: the resident database shard, the launches of the length-binned
-//! search kernels for a batch of query pairs, and top-k selection on the GPU, so that only
+//! search kernels for a batch of query strands, and top-k selection on the GPU, so that only
 //! the best hits of each query come back.
 
 use super::config::CudaConfig;
@@ -31,15 +31,16 @@ struct SearchArgs {
     starts: u64,
     lengths: u64,
     profiles: u64,
-    pair_offset: u64,
-    pair_passes: u64,
+    blocks: u64,
+    first_pass: u64,
+    strand_passes: u64,
     scores: u64,
     scratch: u64,
     counter: u64,
     tbegin: u32,
     tend: u32,
     ntargets: u32,
-    npairs: u32,
+    nstrands: u32,
     maxcols: u32,
     alpha: u32,
     oe: u32,
@@ -142,13 +143,22 @@ pub fn placement(shard_bytes: usize, free: usize, forced_chunk: Option<usize>) -
     }
 }
 
-/// Query profiles of one batch of query pairs, for every variant the bins use.
-type Profiles = HashMap<Shape, (CudaSlice<i32>, CudaSlice<u32>, CudaSlice<u32>)>;
+/// One batch's strand profiles on the GPU, for one variant.
+struct DeviceProfiles {
+    data: CudaSlice<i32>,
+    blocks: CudaSlice<u32>,
+    first_pass: CudaSlice<u32>,
+    passes: CudaSlice<u32>,
+    strands: usize,
+}
+
+/// Strand profiles of one batch of queries, for every variant the bins use.
+type Profiles = HashMap<Shape, DeviceProfiles>;
 
 /// A scan whose kernels and result copies are queued on `stream`; `collect` waits for it.
 struct Pending {
     stream: Arc<CudaStream>,
-    scores: CudaSlice<u32>,
+    scores: CudaSlice<u16>,
     counts: PinnedHostSlice<u32>,
     cands: PinnedHostSlice<u32>,
     cap: usize,
@@ -169,6 +179,8 @@ pub struct Device {
     staging: Vec<PinnedHostSlice<u8>>,
     /// `CudaConfig::search_chunk_bytes`.
     chunk_bytes: Option<usize>,
+    /// `CudaConfig::search_strand_passes`.
+    strand_passes: usize,
     /// `CudaConfig::nvrtc_options`, for the shapes loaded later.
     nvrtc: Vec<String>,
 }
@@ -211,6 +223,7 @@ impl Device {
                 .map_err(dev_err("creating streams"))?,
             staging: Vec::new(),
             chunk_bytes: config.search_chunk_bytes,
+            strand_passes: config.search_strand_passes,
             nvrtc: config.nvrtc_options.clone(),
             gpu,
             resident: None,
@@ -249,7 +262,9 @@ impl Device {
             return Ok(out);
         }
         let lens: Vec<usize> = queries.iter().map(|q| q.len()).collect();
-        let pairs = layout::pair_queries(&lens);
+        // Query slots in batches, longest first (empty queries have no hits).
+        let mut order: Vec<usize> = (0..queries.len()).filter(|&q| lens[q] > 0).collect();
+        order.sort_by_key(|&q| std::cmp::Reverse(lens[q]));
         let host_lengths: Vec<u32> = targets.iter().map(|&i| db.seq_len(i as usize) as u32).collect();
         let forced = self.chunk_bytes;
         if !self.resident.as_ref().is_some_and(|r| r.key.same(&key)) || forced.is_some() {
@@ -285,9 +300,10 @@ impl Device {
             }
         }
         let mut kept: Vec<Chunk> = Vec::new();
-        for (bi, batch) in pairs.chunks(pairs_per_batch(most)).enumerate() {
-            let profiles = self.upload_profiles(queries, batch, sc, bins, &host_lengths)?;
-            let batch_residues: usize = batch.iter().map(|&(a, b)| lens[a] + b.map_or(0, |b| lens[b])).sum();
+        for (bi, batch) in order.chunks(queries_per_batch(most)).enumerate() {
+            let batch_queries: Vec<&[u8]> = batch.iter().map(|&q| queries[q]).collect();
+            let profiles = self.upload_profiles(&batch_queries, sc, bins, &host_lengths)?;
+            let batch_residues: usize = batch.iter().map(|&q| lens[q]).sum();
             let scanned = |targets: &[u32]| {
                 work.add((batch_residues * targets.iter().map(|&t| db.seq_len(t as usize)).sum::<usize>()) as u64)
             };
@@ -315,7 +331,7 @@ impl Device {
                     st.memcpy_htod(&host[..bytes], &mut c.residues.slice_mut(0..bytes)).map_err(dev_err(up))?;
                     st.memcpy_htod(&starts, &mut c.starts.slice_mut(0..starts.len())).map_err(dev_err(up))?;
                     st.memcpy_htod(&lengths, &mut c.lengths.slice_mut(0..lengths.len())).map_err(dev_err(up))?;
-                    let p = self.launch(&st, &c.view(&st, &host_lengths), &profiles, batch, sc, bins, top)?;
+                    let p = self.launch(&st, &c.view(&st, &host_lengths), &profiles, batch.len(), sc, bins, top)?;
                     if keep {
                         kept.push(c);
                     } else {
@@ -327,7 +343,7 @@ impl Device {
                         Some(res) => &res.chunks[ci],
                         None => &kept[ci],
                     };
-                    self.launch(&st, &c.view(&st, &host_lengths), &profiles, batch, sc, bins, top)?
+                    self.launch(&st, &c.view(&st, &host_lengths), &profiles, batch.len(), sc, bins, top)?
                 };
                 pending[k] = Some((p, r.clone()));
             }
@@ -371,12 +387,11 @@ impl Device {
         })
     }
 
-    /// Builds and uploads the profiles of `pairs` for every variant that `lengths` use;
-    /// waits for the upload, so that any stream may read them.
+    /// Packs `queries` (one slot each) into strands and uploads their profiles for every
+    /// variant that `lengths` use; waits for the upload, so that any stream may read them.
     fn upload_profiles(
         &self,
         queries: &[&[u8]],
-        pairs: &[(usize, Option<usize>)],
         sc: &Scoring,
         bins: &[(u32, Shape)],
         lengths: &[u32],
@@ -388,47 +403,51 @@ impl Device {
             if profiles.contains_key(&b.shape) {
                 continue;
             }
-            let p = layout::build_profiles(queries, pairs, sc, b.shape);
+            let lens: Vec<usize> = queries.iter().map(|q| q.len()).collect();
+            let strands = layout::pack_strands(&lens, b.shape, self.strand_passes);
+            let p = layout::build_profiles(queries, &strands, sc, b.shape);
             profiles.insert(
                 b.shape,
-                (
-                    st.clone_htod(&p.data).map_err(dev_err(up))?,
-                    st.clone_htod(&p.offsets).map_err(dev_err(up))?,
-                    st.clone_htod(&p.passes).map_err(dev_err(up))?,
-                ),
+                DeviceProfiles {
+                    data: st.clone_htod(&p.data).map_err(dev_err(up))?,
+                    blocks: st.clone_htod(&p.blocks).map_err(dev_err(up))?,
+                    first_pass: st.clone_htod(&p.first_pass).map_err(dev_err(up))?,
+                    passes: st.clone_htod(&p.passes).map_err(dev_err(up))?,
+                    strands: strands.len(),
+                },
             );
         }
         st.synchronize().map_err(dev_err(up))?;
         Ok(profiles)
     }
 
-    /// Queues on `st` the scan of `targets` by the query pairs `pairs` and the top-k
-    /// selection, with the copies of the selected hits into pinned host memory.
+    /// Queues on `st` the scan of `targets` by the `nq` query slots of `profiles` and the
+    /// top-k selection, with the copies of the selected hits into pinned host memory.
     #[allow(clippy::too_many_arguments)]
     fn launch(
         &self,
         st: &Arc<CudaStream>,
         targets: &Targets,
         profiles: &Profiles,
-        pairs: &[(usize, Option<usize>)],
+        nq: usize,
         sc: &Scoring,
         bins: &[(u32, Shape)],
         top: usize,
     ) -> Result<Pending> {
         let ntargets = targets.host_lengths.len();
-        let npairs = pairs.len();
         let bins: Vec<Bin> = layout::split_bins(targets.host_lengths, bins);
         let alpha = layout::alpha(sc);
         let smax = sc.matrix.max_score().max(1);
         let e = |what: &'static str| dev_err(what);
 
-        let scores = st.alloc_zeros::<u32>(npairs * ntargets).map_err(e("allocating scores"))?;
+        let scores = st.alloc_zeros::<u16>(nq * ntargets).map_err(e("allocating scores"))?;
         let counter = st.alloc_zeros::<u32>(bins.len().max(1)).map_err(e("allocating counters"))?;
         // Launch geometry and boundary-row scratch of every bin; one scratch buffer serves all.
         let mut plans = Vec::new();
         let mut scratch_ints = 0usize;
         for b in &bins {
             let f = &self.search[&b.shape];
+            let strands = profiles.get(&b.shape).map_or(1, |p| p.strands);
             let smem = (alpha * b.shape.span() as u32 * 4) as usize;
             let per_sm = f
                 .occupancy_max_active_blocks_per_multiprocessor(BLOCK, smem, None)
@@ -436,7 +455,7 @@ impl Device {
                 .max(1);
             let w = layout::targets_per_block(b.shape);
             let groups = (b.end - b.begin).div_ceil(w) as usize;
-            let grid = (per_sm as usize * self.gpu.sms as usize).min(groups * npairs).max(1);
+            let grid = (per_sm as usize * self.gpu.sms as usize).min(groups * strands).max(1);
             let maxcols = ((b.max_len as usize + 3) & !3) + 4;
             scratch_ints = scratch_ints.max(grid * w as usize * 2 * maxcols * 2);
             plans.push((grid as u32, smem as u32, maxcols as u32));
@@ -444,23 +463,24 @@ impl Device {
         let scratch = st.alloc_zeros::<i32>(scratch_ints.max(4)).map_err(e("allocating scratch"))?;
 
         for (bi, (b, &(grid, smem, maxcols))) in bins.iter().zip(&plans).enumerate() {
-            let (prof, offs, passes) = profiles
+            let p = profiles
                 .get(&b.shape)
                 .ok_or_else(|| Error::Internal(format!("no profile for variant {:?}", b.shape)))?;
             let args = SearchArgs {
                 residues: targets.residues,
                 starts: targets.starts,
                 lengths: targets.lengths,
-                profiles: prof.device_ptr(st).0,
-                pair_offset: offs.device_ptr(st).0,
-                pair_passes: passes.device_ptr(st).0,
+                profiles: p.data.device_ptr(st).0,
+                blocks: p.blocks.device_ptr(st).0,
+                first_pass: p.first_pass.device_ptr(st).0,
+                strand_passes: p.passes.device_ptr(st).0,
                 scores: scores.device_ptr(st).0,
                 scratch: scratch.device_ptr(st).0,
                 counter: counter.device_ptr(st).0 + 4 * bi as u64,
                 tbegin: b.begin,
                 tend: b.end,
                 ntargets: ntargets as u32,
-                npairs: npairs as u32,
+                nstrands: p.strands as u32,
                 maxcols,
                 alpha,
                 oe: both_lanes(sc.gap_open + sc.gap_extend),
@@ -473,7 +493,6 @@ impl Device {
         }
 
         // Top-k: histogram, threshold, compaction of the hits at or above it.
-        let nq = 2 * npairs;
         let nt = ntargets as u32;
         let cap = (2 * top).max(4096).min(ntargets);
         let mut hist = st.alloc_zeros::<u32>(nq * TOPK_BINS).map_err(e("allocating top-k buffers"))?;
@@ -517,42 +536,37 @@ impl Device {
     }
 }
 
-/// The score matrix of one scan (a batch of query pairs against one chunk) stays under
-/// 512 MiB; two scans are in flight at a time.
-fn pairs_per_batch(ntargets: usize) -> usize {
-    ((512usize << 20) / (4 * ntargets.max(1))).max(1)
+/// The score matrix of one scan (a batch of queries against one chunk, 16 bits a score)
+/// stays under 512 MiB; two scans are in flight at a time.
+fn queries_per_batch(ntargets: usize) -> usize {
+    ((512usize << 20) / (2 * ntargets.max(1))).max(1)
 }
 
-/// Waits for a scan and appends its selected hits to `out` (per query), with database
-/// indices from `global` (the scan's targets in order).
-fn collect(p: Pending, pairs: &[(usize, Option<usize>)], global: &[u32], out: &mut [RawHits]) -> Result<()> {
+/// Waits for a scan and appends its selected hits to `out` (per query; `batch` maps slots
+/// to queries), with database indices from `global` (the scan's targets in order).
+fn collect(p: Pending, batch: &[usize], global: &[u32], out: &mut [RawHits]) -> Result<()> {
     let e = |what: &'static str| dev_err(what);
     p.stream.synchronize().map_err(e("search"))?;
     let counts = p.counts.as_slice().map_err(e("reading top-k counts"))?;
     let cands = p.cands.as_slice().map_err(e("reading top-k hits"))?;
     let (cap, ntargets) = (p.cap, p.ntargets);
-    for (pi, &(a, b)) in pairs.iter().enumerate() {
-        for (lane, q) in [(0usize, Some(a)), (1, b)] {
-            let Some(q) = q else { continue };
-            let qi = 2 * pi + lane;
-            let n = counts[qi] as usize;
-            let hits = &mut out[q];
-            if n <= cap {
-                let base = qi * cap * 2;
-                for j in 0..n {
-                    let (t, s) = (cands[base + 2 * j], cands[base + 2 * j + 1]);
-                    hits.push((global[t as usize], s));
-                }
-            } else {
-                // More ties at the threshold than the buffer holds: read the whole row.
-                let row = p.scores.slice(pi * ntargets..(pi + 1) * ntargets);
-                let all: Vec<u32> = p.stream.clone_dtoh(&row).map_err(e("reading scores"))?;
-                p.stream.synchronize().map_err(e("reading scores"))?;
-                for (t, v) in all.iter().enumerate() {
-                    let s = if lane == 0 { v & 0xffff } else { v >> 16 };
-                    if s > 0 {
-                        hits.push((global[t], s));
-                    }
+    for (slot, &q) in batch.iter().enumerate() {
+        let n = counts[slot] as usize;
+        let hits = &mut out[q];
+        if n <= cap {
+            let base = slot * cap * 2;
+            for j in 0..n {
+                let (t, s) = (cands[base + 2 * j], cands[base + 2 * j + 1]);
+                hits.push((global[t as usize], s));
+            }
+        } else {
+            // More ties at the threshold than the buffer holds: read the whole row.
+            let row = p.scores.slice(slot * ntargets..(slot + 1) * ntargets);
+            let all: Vec<u16> = p.stream.clone_dtoh(&row).map_err(e("reading scores"))?;
+            p.stream.synchronize().map_err(e("reading scores"))?;
+            for (t, &s) in all.iter().enumerate() {
+                if s > 0 {
+                    hits.push((global[t], s as u32));
                 }
             }
         }
