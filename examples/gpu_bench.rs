@@ -8,7 +8,8 @@
 //!   gpu_bench bench-equal N LEN QUERIES.fasta [--top N] [--bins SPEC]
 //!       N random sequences of length LEN, generated in memory
 //!
-//! --bins SPEC: e.g. "4096:8x16,max:16x16" (longest target length : P x K).
+//! --bins SPEC: e.g. "4096:8x16,max:16x16" (longest target length : P x K); --nvrtc OPTS:
+//! extra NVRTC options for the search kernels (check; bench takes --configs "BINS|OPTS;...").
 
 use std::io::Read;
 use std::time::Instant;
@@ -95,7 +96,7 @@ fn opt(args: &[String], name: &str) -> Option<String> {
 }
 
 fn engine(args: &[String]) -> R<CudaEngine> {
-    engine_with(opt(args, "--bins").as_deref(), "")
+    engine_with(opt(args, "--bins").as_deref(), &opt(args, "--nvrtc").unwrap_or_default())
 }
 
 /// This benchmark's own knobs, passed to the engine as configuration: the environment
