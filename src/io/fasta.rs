@@ -26,7 +26,9 @@ pub struct FastaReader<R> {
     line: usize,
     line_limit: usize,
     header: Vec<u8>,
-    /// The current record's header text (after `>`), for `Record::header`.
+    /// The current record's id, and its header text (after `>`), for `Record::header`:
+    /// buffers reused from record to record.
+    id: String,
     description: String,
     done: bool,
     /// A piece of a larger input (see `fasta_blocks`): having no record is not an error.
@@ -52,6 +54,7 @@ impl<R: BufRead> FastaReader<R> {
             line: 0,
             line_limit: MAX_LINE,
             header: Vec::new(),
+            id: String::new(),
             description: String::new(),
             done: false,
             piece: false,
@@ -98,13 +101,14 @@ impl<R: BufRead> FastaReader<R> {
         format!("line {} longer than {}: not a real sequence file?", self.line + 1, limit)
     }
 
-    /// Reads the next header line, skipping blank lines; `None` at end of input.
-    fn read_header(&mut self) -> Result<Option<String>> {
+    /// Reads the next header line, skipping blank lines, into `id` and `description`; false
+    /// at end of input.
+    fn read_header(&mut self) -> Result<bool> {
         loop {
             let got = read_line_bounded(&mut self.input, &mut self.header, self.line_limit)
                 .map_err(|e| read_error(&self.place, e))?;
             match got {
-                Line::End => return Ok(None),
+                Line::End => return Ok(false),
                 Line::TooLong => {
                     let problem = format!("record {}: {}", self.count + 1, self.too_long());
                     return Err(Error::file(&self.place, problem));
@@ -127,20 +131,21 @@ impl<R: BufRead> FastaReader<R> {
             }
             let name = &self.header[1..];
             let end = name.iter().position(u8::is_ascii_whitespace).unwrap_or(name.len());
-            let id = String::from_utf8_lossy(&name[..end]).into_owned();
-            if id.is_empty() {
+            if end == 0 {
                 let problem = format!("header on line {} has no id", self.line);
                 return Err(Error::record(&self.place, self.count, "", problem));
             }
-            let full = name.trim_ascii_end();
-            self.description = String::from_utf8_lossy(full).into_owned();
-            return Ok(Some(id));
+            self.id.clear();
+            self.id.push_str(&String::from_utf8_lossy(&name[..end]));
+            self.description.clear();
+            self.description.push_str(&String::from_utf8_lossy(name.trim_ascii_end()));
+            return Ok(true);
         }
     }
 
-    /// Reads and encodes sequence lines up to the next header or the end of input.
-    fn read_sequence(&mut self, id: &str) -> Result<Vec<u8>> {
-        let mut seq = Vec::new();
+    /// Reads and encodes sequence lines up to the next header or the end of input, appending
+    /// the residues to `seq` (positions in messages count from `start`).
+    fn read_sequence(&mut self, id: &str, seq: &mut Vec<u8>, start: usize) -> Result<()> {
         let mut line_len = 0usize;
         loop {
             let chunk = match self.input.fill_buf() {
@@ -149,7 +154,7 @@ impl<R: BufRead> FastaReader<R> {
                 Err(e) => return Err(read_error(&self.place, e)),
             };
             if chunk.is_empty() || (line_len == 0 && chunk[0] == b'>') {
-                return Ok(seq);
+                return Ok(());
             }
             let (part, ends_line) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (&chunk[..i], true),
@@ -159,11 +164,11 @@ impl<R: BufRead> FastaReader<R> {
             if line_len > self.line_limit {
                 return Err(Error::record(&self.place, self.count, id, self.too_long()));
             }
-            if let Err(bad) = encode_skipping_whitespace(self.alphabet, part, &mut seq) {
+            if let Err(bad) = encode_skipping_whitespace(self.alphabet, part, seq) {
                 let problem = format!(
                     "{} at position {} (line {})",
                     describe_residue(self.alphabet, bad),
-                    seq.len() + 1,
+                    seq.len() - start + 1,
                     self.line + 1
                 );
                 return Err(Error::record(&self.place, self.count, id, problem));
@@ -177,16 +182,119 @@ impl<R: BufRead> FastaReader<R> {
         }
     }
 
-    fn read_record(&mut self) -> Result<Option<Record>> {
-        let Some(id) = self.read_header()? else {
-            return Ok(None);
-        };
-        let seq = self.read_sequence(&id)?;
-        if seq.is_empty() {
-            return Err(Error::record(&self.place, self.count, &id, "empty sequence"));
+    /// Reads the next record, its residues appended to `seq` (its id and header in `id` and
+    /// `description`); false at end of input.
+    fn read_record_into(&mut self, seq: &mut Vec<u8>) -> Result<bool> {
+        if !self.read_header()? {
+            return Ok(false);
+        }
+        let start = seq.len();
+        let id = std::mem::take(&mut self.id);
+        let read = self.read_sequence(&id, seq, start);
+        self.id = id;
+        read?;
+        if seq.len() == start {
+            return Err(Error::record(&self.place, self.count, &self.id, "empty sequence"));
         }
         self.count += 1;
-        Ok(Some(Record { id, seq, header: std::mem::take(&mut self.description) }))
+        Ok(true)
+    }
+
+    fn read_record(&mut self) -> Result<Option<Record>> {
+        let mut seq = Vec::new();
+        if !self.read_record_into(&mut seq)? {
+            return Ok(None);
+        }
+        Ok(Some(Record { id: self.id.clone(), seq, header: self.description.clone() }))
+    }
+
+    /// The next record appended to `out` (no allocation of its own), as [`Iterator::next`]
+    /// gives it: `None` at the end, after an error, or with the error of an input without
+    /// records; on an error, `out` holds the records before it.
+    pub(crate) fn next_into(&mut self, out: &mut Packed) -> Option<Result<()>> {
+        if self.done {
+            return None;
+        }
+        match self.read_record_into(&mut out.residues) {
+            Ok(true) => {
+                out.push_last(&self.id, &self.description);
+                Some(Ok(()))
+            }
+            Ok(false) => {
+                self.done = true;
+                (self.count == 0 && !self.piece).then(|| Err(Error::file(&self.place, "no sequences")))
+            }
+            Err(e) => {
+                self.done = true;
+                out.residues.truncate(out.seq_ends.last().copied().unwrap_or(0));
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Records packed into a few shared buffers, in order: residues, ids and headers of a run
+/// of records, with no allocation per record (block parsers hand these out: a `Record` each
+/// cost three allocations, and their frees, across threads, as much as parsing).
+#[derive(Debug, Default)]
+pub struct Packed {
+    residues: Vec<u8>,
+    /// Where record i's residues end (they start where record i - 1's end).
+    seq_ends: Vec<usize>,
+    /// Ids and headers: record i's id, then its header, from where record i - 1's header ends.
+    text: String,
+    text_ends: Vec<(usize, usize)>,
+}
+
+impl Packed {
+    /// Empties `self` for the records of `bytes` bytes of FASTA (no more residues than
+    /// bytes), its buffers kept.
+    pub(crate) fn reuse_for(&mut self, bytes: usize) {
+        self.residues.clear();
+        if self.residues.capacity() < bytes {
+            // With room to spare: pieces differ a little in size, and a buffer a few bytes
+            // short would be allocated anew each time.
+            self.residues = Vec::with_capacity(bytes + bytes / 4);
+        }
+        self.seq_ends.clear();
+        self.text.clear();
+        self.text_ends.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.seq_ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seq_ends.is_empty()
+    }
+
+    pub fn seq(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.seq_ends[i - 1] };
+        &self.residues[start..self.seq_ends[i]]
+    }
+
+    pub fn id(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.text_ends[i - 1].1 };
+        &self.text[start..self.text_ends[i].0]
+    }
+
+    /// The header line after `>` (id included), trailing whitespace removed.
+    pub fn header(&self, i: usize) -> &str {
+        &self.text[self.text_ends[i].0..self.text_ends[i].1]
+    }
+
+    pub fn record(&self, i: usize) -> Record {
+        Record { id: self.id(i).to_string(), seq: self.seq(i).to_vec(), header: self.header(i).to_string() }
+    }
+
+    /// Ends the record whose residues were appended last.
+    fn push_last(&mut self, id: &str, header: &str) {
+        self.seq_ends.push(self.residues.len());
+        self.text.push_str(id);
+        let id_end = self.text.len();
+        self.text.push_str(header);
+        self.text_ends.push((id_end, self.text.len()));
     }
 }
 

@@ -7,16 +7,18 @@
 //! reported exactly as the sequential reader reports it: the piece that holds it is parsed
 //! again knowing how many records and lines came before it. A record too big for a block
 //! (a chromosome, or something that is not FASTA) switches the rest of the input to the
-//! sequential reader, with its line-length guard.
+//! sequential reader, with its line-length guard. Records come out packed, a piece's worth
+//! at a time ([`Packed`]: shared buffers, no allocation per record), or one by one.
 
 use std::collections::VecDeque;
 use std::io::{Cursor, Read};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, Where};
-use crate::io::fasta::FastaReader;
+use crate::io::fasta::{FastaReader, Packed};
 use crate::io::input::{open_input, read_error, Input};
 use crate::scoring::Alphabet;
 use crate::seq::Record;
@@ -39,12 +41,18 @@ pub struct BlockFastaReader {
     /// The last block's buffer, the next carry's: blocks reuse two buffers, whose pages stay
     /// (a fresh 16 MB block each time faulted in every page, and freeing it unmapped them).
     spare: Filled,
-    ready: VecDeque<Result<Record>>,
+    /// Parsed pieces (never empty) and the error that ends the input, in order.
+    ready: VecDeque<Result<Packed>>,
+    /// Parts handed back for reuse.
+    spares: Spares,
     /// Records and lines in the blocks parsed so far.
     parsed_records: usize,
     parsed_lines: usize,
     /// Records handed out.
     count: usize,
+    /// The part being handed out record by record (the `Iterator`), and its next record.
+    current: Packed,
+    next: usize,
     sequential: Option<FastaReader<Input>>,
     block: usize,
     min_piece: usize,
@@ -69,9 +77,12 @@ impl BlockFastaReader {
             carry: Filled::default(),
             spare: Filled::default(),
             ready: VecDeque::new(),
+            spares: Spares::default(),
             parsed_records: 0,
             parsed_lines: 0,
             count: 0,
+            current: Packed::default(),
+            next: 0,
             sequential: None,
             block: BLOCK,
             min_piece: MIN_PIECE,
@@ -90,7 +101,7 @@ impl BlockFastaReader {
 
     /// Small blocks and pieces, so tests cross every boundary.
     #[cfg(test)]
-    fn with_sizes(mut self, block: usize, min_piece: usize) -> Self {
+    pub(crate) fn with_sizes(mut self, block: usize, min_piece: usize) -> Self {
         self.block = block;
         self.min_piece = min_piece;
         self.big_record = 8 * block;
@@ -101,9 +112,14 @@ impl BlockFastaReader {
         &self.place
     }
 
-    /// Records handed out so far.
+    /// Records handed out so far (those of the parts handed out, with [`Self::next_part`]).
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// Where parts handed out go back once used, to be parsed into again.
+    pub fn spares(&self) -> Spares {
+        self.spares.clone()
     }
 
     /// Reads and parses the next block into `ready`; false at the end of the input.
@@ -157,19 +173,24 @@ impl BlockFastaReader {
     fn parse_block(&mut self, block: &[u8]) {
         let pieces = split_pieces(block, self.min_piece.max(block.len() / (4 * rayon::current_num_threads())));
         let (place, alphabet) = (&self.place, self.alphabet);
-        let parsed: Vec<Piece> = pieces.par_iter().map(|p| Piece::parse(place, alphabet, p, 0, 0)).collect();
+        let mut outs = self.spares.take(pieces.len());
+        outs.resize_with(pieces.len(), Packed::default);
+        let parsed: Vec<Piece> =
+            pieces.par_iter().zip(outs).map(|(p, out)| Piece::parse(place, alphabet, p, 0, 0, out)).collect();
         for (bytes, piece) in pieces.iter().zip(parsed) {
             let piece = if piece.failed {
                 // Again, numbered as the whole input: the message must name the right record.
-                Piece::parse(place, alphabet, bytes, self.parsed_records, self.parsed_lines)
+                Piece::parse(place, alphabet, bytes, self.parsed_records, self.parsed_lines, Packed::default())
             } else {
                 piece
             };
             self.parsed_records += piece.records;
             self.parsed_lines += piece.lines;
-            let failed = piece.failed;
-            self.ready.extend(piece.items);
-            if failed {
+            if !piece.packed.is_empty() {
+                self.ready.push_back(Ok(piece.packed));
+            }
+            if let Some(e) = piece.error {
+                self.ready.push_back(Err(e));
                 self.input = None;
                 self.carry.len = 0;
                 return;
@@ -247,34 +268,54 @@ fn split_pieces(block: &[u8], size: usize) -> Vec<&[u8]> {
     pieces
 }
 
-/// What one piece parsed to.
+/// What one piece parsed to: its records, and the error that stopped it.
 struct Piece {
-    items: Vec<Result<Record>>,
+    packed: Packed,
+    error: Option<Error>,
     records: usize,
     lines: usize,
     failed: bool,
 }
 
 impl Piece {
-    fn parse(place: &Where, alphabet: Alphabet, bytes: &[u8], records: usize, lines: usize) -> Piece {
+    /// Parses `bytes` into `packed` (emptied first, its buffers reused).
+    fn parse(
+        place: &Where,
+        alphabet: Alphabet,
+        bytes: &[u8],
+        records: usize,
+        lines: usize,
+        mut packed: Packed,
+    ) -> Piece {
         let mut reader = FastaReader::piece(place.clone(), bytes, alphabet, records, lines);
-        let items: Vec<Result<Record>> = reader.by_ref().collect();
-        let failed = items.last().is_some_and(|r| r.is_err());
-        Piece { records: FastaReader::count(&reader) - records, lines: reader.lines() - lines, items, failed }
+        packed.reuse_for(bytes.len());
+        let mut error = None;
+        while let Some(item) = reader.next_into(&mut packed) {
+            if let Err(e) = item {
+                error = Some(e);
+                break;
+            }
+        }
+        let (records, lines) = (FastaReader::count(&reader) - records, reader.lines() - lines);
+        Piece { packed, failed: error.is_some(), error, records, lines }
     }
 }
 
-impl Iterator for BlockFastaReader {
-    type Item = Result<Record>;
-
-    fn next(&mut self) -> Option<Result<Record>> {
+impl BlockFastaReader {
+    /// The next run of records, in order; the error that ends the input; `None` at its end
+    /// (with the error "no sequences" first for an input without records, unless allowed).
+    pub fn next_part(&mut self) -> Option<Result<Packed>> {
         if self.done {
             return None;
         }
         loop {
             if let Some(reader) = &mut self.sequential {
-                let item = reader.next();
-                return self.hand_out(item);
+                // Records bigger than a block: one a part.
+                let mut packed = Packed::default();
+                return match reader.next_into(&mut packed) {
+                    Some(Ok(())) => self.hand_out(Some(Ok(packed))),
+                    other => self.hand_out(other.map(|r| r.map(|()| packed))),
+                };
             }
             if let Some(item) = self.ready.pop_front() {
                 return self.hand_out(Some(item));
@@ -288,13 +329,30 @@ impl Iterator for BlockFastaReader {
     }
 }
 
+impl Iterator for BlockFastaReader {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        loop {
+            if self.next < self.current.len() {
+                self.next += 1;
+                return Some(Ok(self.current.record(self.next - 1)));
+            }
+            match self.next_part()? {
+                Ok(part) => (self.current, self.next) = (part, 0),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
 impl BlockFastaReader {
     /// Counts what goes out, stops after an error, and reports an input without records.
-    fn hand_out(&mut self, item: Option<Result<Record>>) -> Option<Result<Record>> {
+    fn hand_out(&mut self, item: Option<Result<Packed>>) -> Option<Result<Packed>> {
         match item {
-            Some(Ok(r)) => {
-                self.count += 1;
-                Some(Ok(r))
+            Some(Ok(part)) => {
+                self.count += part.len();
+                Some(Ok(part))
             }
             Some(Err(e)) => {
                 self.done = true;
@@ -308,19 +366,48 @@ impl BlockFastaReader {
     }
 }
 
-/// Records per message of an [`AheadFastaReader`], and messages queued at most: a few
-/// blocks' worth of short records.
-const AHEAD_RECORDS: usize = 16_384;
-const AHEAD_QUEUE: usize = 8;
+/// Used parts kept for reuse at most, per reader: a part's buffers are as big as its piece,
+/// and fresh ones cost as much as parsing into them (every page faulted in, then unmapped).
+const KEEP_SPARES: usize = 64;
+
+/// Where used parts go back to the reader that parsed them (shared with its consumer).
+#[derive(Clone, Default)]
+pub struct Spares(Arc<Mutex<Vec<Packed>>>);
+
+impl Spares {
+    /// Hands `part` back when the caller held it last.
+    pub fn put(&self, part: Arc<Packed>) {
+        if let (Ok(part), Ok(mut kept)) = (Arc::try_unwrap(part), self.0.lock()) {
+            if kept.len() < KEEP_SPARES {
+                kept.push(part);
+            }
+        }
+    }
+
+    /// Up to `n` parts to parse into.
+    fn take(&self, n: usize) -> Vec<Packed> {
+        match self.0.lock() {
+            Ok(mut kept) => {
+                let from = kept.len().saturating_sub(n);
+                kept.split_off(from)
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+/// Parts queued at most by an [`AheadFastaReader`]: a few blocks' worth of pieces.
+const AHEAD_PARTS: usize = 128;
 
 /// A [`BlockFastaReader`] run on its own thread, ahead of its caller: reading and splitting
 /// one input then overlap with parsing the other input of a pair and with the caller's
 /// work (a block reader alone reads, then parses, then hands out, one after the other).
-/// Same records and errors, in order.
+/// Same records and errors, in order, in the same parts.
 pub struct AheadFastaReader {
     place: Where,
-    queue: std::sync::mpsc::Receiver<Vec<Result<Record>>>,
-    ready: std::vec::IntoIter<Result<Record>>,
+    queue: std::sync::mpsc::Receiver<Result<Packed>>,
+    current: Packed,
+    next: usize,
     count: usize,
     done: bool,
 }
@@ -328,27 +415,47 @@ pub struct AheadFastaReader {
 impl AheadFastaReader {
     pub fn new(reader: BlockFastaReader) -> AheadFastaReader {
         let place = reader.place.clone();
-        let (tx, queue) = std::sync::mpsc::sync_channel(AHEAD_QUEUE);
+        let (tx, queue) = std::sync::mpsc::sync_channel(AHEAD_PARTS);
         std::thread::spawn(move || {
             let mut reader = reader;
-            loop {
-                let part: Vec<Result<Record>> = reader.by_ref().take(AHEAD_RECORDS).collect();
-                let last = part.len() < AHEAD_RECORDS || part.last().is_some_and(|r| r.is_err());
-                if (!part.is_empty() && tx.send(part).is_err()) || last {
+            while let Some(part) = reader.next_part() {
+                let last = part.is_err();
+                if tx.send(part).is_err() || last {
                     return;
                 }
             }
         });
-        AheadFastaReader { place, queue, ready: Vec::new().into_iter(), count: 0, done: false }
+        AheadFastaReader { place, queue, current: Packed::default(), next: 0, count: 0, done: false }
     }
 
     pub fn place(&self) -> &Where {
         &self.place
     }
 
-    /// Records handed out so far.
+    /// Records handed out so far (those of the parts handed out, with [`Self::next_part`]).
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// [`BlockFastaReader::next_part`], from the reading thread.
+    pub fn next_part(&mut self) -> Option<Result<Packed>> {
+        if self.done {
+            return None;
+        }
+        match self.queue.recv() {
+            Ok(Ok(part)) => {
+                self.count += part.len();
+                Some(Ok(part))
+            }
+            Ok(Err(e)) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            Err(_) => {
+                self.done = true;
+                None
+            }
+        }
     }
 }
 
@@ -357,16 +464,13 @@ impl Iterator for AheadFastaReader {
 
     fn next(&mut self) -> Option<Result<Record>> {
         loop {
-            if let Some(item) = self.ready.next() {
-                self.count += item.is_ok() as usize;
-                return Some(item);
+            if self.next < self.current.len() {
+                self.next += 1;
+                return Some(Ok(self.current.record(self.next - 1)));
             }
-            if self.done {
-                return None;
-            }
-            match self.queue.recv() {
-                Ok(part) => self.ready = part.into_iter(),
-                Err(_) => self.done = true,
+            match self.next_part()? {
+                Ok(part) => (self.current, self.next) = (part, 0),
+                Err(e) => return Some(Err(e)),
             }
         }
     }

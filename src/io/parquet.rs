@@ -113,8 +113,10 @@ impl ChunkReader for Source {
 /// Record batches in order, with errors that already name the file and say what is wrong.
 pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
-/// Which top-level columns to decode, given the file's Arrow schema.
-pub type Projection<'a> = &'a dyn Fn(&arrow::datatypes::Schema) -> Result<Vec<usize>>;
+/// Which top-level columns to decode, given the file's Arrow schema, and of those the
+/// string and binary columns the caller reads as bytes only, which are decoded as views
+/// (`Utf8View`, `BinaryView`) into the pages read: no copy of their values.
+pub type Projection<'a> = &'a dyn Fn(&arrow::datatypes::Schema) -> Result<(Vec<usize>, Vec<usize>)>;
 
 /// The record batches of the Parquet data in `source`, in order, of the columns `project`
 /// picks; the schema is that of the batches.
@@ -133,10 +135,11 @@ fn batches_in_pieces(
     // The offset index where the file has one: it lets a piece of a row group skip the
     // pages before it unread.
     let options = ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional);
-    let metadata = guard_quiet(|| ArrowReaderMetadata::load(&source, options))
+    let metadata = guard_quiet(|| ArrowReaderMetadata::load(&source, options.clone()))
         .map_err(|p| bad(format!("the decoder failed ({p})")))?
         .map_err(|e| bad(e.to_string()))?;
-    let wanted = project(metadata.schema())?;
+    let (wanted, views) = project(metadata.schema())?;
+    let metadata = as_views(metadata, &views, options);
     let mask = ProjectionMask::roots(metadata.parquet_schema(), wanted);
     let plan = Plan { source, metadata, mask, piece_bytes };
     // The schema of the projected batches, from a reader of no row group.
@@ -157,6 +160,45 @@ fn batches_in_pieces(
     }
     let ordered = Ordered { parts, piece: 0, pieces: pieces.len(), done: false };
     Ok((schema, Box::new(ordered)))
+}
+
+/// `metadata` with the string and binary columns `views` read as views: a plain-encoded
+/// page's values are then used where they lie in the page instead of being copied into an
+/// offsets-and-values array (a pass over every residue, into fresh pages per batch; the
+/// UTF-8 check of string columns stays). Where the file's types do not allow it, as it was.
+fn as_views(metadata: ArrowReaderMetadata, views: &[usize], options: ArrowReaderOptions) -> ArrowReaderMetadata {
+    use arrow::datatypes::{DataType, Schema};
+    let schema = metadata.schema();
+    let mut changed = false;
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let view = match f.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 => Some(DataType::Utf8View),
+                DataType::Binary | DataType::LargeBinary => Some(DataType::BinaryView),
+                _ => None,
+            };
+            match view.filter(|_| views.contains(&i)) {
+                Some(ty) => {
+                    changed = true;
+                    Arc::new(f.as_ref().clone().with_data_type(ty))
+                }
+                None => Arc::clone(f),
+            }
+        })
+        .collect();
+    if !changed {
+        return metadata;
+    }
+    let supplied = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let hinted =
+        guard_quiet(|| ArrowReaderMetadata::try_new(Arc::clone(metadata.metadata()), options.with_schema(supplied)));
+    match hinted {
+        Ok(Ok(hinted)) => hinted,
+        _ => metadata,
+    }
 }
 
 /// A row group (`None`: none, for the schema), or the run of its rows `rows`.
@@ -352,7 +394,8 @@ mod tests {
         // Whole row groups, then pieces of a few pages, of single pages, of less than a page.
         for piece_bytes in [u64::MAX, 4000, 700, 100] {
             let source = Source::Bytes(data.to_vec().into());
-            let (schema, batches) = batches_in_pieces(&place, source, &|_| Ok(vec![0, 1]), piece_bytes).unwrap();
+            let (schema, batches) =
+                batches_in_pieces(&place, source, &|_| Ok((vec![0, 1], vec![])), piece_bytes).unwrap();
             let got: Vec<RecordBatch> = batches.collect::<Result<_>>().unwrap();
             assert!(piece_bytes == u64::MAX || got.len() > 2, "{piece_bytes}: {} batches", got.len());
             let got = arrow::compute::concat_batches(&schema, &got).unwrap();

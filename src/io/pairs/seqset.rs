@@ -180,9 +180,12 @@ impl SeqSet {
             return Err(not_mappable(&place)); // gzip-compressed
         }
         let mut set = Builder::new(place.clone(), alphabet);
-        for record in BlockFastaReader::new(place, input, alphabet).allow_empty() {
-            let record = record?;
-            set.push_record(&record.id, &record.seq, if columns.headers { &record.header } else { "" })?;
+        let mut reader = BlockFastaReader::new(place, input, alphabet).allow_empty();
+        while let Some(part) = reader.next_part() {
+            let part = part?;
+            for i in 0..part.len() {
+                set.push_record(part.id(i), part.seq(i), if columns.headers { part.header(i) } else { "" })?;
+            }
         }
         set.finish()
     }

@@ -163,7 +163,8 @@ fn ahead(place: Where, batches: Batches) -> Batches {
 }
 
 fn parquet_batches(place: &Where, source: parquet::Source, project: Project<'_>) -> Result<(SchemaRef, Batches)> {
-    let (schema, batches) = parquet::batches(place, source, &|schema| project(place, schema).map(|w| w.columns))?;
+    let (schema, batches) =
+        parquet::batches(place, source, &|schema| project(place, schema).map(|w| (w.columns, w.bytes)))?;
     Ok((schema, batches))
 }
 
