@@ -41,7 +41,7 @@ pub(super) fn open(
     let names = [columns.names[0].clone(), columns.names[2].clone()];
     let project = |place: &Where, schema: &Schema| -> Result<Wanted> {
         let ids = id_columns(place, schema, &names)?;
-        Wanted::new(&ids, carried_indices(place, schema, columns, &ids)?)
+        Ok(Wanted::new(&ids, carried_indices(place, schema, columns, &ids)?)?.without_views())
     };
     let rows = match open_table(raw, &project)? {
         Ok((schema, batches)) => table_rows(&place, &schema, batches, columns)?,

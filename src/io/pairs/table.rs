@@ -115,6 +115,10 @@ pub(super) type Project<'a> = &'a dyn Fn(&Where, &Schema) -> Result<Wanted>;
 pub(super) struct Wanted {
     pub columns: Vec<usize>,
     pub bytes: Vec<usize>,
+    /// Of `bytes`, those a Parquet file decodes as views into its pages (sequences: long
+    /// values, not copied); short ids are faster copied (pairs by id from Parquet: 9.82 s
+    /// with views against 5.85 s without, 20M candidates on the H100).
+    pub views: Vec<usize>,
 }
 
 impl Wanted {
@@ -123,7 +127,12 @@ impl Wanted {
         let mut columns: Vec<usize> = read.iter().copied().chain(carried).collect();
         columns.sort_unstable();
         columns.dedup();
-        Ok(Wanted { columns, bytes })
+        Ok(Wanted { columns, views: bytes.clone(), bytes })
+    }
+
+    /// The same columns, none decoded as views (id columns only).
+    pub(super) fn without_views(self) -> Wanted {
+        Wanted { views: Vec::new(), ..self }
     }
 }
 
@@ -164,7 +173,7 @@ fn ahead(place: Where, batches: Batches) -> Batches {
 
 fn parquet_batches(place: &Where, source: parquet::Source, project: Project<'_>) -> Result<(SchemaRef, Batches)> {
     let (schema, batches) =
-        parquet::batches(place, source, &|schema| project(place, schema).map(|w| (w.columns, w.bytes)))?;
+        parquet::batches(place, source, &|schema| project(place, schema).map(|w| (w.columns, w.views)))?;
     Ok((schema, batches))
 }
 
