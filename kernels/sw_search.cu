@@ -74,14 +74,12 @@ __device__ __forceinline__ u32 continues(uint2 d) {
     return ((d.x & BLOCK_START) ? 0u : 0xffffu) | ((d.y & BLOCK_START) ? 0u : 0xffff0000u);
 }
 
-// Columns per step: 1, or 2 (thread t on columns 2(s - t) and 2(s - t) + 1: the second
+// Two columns per step (thread t on columns 2(s - t) and 2(s - t) + 1): the second
 // column's row r needs only the first's rows r - 1 and r, so the two dependency chains
-// down the rows interleave, and the shuffles and residue handling are paid per two columns).
-// H100, K=32, 200M database resident: 2 columns 5.72 / 5.78 TCUPS (20 / 500 queries)
-// against 5.59 / 5.63 with 1; same 167 registers.
-#ifndef COLS
+// down the rows interleave, and the shuffles and residue handling are paid per two
+// columns. H100, K=32, 200M database resident: 5.72 / 5.78 TCUPS (20 / 500 queries)
+// against 5.59 / 5.63 with one column per step (8265881); same 167 registers.
 #define COLS 2
-#endif
 
 // One column of a thread's K rows: H and E in place; `diag` enters as H(row0 - 1, j - 1),
 // `f` as F(row0, j) and leaves as F(row0 + K, j); `m` takes the column's maximum.
@@ -107,81 +105,10 @@ __device__ __forceinline__ void column(const int* __restrict__ prow, u32 diag, u
     }
 }
 
-// One pass of one subwarp over its target, one column per step: rows [pass*R, pass*R + R)
-// of its strand.
+// One pass of one subwarp over its target, two columns per step: rows [pass*R, pass*R + R)
+// of its strand; `steps` counts steps of two columns.
 template <int P, int K>
 __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restrict__ prof, u32 start,
-                                        u32 lpad, u32 steps, bool first, bool last,
-                                        const int2* __restrict__ bin, int2* __restrict__ bout,
-                                        u32 pad_code4, u32 keep, u32 m) {
-    const int t = threadIdx.x % P;
-    constexpr int R = P * K;
-    u32 H[K], E[K];
-#pragma unroll
-    for (int r = 0; r < K; ++r) {
-        H[r] = a.oe;  // H = 0, biased
-        E[r] = 0;  // E = -(open + extend), biased
-    }
-    // Values this thread hands to thread t+1 (its bottom row at its last column).
-    u32 code = pad_code4 & 0xff, hout = a.oe, fout = 0;
-    // Lanes whose query starts at this thread's first row take the boundary row instead.
-    const u32 reset = a.oe & ~keep;
-    u32 hdiag = a.oe;  // H of the row above this thread's first row, previous column
-    const int* prow_base = prof + t * 4;
-
-    // Thread 0 prefetches residues and boundary values one 4-column block ahead.
-    u32 res_next = pad_code4;
-    int4 b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0), b_next1 = b_next0;
-    if (t == 0) {
-        if (lpad > 0) res_next = *(const u32*)(a.residues + start);
-        if (!first && lpad > 0) {
-            b_next0 = *(const int4*)(bin);
-            b_next1 = *(const int4*)(bin + 2);
-        }
-    }
-    for (u32 s0 = 0; s0 < steps; s0 += 4) {
-        const u32 res = res_next;
-        const int4 b0 = b_next0, b1 = b_next1;
-        const u32 nc = s0 + 4;
-        if (t == 0) {
-            res_next = pad_code4;
-            b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0);
-            b_next1 = b_next0;
-            if (nc < lpad) {
-                res_next = *(const u32*)(a.residues + start + nc);
-                if (!first) {
-                    b_next0 = *(const int4*)(bin + nc);
-                    b_next1 = *(const int4*)(bin + nc + 2);
-                }
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            const u32 c_up = __shfl_up_sync(FULL_MASK, code, 1, P);
-            const u32 h_up = __shfl_up_sync(FULL_MASK, hout, 1, P);
-            const u32 f_up = __shfl_up_sync(FULL_MASK, fout, 1, P);
-            const int bh = u == 0 ? b0.x : u == 1 ? b0.z : u == 2 ? b1.x : b1.z;
-            const int bf = u == 0 ? b0.y : u == 1 ? b0.w : u == 2 ? b1.y : b1.w;
-            const u32 cc = t == 0 ? (res >> (8 * u)) & 0xff : c_up;
-            const u32 hin = ((t == 0 ? (u32)bh : h_up) & keep) | reset;
-            u32 f = (t == 0 ? (u32)bf : f_up) & keep;
-            column<P, K>(prow_base + cc * R, hdiag, f, H, E, m, a.oe, a.neg_ext);
-            hdiag = hin;
-            code = cc;
-            hout = H[K - 1];
-            fout = f;
-            if (!last && t == P - 1) {
-                const int col = (int)(s0 + u) - (P - 1);
-                if (col >= 0 && col < (int)lpad) bout[col] = make_int2((int)hout, (int)fout);
-            }
-        }
-    }
-    return m;
-}
-
-// One pass with two columns per step (COLS == 2); `steps` counts steps of two columns.
-template <int P, int K>
-__device__ __forceinline__ u32 run_pass2(const SearchArgs& a, const int* __restrict__ prof, u32 start,
                                          u32 lpad, u32 steps, bool first, bool last,
                                          const int2* __restrict__ bin, int2* __restrict__ bout,
                                          u32 pad_code4, u32 keep, u32 m) {
@@ -304,11 +231,7 @@ __device__ void search(const SearchArgs& a) {
             const int2* bin = (pass & 1) ? buf1 : buf0;
             int2* bout = (pass & 1) ? buf0 : buf1;
             u32 m = t == 0 ? carry & keep : 0u;
-#if COLS == 2
-            m = run_pass2<P, K>(a, prof, start, lpad, steps, pass == 0, pass + 1 == passes, bin, bout, pad4, keep, m);
-#else
             m = run_pass<P, K>(a, prof, start, lpad, steps, pass == 0, pass + 1 == passes, bin, bout, pad4, keep, m);
-#endif
             // Segmented inclusive scan: each thread takes the maxima of the threads above it
             // that hold the same query (a query's blocks in a pass are consecutive threads).
 #pragma unroll
