@@ -19,8 +19,11 @@
 // target fetch, loop); the H of both columns stay in registers (HA, HB) for the tie rule.
 //
 // Scores come from a small per-thread profile in shared memory: for each residue code c,
-// the R scores s(q_i, c) of the thread's rows as bytes (built once per pass, about 1% of
-// the work), read in chunks of 16, 8 or 4 rows (one 16-, 8- or 4-byte load each). 12 rows
+// the R scores s(q_i, c) of the thread's rows as bytes, read in chunks of 16, 8 or 4 rows
+// (one 16-, 8- or 4-byte load each). It is built once per pass from the matrix rows of
+// four query residues at a time, four codes per aligned word, transposed by byte
+// permutes: ~7 instructions per profile word against ~18 with a byte lookup each (a short
+// reverse pass spent a tenth of its time building profiles). 12 rows
 // (three 4-byte chunks) cut the padding of power-of-two spans and, with 600 profile bytes per
 // thread for proteins against 800 at 16 rows, fit 11 warps per SM instead of 8.
 //
@@ -40,7 +43,9 @@
 // Reverse mode aligns the reversed prefixes q[0..qlen) t[0..tlen) (qlen = qend,
 // tlen = tend): its first cell, in the same order, reaching the forward score is the start
 // (see align.rs for why plain local alignment gives the anchored answer), and a group stops
-// as soon as that cell is settled.
+// as soon as that cell is settled. No cell there scores above the forward score, so the
+// reverse pass looks for the goal only (its best starts one below it), not for a running
+// best that rises along the whole path.
 
 typedef unsigned int u32;
 typedef unsigned char u8;
@@ -191,23 +196,28 @@ __device__ __forceinline__ V column(const u32 (&wa)[WORDS], const u32 (&wb)[WORD
 __device__ __forceinline__ void improve(V cm, const V (&hc)[R], int j, V& best, int (&bcol)[HALVES],
                                         int (&brow)[HALVES]) {
 #if PACKED
-    // Both halves at once: per half the first row equal to the column maximum, as a
-    // select per row from the packed compare's mask.
-    const u32 gt = __vcmpgts2(cm, best);
-    if (gt) {
-        u32 row = 0;
+    // One DPX max with per-half predicates (VIMNMX.S16x2 with predicate outputs) gives
+    // both the new best and which halves keep theirs (best >= cm: strict improvement only);
+    // the first row equal to the column maximum is then the first whose H >= cm, one such
+    // max and two selects per row (the emulated __vcmpeq2 took five instructions a row).
+    bool keep_hi, keep_lo;
+    best = __vibmax_s16x2(best, cm, &keep_hi, &keep_lo);
+    if (!(keep_hi && keep_lo)) {
+        int rlo = 0, rhi = 0;
 #pragma unroll
         for (int r = R - 1; r >= 0; --r) {
-            const u32 eq = __vcmpeq2(hc[r], cm);
-            row = (eq & splat(r)) | (~eq & row);
+            bool hi, lo;
+            (void)__vibmax_s16x2(hc[r], cm, &hi, &lo);
+            rlo = lo ? r : rlo;
+            rhi = hi ? r : rhi;
         }
-        if (gt & 0xffffu) {
+        if (!keep_lo) {
             bcol[0] = j;
-            brow[0] = (int)(row & 0xffffu);
+            brow[0] = rlo;
         }
-        if (gt >> 16) {
+        if (!keep_hi) {
             bcol[1] = j;
-            brow[1] = (int)(row >> 16);
+            brow[1] = rhi;
         }
     }
 #else
@@ -219,8 +229,8 @@ __device__ __forceinline__ void improve(V cm, const V (&hc)[R], int j, V& best, 
         bcol[0] = j;
         brow[0] = row;
     }
-#endif
     best = max2(best, cm);
+#endif
 }
 
 // Kernel arguments (one struct, passed by value).
@@ -251,10 +261,15 @@ template <bool REVERSE>
 __device__ __forceinline__ void align_body(const AlignArgs& a) {
     extern __shared__ __align__(16) u8 smem[];
     const int nc1 = a.nc1;
-    const int msize = (nc1 * nc1 + 15) & ~15;
+    // The matrix rows are padded to a multiple of 4 bytes, so a row's scores against four
+    // codes are one aligned word (the profile is built from such words, transposed).
+    const int mstride = (nc1 + 3) & ~3;
+    const int msize = (nc1 * mstride + 15) & ~15;
     signed char* mat = (signed char*)smem;
-    u8* prof = smem + msize;
-    for (int i = threadIdx.x; i < nc1 * nc1; i += blockDim.x) mat[i] = a.matrix[i];
+    for (int i = threadIdx.x; i < nc1 * mstride; i += blockDim.x) {
+        const int row = i / mstride, col = i - row * mstride;
+        mat[i] = col < nc1 ? a.matrix[row * nc1 + col] : (signed char)0;
+    }
     __syncthreads();
 
     const int w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -264,7 +279,8 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     const int k = (threadIdx.x & 31) / G;
     const bool real_group = k < task.w;
     const int gid = task.y + k;
-    const u32 pad = (u32)(nc1 - 1);
+    u32 pad = (u32)(nc1 - 1);
+    asm("" : "+r"(pad));  // kept in a register (recomputed in every step otherwise)
 
     // Per half: sequences (in reverse mode, pointers to the last residue, read backwards)
     // and lengths (empty slots and missing groups: length 0).
@@ -310,9 +326,13 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     const int bias_i = a.gap_oe;
     const V mext = splat(-a.gap_ext), bias = splat(bias_i);
     // Profile addressing: this thread's chunk 0 of code 0 of half 0; half 1 follows.
-    const u32 kstride = blockDim.x * CHUNK, cstride = NCHUNK * kstride;
-    const u8* prof_a = prof + threadIdx.x * CHUNK;
-    const u8* prof_b = prof_a + nc1 * cstride;
+    // The offsets are made opaque to the compiler, which otherwise recomputed them (and
+    // the shared-memory window, the matrix size) in every step: ~12 instructions a step.
+    u32 kstride = blockDim.x * CHUNK, a_off = msize + threadIdx.x * CHUNK, b_off = nc1 * NCHUNK * kstride;
+    asm("" : "+r"(kstride), "+r"(a_off), "+r"(b_off));
+    const u32 cstride = NCHUNK * kstride;
+    const u8* prof_a = smem + a_off;
+    const u8* prof_b = prof_a + b_off;
     Best run[HALVES];
 #pragma unroll
     for (int h = 0; h < HALVES; ++h) run[h] = Best{0, NONE, NONE};
@@ -336,26 +356,31 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         // kk * kstride: s(q[row0 + r], c) for the chunk's rows.
         __syncwarp();
 #pragma unroll
+        // Four rows at a time: their matrix rows' words for codes c0..c0+3, transposed
+        // (8 PRMT) into four profile words (code c0+k: the four rows' scores).
+#pragma unroll
         for (int h = 0; h < HALVES; ++h) {
-            u8 qc[R];
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                int i = row0 + r;
-                qc[r] = i < qlen[h] ? qs[h][DIR * i] : (u8)pad;
-            }
             u8* base = (u8*)(h ? prof_b : prof_a);
-            for (int c = 0; c < nc1; ++c) {
 #pragma unroll
-                for (int kk = 0; kk < NCHUNK; ++kk) {
-                    u32* dst = (u32*)(base + c * cstride + kk * kstride);
+            for (int w = 0; w < WORDS; ++w) {
+                const u8* m4[4];
 #pragma unroll
-                    for (int ww = 0; ww < CHUNK / 4; ++ww) {
-                        u32 v = 0;
-#pragma unroll
-                        for (int b = 0; b < 4; ++b)
-                            v |= (u32)(u8)mat[qc[kk * CHUNK + 4 * ww + b] * nc1 + c] << (8 * b);
-                        dst[ww] = v;
-                    }
+                for (int b = 0; b < 4; ++b) {
+                    const int i = row0 + 4 * w + b;
+                    const u32 code = i < qlen[h] ? qs[h][DIR * i] : pad;
+                    m4[b] = (const u8*)mat + code * mstride;
+                }
+                u8* dst = base + ((4 * w) / CHUNK) * kstride + (4 * w) % CHUNK;
+                for (int c0 = 0; c0 < nc1; c0 += 4) {
+                    const u32 x0 = *(const u32*)(m4[0] + c0), x1 = *(const u32*)(m4[1] + c0);
+                    const u32 x2 = *(const u32*)(m4[2] + c0), x3 = *(const u32*)(m4[3] + c0);
+                    const u32 t0 = __byte_perm(x0, x1, 0x5140), t1 = __byte_perm(x0, x1, 0x7362);
+                    const u32 t2 = __byte_perm(x2, x3, 0x5140), t3 = __byte_perm(x2, x3, 0x7362);
+                    u8* d = dst + c0 * cstride;
+                    *(u32*)d = __byte_perm(t0, t2, 0x5410);
+                    if (c0 + 1 < nc1) *(u32*)(d + cstride) = __byte_perm(t0, t2, 0x7632);
+                    if (c0 + 2 < nc1) *(u32*)(d + 2 * cstride) = __byte_perm(t1, t3, 0x5410);
+                    if (c0 + 3 < nc1) *(u32*)(d + 3 * cstride) = __byte_perm(t1, t3, 0x7632);
                 }
             }
         }
@@ -369,7 +394,22 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             Hlast[r] = bias;
             E[r] = 0;
         }
+        // Forward: the running best from the zero state. Reverse: no cell of the
+        // rectangle scores above the goal, so only the first cell reaching it matters;
+        // starting each half's best one below its goal leaves the slow path (the row
+        // search of `improve`) to the columns that reach the goal, instead of to every
+        // column that raises a running best along the path (most of a reverse pass's
+        // steps on homologous pairs). Halves without a goal never improve.
         V best = bias;
+        if (REVERSE) {
+#if PACKED
+            const u32 lo = goal[0] > 0 ? (u32)(goal[0] + bias_i - 1) : 0x7fffu;
+            const u32 hi = goal[HALVES - 1] > 0 ? (u32)(goal[HALVES - 1] + bias_i - 1) : 0x7fffu;
+            best = (lo & 0xffffu) | (hi << 16);
+#else
+            best = goal[0] > 0 ? goal[0] + bias_i - 1 : NONE;
+#endif
+        }
         int bcol[HALVES], brow[HALVES];
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) bcol[h] = brow[h] = NONE;
@@ -503,10 +543,11 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
             const int score = lane_of(best, h) - bias_i;
-            Best b = score > 0 ? Best{score, bcol[h], row0 + brow[h]} : Best{0, NONE, NONE};
+            const bool found = REVERSE ? goal[h] > 0 && score >= goal[h] : score > 0;
+            Best b = found ? Best{score, bcol[h], row0 + brow[h]} : Best{0, NONE, NONE};
             b = group_best(b, G);
             if (better(b, run[h])) run[h] = b;
-            if (lane_of(best, h) > a.overflow_limit) overflow |= 1u << h;
+            if (!REVERSE && lane_of(best, h) > a.overflow_limit) overflow |= 1u << h;
         }
         __syncwarp();
     }

@@ -1008,7 +1008,7 @@ impl GpuAligner {
     ) -> Result<()> {
         let f = self.kernel(d, l.packed, l.rows)?;
         let halves = if l.packed { 2 } else { 1 };
-        let fixed = ((self.nc1 * self.nc1 + 15) & !15) as u32;
+        let fixed = matrix_shared_bytes(self.nc1 as usize);
         let per_thread = halves * self.nc1 as u32 * l.rows;
         let regs = f.num_regs().map_err(dev_err("reading kernel registers"))? as u32;
         let Some((block, shared)) = choose_block(fixed, per_thread, regs, d.shared_per_sm, d.gpu.max_shared_optin)

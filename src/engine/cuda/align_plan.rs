@@ -235,6 +235,13 @@ pub fn kernel_matrix(sc: &Scoring) -> Result<(Vec<i8>, usize)> {
     Ok((m, nc1))
 }
 
+/// Shared memory the align kernel's copy of the scoring table takes: `nc1` rows padded to
+/// a multiple of 4 bytes (kernels/align.cu builds its profiles from aligned words of them),
+/// rounded up to 16 bytes.
+pub fn matrix_shared_bytes(nc1: usize) -> u32 {
+    ((nc1 * nc1.next_multiple_of(4)).next_multiple_of(16)) as u32
+}
+
 /// Most packed rows per thread, unless configured: 16 for every alphabet. For proteins the
 /// per-thread profile (2 x nc1 x rows bytes of shared memory) then leaves 8 warps per SM,
 /// 8 rows 16, yet 16 rows measured faster overall on the H100 (fewer steps; BENCHMARKS.md,
