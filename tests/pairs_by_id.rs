@@ -687,6 +687,35 @@ fn candidate_blocks_match_the_oracle_and_name_a_bad_line_deep_inside() {
         &["--pairs", &bad, "--seqs", &queries, "--target-seqs", &targets],
         &format!("{bad}: record 2200 ({query}): line 2201: target_id no_such_target not found in {targets}"),
     );
+    // The same from a Parquet table (rows looked up ahead, a record batch at a time): an
+    // unknown id and an empty one deep inside, each named by its record.
+    let table = |bad_row: usize, bad_id: &str| {
+        let id = |k: usize, id: &str| if k == bad_row { bad_id.to_string() } else { id.to_string() };
+        let schema = Schema::new(vec![
+            Field::new("query_id", DataType::Utf8, false),
+            Field::new("target_id", DataType::Utf8, false),
+            Field::new("key", DataType::Int64, false),
+        ]);
+        let columns: Vec<ArrayRef> = vec![
+            strings(case.pairs.iter().enumerate().map(|(k, &(q, _))| id(k + 5000, &case.queries[q].id))),
+            strings(case.pairs.iter().enumerate().map(|(k, &(_, t))| id(k, &case.targets[t].id))),
+            Arc::new(Int64Array::from_iter_values(0..case.pairs.len() as i64)),
+        ];
+        parquet_bytes(&RecordBatch::try_new(Arc::new(schema), columns).unwrap())
+    };
+    let bad = case.write("bad.parquet", &table(2199, "no_such_target"));
+    fails(
+        &case,
+        &["--pairs", &bad, "--seqs", &queries, "--target-seqs", &targets],
+        &format!("{bad}: record 2200 ({query}): target_id no_such_target not found in {targets}"),
+    );
+    let empty = case.write("empty.parquet", &table(1500, ""));
+    let query = &case.queries[case.pairs[1500].0].id;
+    fails(
+        &case,
+        &["--pairs", &empty, "--seqs", &queries, "--target-seqs", &targets, "--batch", "7"],
+        &format!("{empty}: record 1501 ({query}): target_id is empty"),
+    );
 }
 
 /// Candidates over several of the reader's pieces (256 KiB reads cut at newlines): lines

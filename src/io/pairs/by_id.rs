@@ -17,7 +17,9 @@ use arrow::array::{ArrayRef, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use super::seqset::{shown, SeqSet};
-use super::table::{carried_indices, carried_schema, open_table, string_columns, BatchCursor, Batches, Table, Wanted};
+use super::table::{
+    carried_indices, carried_rows, carried_schema, open_table, string_columns, Batches, StrColumn, Table, Wanted,
+};
 use super::tsv::PAUSE;
 use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
 use crate::error::{Error, Result, Where};
@@ -44,7 +46,7 @@ pub(super) fn open(
         Ok(Wanted::new(&ids, carried_indices(place, schema, columns, &ids)?)?.without_views())
     };
     let rows = match open_table(raw, &project)? {
-        Ok((schema, batches)) => table_rows(&place, &schema, batches, columns)?,
+        Ok((schema, batches)) => table_rows(&place, &schema, batches, columns, &query, &target)?,
         Err(input) => {
             if names != TSV_ID_COLUMNS.map(String::from) {
                 return Err(Error::usage(format!(
@@ -67,7 +69,7 @@ pub(super) fn from_table(
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<Box<dyn PairReader>> {
-    let rows = table_rows(&table.place, &table.schema, table.batches, columns)?;
+    let rows = table_rows(&table.place, &table.schema, table.batches, columns, &query, &target)?;
     Ok(id_pairs(table.place, rows, query, target, limits))
 }
 
@@ -76,12 +78,22 @@ fn id_columns(place: &Where, schema: &Schema, names: &[String; 2]) -> Result<Vec
 }
 
 /// The id rows of a candidate table: id columns by name, the others carried as `--carry` says.
-fn table_rows(place: &Where, schema: &Schema, batches: Batches, columns: &PairColumns) -> Result<Rows> {
+fn table_rows(
+    place: &Where,
+    schema: &Schema,
+    batches: Batches,
+    columns: &PairColumns,
+    query: &Arc<SeqSet>,
+    target: &Arc<SeqSet>,
+) -> Result<Rows> {
     let names = [columns.names[0].clone(), columns.names[2].clone()];
     let ids = id_columns(place, schema, &names)?;
     let carried = carried_indices(place, schema, columns, &ids)?;
     let carried_schema = carried_schema(place, schema, &carried)?;
-    Ok(Rows::Table(TableIds { cursor: BatchCursor::new(batches, ids), names, carried, carried_schema }))
+    let (tx, looked) = sync_channel(LOOKED_AHEAD);
+    let (query, target, ids) = (query.clone(), target.clone(), [ids[0], ids[1]]);
+    std::thread::spawn(move || look_up_batches(batches, ids, &query, &target, tx));
+    Ok(Rows::Table(TableIds { looked, current: None, row: 0, ended: false, names, carried, carried_schema }))
 }
 
 fn id_pairs(
@@ -135,16 +147,17 @@ impl Pick<'_> {
     /// naming the pair (`context` prefixes the problem: a TSV line number).
     fn take(&mut self, q: &[u8], t: &[u8], names: [&str; 2], context: impl Fn() -> String) -> Result<()> {
         let index = (self.first + self.picked.len() as u64) as usize;
-        let query_id = String::from_utf8_lossy(q);
+        // The query id as messages show it: made only for an error (not per row).
+        let query_id = || String::from_utf8_lossy(q);
         if q.is_empty() {
             return Err(Error::record(self.place, index, "", format!("{}{} is empty", context(), names[0])));
         }
         if t.is_empty() {
-            return Err(Error::record(self.place, index, &query_id, format!("{}{} is empty", context(), names[1])));
+            return Err(Error::record(self.place, index, &query_id(), format!("{}{} is empty", context(), names[1])));
         }
         let missing = |name: &str, id: &[u8], set: &SeqSet| {
             let problem = format!("{}{name} {} not found in {}", context(), shown(id), set.describe());
-            Error::record(self.place, index, &query_id, problem)
+            Error::record(self.place, index, &query_id(), problem)
         };
         let qi = self.query.find(q).ok_or_else(|| missing(names[0], q, self.query))?;
         let ti = self.target.find(t).ok_or_else(|| missing(names[1], t, self.target))?;
@@ -686,10 +699,64 @@ fn is_header(place: &Where, text: &[u8], number: usize) -> Result<bool> {
     Ok(fields.len() >= 2 && fields[..2].iter().copied().eq(TSV_ID_COLUMNS.iter().map(|c| c.as_bytes())))
 }
 
-/// Candidate rows from record batches; one input batch in memory at a time.
+/// Input batches of candidates looked up ahead of the consumer, at most.
+const LOOKED_AHEAD: usize = 2;
+
+/// An input batch of candidates with its rows looked up.
+struct LookedBatch {
+    batch: RecordBatch,
+    /// The query and target id columns.
+    ids: [StrColumn; 2],
+    /// Row by row: a pair of known ids, or `Bad` (null, empty or unknown: the one-row path
+    /// says why, in order).
+    rows: Vec<Kind>,
+}
+
+/// Looks the rows of `batches` up in the sets, each batch in parallel on the thread pool,
+/// and sends them in order (`None` after the last): the consumer's thread only takes the
+/// pairs (at 20M Parquet candidates, its lookups one by one were a serial ~60 ns a row).
+fn look_up_batches(
+    batches: Batches,
+    ids: [usize; 2],
+    query: &SeqSet,
+    target: &SeqSet,
+    tx: SyncSender<Option<Result<Box<LookedBatch>>>>,
+) {
+    use rayon::prelude::*;
+    for batch in batches {
+        let looked = batch.map(|batch| {
+            let ids = ids.map(|i| StrColumn::new(batch.column(i).clone()));
+            let mut rows = Vec::new();
+            (0..batch.num_rows())
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|r| match (ids[0].get(r), ids[1].get(r)) {
+                    (Some(q), Some(t)) if !q.is_empty() && !t.is_empty() => match (query.find(q), target.find(t)) {
+                        (Some(qi), Some(ti)) => Kind::Pair(qi, ti, query.seq(qi).len() + target.seq(ti).len()),
+                        _ => Kind::Bad,
+                    },
+                    _ => Kind::Bad,
+                })
+                .collect_into_vec(&mut rows);
+            Box::new(LookedBatch { batch, ids, rows })
+        });
+        let failed = looked.is_err();
+        if tx.send(Some(looked)).is_err() || failed {
+            return;
+        }
+    }
+    let _ = tx.send(None);
+}
+
+/// Candidate rows from record batches, looked up ahead by [`look_up_batches`]; a few input
+/// batches in memory at a time.
 struct TableIds {
-    /// The input batch being handed out, with the id columns.
-    cursor: BatchCursor,
+    looked: Receiver<Option<Result<Box<LookedBatch>>>>,
+    /// The input batch being handed out, from row `row` on.
+    current: Option<Box<LookedBatch>>,
+    row: usize,
+    /// The input has ended (or failed: its error was handed out).
+    ended: bool,
     /// The id columns' names.
     names: [String; 2],
     carried: Vec<usize>,
@@ -697,33 +764,91 @@ struct TableIds {
 }
 
 impl TableIds {
+    /// Rows left in the current input batch, taking the next one when it is used up; 0 at
+    /// the end of the input.
+    fn rows_left(&mut self) -> Result<usize> {
+        loop {
+            if let Some(b) = &self.current {
+                if self.row < b.rows.len() {
+                    return Ok(b.rows.len() - self.row);
+                }
+            }
+            if self.ended {
+                return Ok(0);
+            }
+            // A thread gone without its end marker panicked: no quiet end of the input then.
+            let next = self
+                .looked
+                .recv()
+                .unwrap_or_else(|_| Some(Err(Error::Internal("the candidate lookup thread stopped".into()))));
+            match next {
+                None => {
+                    self.ended = true;
+                    self.current = None;
+                }
+                Some(Err(e)) => {
+                    self.ended = true;
+                    self.current = None;
+                    return Err(e);
+                }
+                Some(Ok(b)) => {
+                    self.current = Some(b);
+                    self.row = 0;
+                }
+            }
+        }
+    }
+
     fn pick(&mut self, p: &mut Pick<'_>, carried: &mut Vec<RecordBatch>) -> Result<()> {
         while !p.full() {
-            let left = self.cursor.rows_left()?;
-            if left == 0 {
+            if self.rows_left()? == 0 {
                 return Ok(());
             }
-            let start = self.cursor.row;
-            let columns = &self.cursor.columns;
+            let Some(b) = &self.current else { return Ok(()) };
+            let start = self.row;
             let mut take = 0;
-            while take < left && !p.full() {
-                let r = start + take;
-                let names = [self.names[0].as_str(), self.names[1].as_str()];
-                let (q, t) = match (columns[0].get(r), columns[1].get(r)) {
-                    (Some(q), Some(t)) => (q, t),
-                    (q, _) => {
-                        let index = (p.first + p.picked.len() as u64) as usize;
-                        let id = q.map(String::from_utf8_lossy).unwrap_or_default();
-                        let column = if q.is_none() { names[0] } else { names[1] };
-                        return Err(Error::record(p.place, index, &id, format!("{column} is null")));
+            let mut failed = None;
+            for (r, kind) in b.rows.iter().enumerate().skip(start) {
+                if p.full() {
+                    break;
+                }
+                match *kind {
+                    Kind::Pair(qi, ti, residues) => {
+                        p.residues += residues;
+                        p.picked.push((qi, ti));
                     }
-                };
-                p.take(q, t, names, String::new)?;
+                    // Says why; taken as before if it is a pair after all.
+                    Kind::Bad | Kind::Blank => {
+                        if let Err(e) = take_row(p, &b.ids, r, &self.names) {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
                 take += 1;
             }
-            carried.extend(self.cursor.carried(&self.carried, &self.carried_schema, start, take)?);
-            self.cursor.row += take;
+            carried.extend(carried_rows(&b.batch, &self.carried, &self.carried_schema, start, take)?);
+            self.row += take;
+            if let Some(e) = failed {
+                return Err(e);
+            }
         }
         Ok(())
     }
+}
+
+/// Takes row `r` of the id columns `ids` one by one, with the error that names what is
+/// wrong with it.
+fn take_row(p: &mut Pick<'_>, ids: &[StrColumn; 2], r: usize, names: &[String; 2]) -> Result<()> {
+    let names = [names[0].as_str(), names[1].as_str()];
+    let (q, t) = match (ids[0].get(r), ids[1].get(r)) {
+        (Some(q), Some(t)) => (q, t),
+        (q, _) => {
+            let index = (p.first + p.picked.len() as u64) as usize;
+            let id = q.map(String::from_utf8_lossy).unwrap_or_default();
+            let column = if q.is_none() { names[0] } else { names[1] };
+            return Err(Error::record(p.place, index, &id, format!("{column} is null")));
+        }
+    };
+    p.take(q, t, names, String::new)
 }

@@ -409,12 +409,27 @@ impl BatchCursor {
         start: usize,
         take: usize,
     ) -> Result<Option<RecordBatch>> {
-        let Some(b) = self.current.as_ref().filter(|_| !carried.is_empty()) else { return Ok(None) };
-        let cols: Vec<ArrayRef> = carried.iter().map(|&i| b.column(i).slice(start, take)).collect();
-        RecordBatch::try_new(schema.clone(), cols)
-            .map(Some)
-            .map_err(|e| Error::Internal(format!("carried columns: {e}")))
+        match &self.current {
+            Some(b) => carried_rows(b, carried, schema, start, take),
+            None => Ok(None),
+        }
     }
+}
+
+/// The carried columns of `take` rows of `batch` from `start`, as the output names them;
+/// `None` when nothing is carried.
+pub(super) fn carried_rows(
+    batch: &RecordBatch,
+    carried: &[usize],
+    schema: &SchemaRef,
+    start: usize,
+    take: usize,
+) -> Result<Option<RecordBatch>> {
+    if carried.is_empty() {
+        return Ok(None);
+    }
+    let cols: Vec<ArrayRef> = carried.iter().map(|&i| batch.column(i).slice(start, take)).collect();
+    RecordBatch::try_new(schema.clone(), cols).map(Some).map_err(|e| Error::Internal(format!("carried columns: {e}")))
 }
 
 /// Pairs from record batches; one input batch in memory at a time.
