@@ -6,7 +6,7 @@
 #       swarrow search -q examples/queries.fasta -d examples/db.fasta.gz -o hits.parquet
 ARG CUDA_IMAGE=nvidia/cuda:13.0.0-runtime-ubuntu24.04
 
-# Rust 1.88 or later (arrow, parquet, libloading need it).
+# Rust 1.89 or later (the AVX-512 intrinsics of the CPU engine are stable since 1.89).
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .

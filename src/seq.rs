@@ -300,7 +300,9 @@ fn gather_par<'a, const K: usize, T: Send>(
         for i in items {
             for part in item(i) {
                 let to = dst.get_mut(written..written + part.len()).ok_or(Stop::Inexact)?;
-                to.write_copy_of_slice(part);
+                // `to` is `part.len()` bytes of the reserved room (taken just above); the copy
+                // is `<[MaybeUninit<u8>]>::write_copy_of_slice`, stable only since Rust 1.93.
+                unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), to.as_mut_ptr().cast::<u8>(), part.len()) };
                 written += part.len();
                 *slots.next().ok_or(Stop::Inexact)? = end(start + written).ok_or(Stop::Overflow)?;
             }

@@ -76,7 +76,10 @@ fn nextflow_modules_install_swarrow_and_gpus_are_a_parameter() {
     let pyproject = std::fs::read_to_string(package.join("pyproject.toml")).unwrap();
     assert!(pyproject.contains("name = \"swarrow\""), "{} is not the swarrow package", package.display());
     let rust = env.lines().find(|l| l.contains("rust")).expect("rust in environment.yml");
-    assert!(rust.contains(">=1.88"), "{rust}");
+    // The environment's Rust is at least the crate's own minimum (Cargo.toml's rust-version).
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let msrv = manifest.lines().find_map(|l| l.strip_prefix("rust-version = ")).expect("rust-version in Cargo.toml");
+    assert!(rust.contains(&format!(">={}", msrv.trim_matches('"'))), "{rust} (Cargo.toml: rust-version = {msrv})");
     for module in ["search", "merge", "align"] {
         let nf = std::fs::read_to_string(modules.join(module).join("main.nf")).unwrap();
         let line = nf.lines().find(|l| l.trim_start().starts_with("conda ")).expect("conda directive");

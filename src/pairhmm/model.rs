@@ -131,7 +131,8 @@ impl<T: Real> Probabilities<T> {
             big.add(jacobian[index])
         };
         let tenth = T::from_f64(-0.1);
-        // GKL's approximate 1/ln(10), part of its table's values.
+        // GKL's approximate 1/ln(10), part of its table's values (not LOG10_E: GKL-exact).
+        #[allow(clippy::approx_constant)]
         const INV_LN10: f64 = 0.434294;
         let mut mm = Vec::with_capacity(TABLE_QUALS * (TABLE_QUALS + 1) / 2);
         for max in 0..TABLE_QUALS as i32 {
