@@ -355,7 +355,6 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         // Profile: chunk kk of code c, half h at prof_a + h * nc1 * cstride + c * cstride +
         // kk * kstride: s(q[row0 + r], c) for the chunk's rows.
         __syncwarp();
-#pragma unroll
         // Four rows at a time: their matrix rows' words for codes c0..c0+3, transposed
         // (8 PRMT) into four profile words (code c0+k: the four rows' scores).
 #pragma unroll

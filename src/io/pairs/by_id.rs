@@ -356,6 +356,18 @@ enum Kind {
     Bad,
 }
 
+impl Kind {
+    /// A pair of non-empty ids both found in their sets, else `Bad`.
+    fn of(q: &[u8], t: &[u8], query: &SeqSet, target: &SeqSet) -> Kind {
+        match (query.find(q), target.find(t)) {
+            (Some(qi), Some(ti)) if !q.is_empty() && !t.is_empty() => {
+                Kind::Pair(qi, ti, query.seq(qi).len() + target.seq(ti).len())
+            }
+            _ => Kind::Bad,
+        }
+    }
+}
+
 /// TSV candidate rows, read by a thread in pieces of whole lines; their ids are looked up
 /// in parallel a piece at a time (no pass over the bytes on this thread) when no column is
 /// carried, line by line otherwise. A batch under way goes out when the input pauses, so a
@@ -660,13 +672,7 @@ fn look_up(piece: &[u8], from: usize, query: &SeqSet, target: &SeqSet) -> Vec<Li
             Kind::Blank
         } else {
             let mut fields = text.splitn(3, |&b| b == b'\t');
-            let (q, t) = (fields.next().unwrap_or_default(), fields.next().unwrap_or_default());
-            match (query.find(q), target.find(t)) {
-                (Some(qi), Some(ti)) if !q.is_empty() && !t.is_empty() => {
-                    Kind::Pair(qi, ti, query.seq(qi).len() + target.seq(ti).len())
-                }
-                _ => Kind::Bad,
-            }
+            Kind::of(fields.next().unwrap_or_default(), fields.next().unwrap_or_default(), query, target)
         };
         at = (end + 1).min(piece.len());
         lines.push(Line { kind, end: at as u32 });
@@ -731,10 +737,7 @@ fn look_up_batches(
                 .into_par_iter()
                 .with_min_len(4096)
                 .map(|r| match (ids[0].get(r), ids[1].get(r)) {
-                    (Some(q), Some(t)) if !q.is_empty() && !t.is_empty() => match (query.find(q), target.find(t)) {
-                        (Some(qi), Some(ti)) => Kind::Pair(qi, ti, query.seq(qi).len() + target.seq(ti).len()),
-                        _ => Kind::Bad,
-                    },
+                    (Some(q), Some(t)) => Kind::of(q, t, query, target),
                     _ => Kind::Bad,
                 })
                 .collect_into_vec(&mut rows);
