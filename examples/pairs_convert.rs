@@ -7,6 +7,9 @@
 //!   pairs_convert candidates arrow|arrow-file|parquet|parquet-no-index CANDIDATES.tsv [--repeat N] > out
 //!       candidate pairs by id (`align --pairs CANDIDATES --seqs SET`): the first two
 //!       columns of a TSV (a `query_id` header line skipped) as columns query_id, target_id
+//!   pairs_convert random-candidates tsv|parquet SET.fa N SEED > out
+//!       N seeded random candidate pairs among the records of SET.fa (the same pairs for a
+//!       seed in either format); their cells (qlen x tlen summed) on stderr as `cells C`
 //!
 //! `--key` adds an int64 column `pair_key` (carried through to the output by `align`).
 //! Parquet is written uncompressed: the benchmark times swarrow, not zstd.
@@ -46,6 +49,11 @@ fn main() {
     let repeat: usize = args.iter().position(|a| a == "--repeat").map_or(1, |i| args[i + 1].parse().expect("N"));
     if args[1] == "candidates" {
         return candidates(&args[2], &args[3], repeat);
+    }
+    if args[1] == "random-candidates" {
+        let n = args.get(4).and_then(|v| v.parse().ok()).expect("N");
+        let seed = args.get(5).and_then(|v| v.parse().ok()).expect("SEED");
+        return random_candidates(&args[2], &args[3], n, seed);
     }
     let key = args.iter().any(|a| a == "--key");
     let (q, t) = (records(&args[2]), records(&args[3]));
@@ -120,6 +128,75 @@ fn candidates(format: &str, path: &str, repeat: usize) {
         })
         .collect();
     write_table(format, &schema, &batches, repeat, BufWriter::with_capacity(1 << 22, std::io::stdout()));
+}
+
+/// `n` pairs of records of `set` drawn uniformly (splitmix64 from `seed`), written as they
+/// are drawn: 100M pairs need no table in memory.
+fn random_candidates(format: &str, set: &str, n: usize, seed: u64) {
+    let file = std::fs::File::open(set).unwrap_or_else(|e| panic!("{set}: {e}"));
+    let (mut ids, mut lens) = (Vec::<String>::new(), Vec::<u64>::new());
+    for line in BufReader::with_capacity(1 << 20, file).lines() {
+        let line = line.expect("read");
+        if let Some(h) = line.strip_prefix('>') {
+            ids.push(h.split_whitespace().next().unwrap_or("").to_string());
+            lens.push(0);
+        } else if let Some(l) = lens.last_mut() {
+            *l += line.trim_end().len() as u64;
+        }
+    }
+    assert!(!ids.is_empty(), "{set}: no records");
+    let mut state = seed;
+    let mut draw = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (((z ^ (z >> 31)) as u128 * ids.len() as u128) >> 64) as usize
+    };
+    let mut cells = 0u64;
+    let mut out = BufWriter::with_capacity(1 << 22, std::io::stdout());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+    ]));
+    let mut parquet = (format == "parquet").then(|| {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+            .build();
+        parquet::arrow::ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).expect("parquet")
+    });
+    if parquet.is_none() {
+        assert_eq!(format, "tsv", "random-candidates writes tsv or parquet");
+        out.write_all(b"query_id\ttarget_id\n").expect("write");
+    }
+    let mut left = n;
+    while left > 0 {
+        let rows = left.min(ROWS_PER_BATCH);
+        left -= rows;
+        let pairs: Vec<(usize, usize)> = (0..rows).map(|_| (draw(), draw())).collect();
+        cells += pairs.iter().map(|&(a, b)| lens[a] * lens[b]).sum::<u64>();
+        match &mut parquet {
+            None => {
+                for &(a, b) in &pairs {
+                    writeln!(out, "{}\t{}", ids[a], ids[b]).expect("write");
+                }
+            }
+            Some(w) => {
+                let col = |k: usize| -> ArrayRef {
+                    Arc::new(StringArray::from_iter_values(
+                        pairs.iter().map(|p| ids[if k == 0 { p.0 } else { p.1 }].as_str()),
+                    ))
+                };
+                w.write(&RecordBatch::try_new(schema.clone(), vec![col(0), col(1)]).expect("batch")).expect("write");
+                out.write_all(&std::mem::take(w.inner_mut())).expect("write");
+            }
+        }
+    }
+    if let Some(w) = parquet {
+        out.write_all(&w.into_inner().expect("parquet")).expect("write");
+    }
+    out.flush().expect("write");
+    eprintln!("cells {cells}");
 }
 
 /// Writes `batches` `repeat` times as an Arrow IPC stream or file, or an uncompressed Parquet

@@ -213,24 +213,10 @@ fi
 if want byid-tsv || want byid-parquet; then
     set=$WORK/set.fa cand=$WORK/cand.$N.tsv
     [ -s "$set" ] || python3 "$GEN/make_db.py" "$DB" --residues "$SET_RESIDUES" --seed 1 > "$set" 2>/dev/null
-    # Seeded random pairs of the set's ids; the cells from the set's lengths.
-    [ -s "$cand" ] || python3 - "$set" "$N" "$cand" > "$cand.cells" <<'PY'
-import random, sys
-ids, lens, n = [], [], 0
-for line in open(sys.argv[1]):
-    if line.startswith(">"):
-        ids.append(line[1:].split()[0]); lens.append(0)
-    else:
-        lens[-1] += len(line.strip())
-rng, cells = random.Random(20), 0
-with open(sys.argv[3], "w") as out:
-    out.write("query_id\ttarget_id\n")
-    for _ in range(int(sys.argv[2])):
-        a, b = rng.randrange(len(ids)), rng.randrange(len(ids))
-        out.write(f"{ids[a]}\t{ids[b]}\n")
-        cells += lens[a] * lens[b]
-print(cells)
-PY
+    # Seeded random pairs of the set's ids (the Parquet file below holds the same pairs); the
+    # cells from the set's lengths.
+    [ -s "$cand" ] || "$PAIRS_CONVERT" random-candidates tsv "$set" "$N" 20 > "$cand" 2> "$cand.err"
+    [ -s "$cand.cells" ] || grep -o '[0-9]*$' "$cand.err" > "$cand.cells"
     bcells=$(cat "$cand.cells")
     echo
     echo "== $N candidate pairs by id among $(grep -c '>' "$set") proteins, $(python3 -c "print(f'{$bcells:.3e}')") cells"
@@ -256,7 +242,7 @@ PY
         row "by id: TSV candidates" "$N" "$bcells" "$wall" "$rss" "$rc" "$w"
     fi
     if want byid-parquet; then
-        "$PAIRS_CONVERT" candidates parquet "$cand" > "$WORK/cand.parquet"
+        "$PAIRS_CONVERT" random-candidates parquet "$set" "$N" 20 > "$WORK/cand.parquet" 2> /dev/null
         read -r w _ _ < <(measure "cat $WORK/cand.parquet > /dev/null")
         read -r wall rss rc < <(measure "$(sw --pairs "$WORK/cand.parquet" --seqs "$set") $SINK")
         row "by id: Parquet candidates" "$N" "$bcells" "$wall" "$rss" "$rc" "$w"

@@ -535,7 +535,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     progress.phase_reading("loading the database", input_size(&[&args.db]));
     let engine_ready = AtomicBool::new(false);
     let (engine, db) = std::thread::scope(|s| {
-        let db = s.spawn(|| {
+        let db = crate::threads::spawn_scoped(s, "sw-load-db", || {
             let db = io::load_database(&args.db, Alphabet::Protein);
             if !engine_ready.load(Ordering::Relaxed) {
                 progress.phase(starting_phase(args.run.device));
@@ -740,7 +740,7 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
     progress.phase_reading("loading the sequences", input_size(&inputs[1..]));
     let engine_ready = AtomicBool::new(false);
     let (engine, sets) = std::thread::scope(|s| {
-        let sets = s.spawn(|| {
+        let sets = crate::threads::spawn_scoped(s, "sw-load-seqs", || {
             let query = Arc::new(io::SeqSet::load(seqs, alphabet, &set_columns)?);
             let target = match &target_seqs {
                 Some(t) if t != seqs || t.as_os_str() == "-" => Arc::new(io::SeqSet::load(t, alphabet, &set_columns)?),

@@ -25,5 +25,6 @@ pub mod progress;
 pub mod scoring;
 pub mod seq;
 pub mod session;
+mod threads;
 
 pub use error::{Error, Result};

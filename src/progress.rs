@@ -317,7 +317,7 @@ impl Progress {
     fn start(self) -> Progress {
         if self.0.visible {
             let p = self.clone();
-            let handle = std::thread::Builder::new().name("progress".into()).spawn(move || p.feed()).ok();
+            let handle = std::thread::Builder::new().name("sw-progress".into()).spawn(move || p.feed()).ok();
             *lock(&self.0.feeder) = handle;
         }
         self

@@ -184,10 +184,7 @@ pub struct ScalarEngine {
 
 impl ScalarEngine {
     pub fn new(scoring: Scoring, threads: usize) -> Result<ScalarEngine> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| Error::Internal(format!("thread pool: {}", e)))?;
+        let pool = crate::threads::pool("sw-scalar", threads)?;
         Ok(ScalarEngine { scoring, pool })
     }
 }

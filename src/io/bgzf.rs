@@ -82,10 +82,10 @@ struct Text {
 impl BgzfInput {
     pub fn new(raw: impl Read + Send + 'static) -> BgzfInput {
         let (block_tx, blocks) = sync_channel(READ_AHEAD);
-        std::thread::spawn(move || read_blocks(raw, block_tx));
+        crate::threads::spawn("sw-bgzf-read", move || read_blocks(raw, block_tx));
         let (chunk_tx, chunks) = sync_channel(2);
         let (used, recycled) = sync_channel(4);
-        std::thread::spawn(move || inflate_groups(blocks, chunk_tx, recycled));
+        crate::threads::spawn("sw-bgzf-inflate", move || inflate_groups(blocks, chunk_tx, recycled));
         BgzfInput { chunks, used, current: Text::default(), pos: 0, stopped: None }
     }
 }

@@ -130,7 +130,7 @@ impl BlockFastaReader {
             let (tx, blocks) = sync_channel(1);
             let (recycle, recycled) = sync_channel(2);
             let (block, big_record) = (self.block, self.big_record);
-            std::thread::spawn(move || cut_blocks(input, block, big_record, tx, recycled));
+            crate::threads::spawn("sw-fasta-cut", move || cut_blocks(input, block, big_record, tx, recycled));
             self.cuts = Some((blocks, recycle));
         }
         let Some((blocks, _)) = &self.cuts else { return Ok(false) };
@@ -467,7 +467,7 @@ impl AheadFastaReader {
     pub fn new(reader: BlockFastaReader) -> AheadFastaReader {
         let place = reader.place.clone();
         let (tx, queue) = std::sync::mpsc::sync_channel(AHEAD_PARTS);
-        std::thread::spawn(move || {
+        crate::threads::spawn("sw-fasta-parse", move || {
             let mut reader = reader;
             while let Some(part) = reader.next_part() {
                 let last = part.is_err();

@@ -156,7 +156,7 @@ fn batches_in_pieces(
         parts.push(rx);
         let mine = pieces.iter().skip(k).step_by(threads).cloned().collect();
         let (place, plan) = (place.clone(), plan.clone());
-        std::thread::spawn(move || plan.decode(place, mine, tx));
+        crate::threads::spawn("sw-parquet", move || plan.decode(place, mine, tx));
     }
     let ordered = Ordered { parts, piece: 0, pieces: pieces.len(), done: false };
     Ok((schema, Box::new(ordered)))

@@ -155,7 +155,7 @@ impl Engine for CudaEngine {
                 .iter()
                 .map(|(stream, buffers)| {
                     let (pieces, next, results) = (&pieces, &next, &results);
-                    s.spawn(move || -> Result<()> {
+                    crate::threads::spawn_scoped(s, "sw-gpu-pairhmm", move || -> Result<()> {
                         let mut buffers =
                             buffers.lock().map_err(|_| Error::Internal("CUDA buffers poisoned".into()))?;
                         let mut local = Vec::new();

@@ -69,10 +69,7 @@ pub fn run_metadata(engine: &dyn Engine) -> crate::output::RunMetadata {
 
 /// A rayon pool of `threads` workers.
 pub(crate) fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .map_err(|e| Error::Internal(format!("cannot start {threads} threads: {e}")))
+    crate::threads::pool("sw-pairhmm", threads)
 }
 
 /// The engine for `device`; `verbose` says which one on stderr, and why not the GPU when

@@ -46,7 +46,7 @@ pub fn run(engine: Arc<dyn Engine>, mut reader: BatchReader, writer: Box<dyn Tab
     for _ in 0..DEPTH + 1 {
         let _ = free_tx.send(PairBatch::new());
     }
-    let read_stage = std::thread::spawn(move || -> Result<()> {
+    let read_stage = crate::threads::spawn("sw-hmm-read", move || -> Result<()> {
         while let Ok(mut batch) = free_rx.recv() {
             if !reader.next_batch(&mut batch)? {
                 return Ok(());
@@ -57,7 +57,7 @@ pub fn run(engine: Arc<dyn Engine>, mut reader: BatchReader, writer: Box<dyn Tab
         }
         Ok(())
     });
-    let write_stage = std::thread::spawn(move || -> Result<(Box<dyn TableWriter>, u64)> {
+    let write_stage = crate::threads::spawn("sw-hmm-write", move || -> Result<(Box<dyn TableWriter>, u64)> {
         let mut writer = writer;
         let mut written = 0;
         for rows in rows_rx {

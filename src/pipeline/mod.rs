@@ -90,7 +90,7 @@ where
     let (done_tx, done_rx) = sync_channel::<(u64, Result<R>)>(in_flight);
     let work_rx = Arc::new(Mutex::new(work_rx));
     std::thread::scope(|scope| {
-        let reader = scope.spawn(move || -> Result<()> {
+        let reader = crate::threads::spawn_scoped(scope, "sw-read", move || -> Result<()> {
             for seq in 0.. {
                 let mut batch = spare_rx.try_recv().unwrap_or_default();
                 if !read(&mut batch)? || work_tx.send((seq, batch)).is_err() {
@@ -103,7 +103,9 @@ where
         let workers: Vec<_> = (0..in_flight)
             .map(|_| {
                 let (work_rx, spare_tx, done_tx) = (work_rx.clone(), spare_tx.clone(), done_tx.clone());
-                scope.spawn(move || worker(&work_rx, &spare_tx, &done_tx, compute))
+                crate::threads::spawn_scoped(scope, "sw-compute", move || {
+                    worker(&work_rx, &spare_tx, &done_tx, compute)
+                })
             })
             .collect();
         drop((work_rx, spare_tx, done_tx));

@@ -294,10 +294,10 @@ impl GpuAligner {
             gap_oe: sc.gap_open + sc.gap_extend,
             gap_ext: sc.gap_extend,
             limit: overflow_limit(sc),
-            pool: rayon::ThreadPoolBuilder::new()
-                .num_threads(std::thread::available_parallelism().map_or(4, |n| n.get()).min(8))
-                .build()
-                .map_err(|e| Error::Internal(format!("thread pool: {}", e)))?,
+            pool: crate::threads::pool(
+                "sw-gather",
+                std::thread::available_parallelism().map_or(4, |n| n.get()).min(8),
+            )?,
             config: config.clone(),
             counters: Counters::default(),
         })
@@ -375,7 +375,7 @@ impl GpuAligner {
                 .iter()
                 .map(|&(d, w)| {
                     let (next, done, pieces, worker) = (&next, &done, &pieces, &worker);
-                    sc.spawn(move || worker(d, w, pieces, next, done))
+                    crate::threads::spawn_scoped(sc, "sw-gpu-align", move || worker(d, w, pieces, next, done))
                 })
                 .collect();
             handles

@@ -68,7 +68,9 @@ impl CudaEngine {
         // Contexts and modules of several GPUs load in parallel: each takes a while.
         let opened: Vec<Result<search::Device>> = std::thread::scope(|s| {
             let config = &config;
-            let handles: Vec<_> = (0..n).map(|i| s.spawn(move || search::Device::open(i, config))).collect();
+            let handles: Vec<_> = (0..n)
+                .map(|i| crate::threads::spawn_scoped(s, "sw-gpu-open", move || search::Device::open(i, config)))
+                .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("GPU setup panicked".into()))))
@@ -123,7 +125,7 @@ impl Engine for CudaEngine {
                 .enumerate()
                 .map(|(g, dev)| {
                     let key = key.clone();
-                    s.spawn(move || {
+                    crate::threads::spawn_scoped(s, "sw-gpu-search", move || {
                         let mut dev = dev.lock().map_err(|_| Error::Internal("GPU state poisoned".into()))?;
                         dev.search(key, db, g, ngpus, queries, sc, &self.bins, top, work)
                     })

@@ -260,10 +260,7 @@ impl SimdEngine {
         if !isa.supported() {
             return Err(Error::usage(format!("this CPU does not support SIMD instruction set '{}'", isa.name())));
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| Error::Internal(format!("thread pool: {}", e)))?;
+        let pool = crate::threads::pool("sw-simd", threads)?;
         Ok(SimdEngine { scoring, pool, isa })
     }
 

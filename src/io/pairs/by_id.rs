@@ -92,7 +92,7 @@ fn table_rows(
     let carried_schema = carried_schema(place, schema, &carried)?;
     let (tx, looked) = sync_channel(LOOKED_AHEAD);
     let (query, target, ids) = (query.clone(), target.clone(), [ids[0], ids[1]]);
-    std::thread::spawn(move || look_up_batches(batches, ids, &query, &target, tx));
+    crate::threads::spawn("sw-id-lookup", move || look_up_batches(batches, ids, &query, &target, tx));
     Ok(Rows::Table(TableIds { looked, current: None, row: 0, ended: false, names, carried, carried_schema }))
 }
 
@@ -401,7 +401,7 @@ impl TsvIds {
         let (recycle, recycled) = sync_channel(AHEAD);
         let look_up = Arc::new(AtomicBool::new(false));
         let lookup = Lookup { query, target, on: look_up.clone() };
-        std::thread::spawn(move || read_lines(input, tx, recycled, lookup));
+        crate::threads::spawn("sw-cand-read", move || read_lines(input, tx, recycled, lookup));
         TsvIds {
             look_up,
             reads,

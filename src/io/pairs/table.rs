@@ -148,7 +148,7 @@ fn ipc_batches(mut reader: IpcReader, project: Project<'_>) -> Result<(SchemaRef
 /// threads of its own.
 fn ahead(place: Where, batches: Batches) -> Batches {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    std::thread::spawn(move || {
+    crate::threads::spawn("sw-table-read", move || {
         for batch in batches {
             let failed = batch.is_err();
             if tx.send(Some(batch)).is_err() || failed {

@@ -129,12 +129,12 @@ impl TsvPairs {
     pub(super) fn new(place: Where, input: Input, alphabet: Alphabet, limits: BatchLimits) -> TsvPairs {
         let (tx, chunks) = sync_channel(64);
         let (recycle, recycled) = sync_channel(64);
-        std::thread::spawn(move || read_chunks(input, tx, recycled));
+        crate::threads::spawn("sw-tsv-read", move || read_chunks(input, tx, recycled));
         // Two blocks cut ahead at most: memory stays bounded by a few blocks.
         let (cut_tx, cuts) = sync_channel(2);
         let (used, used_rx) = sync_channel(4);
         let cutter = Cutter { place: place.clone(), chunks, recycle, used: used_rx, pending: Vec::new(), ended: false };
-        std::thread::spawn(move || cutter.run(cut_tx));
+        crate::threads::spawn("sw-tsv-cut", move || cutter.run(cut_tx));
         TsvPairs {
             place,
             alphabet,
