@@ -27,6 +27,8 @@
 #                  byid-parquet")
 #   KEEP_FILES=1   keep the N-pair files (tsv.gz, bgzf, arrow stream and file, parquet) after their row
 # Output goes to an Arrow stream into /dev/null through a pipe, so the rows time the input.
+# Each file is synced after it is written, so no row runs beside the writeback of the last
+# file (on the H100 host, gigabytes of dirty pages slowed the rows after them by up to 70%).
 # Peak RSS is swarrow's (with /usr/bin/time; else the largest process's of the row).
 set -uo pipefail
 G=${G:-.gpu}
@@ -164,6 +166,7 @@ if want tsv-gz; then
     # gzip -1 once, the members repeated: a multi-member gzip file of N pairs.
     [ -s "$WORK/base.tsv.gz" ] || gzip -1 -c "$tsv" > "$WORK/base.tsv.gz"
     repeat_cat "$WORK/base.tsv.gz" "$REPEAT" > "$WORK/n.tsv.gz"
+    sync
     read -r w _ _ < <(measure "cat $WORK/n.tsv.gz > /dev/null")
     read -r wall rss rc < <(measure "$(sw --pairs "$WORK/n.tsv.gz") $SINK")
     row "TSV.gz file" "$N" "$cells" "$wall" "$rss" "$rc" "$w"
@@ -173,6 +176,7 @@ if want bgzf; then
     # BGZF files concatenated stay BGZF (the EOF blocks between are empty blocks).
     [ -s "$WORK/base.tsv.bgz" ] || bgzf "$tsv" "$WORK/base.tsv.bgz"
     repeat_cat "$WORK/base.tsv.bgz" "$REPEAT" > "$WORK/n.tsv.bgz"
+    sync
     read -r w _ _ < <(measure "cat $WORK/n.tsv.bgz > /dev/null")
     read -r wall rss rc < <(measure "$(sw --pairs "$WORK/n.tsv.bgz") $SINK")
     row "BGZF file" "$N" "$cells" "$wall" "$rss" "$rc" "$w"
@@ -189,6 +193,7 @@ if want arrow-stream; then
     # times swarrow's reader, not the Arrow writer (pairs_convert piped in directly was a
     # producer of its own, encoding every repeat, competing with the reader for the cores).
     "$PAIRS_CONVERT" arrow "$q" "$t" --repeat "$REPEAT" > "$WORK/n.arrows"
+    sync
     read -r w _ _ < <(measure "cat $WORK/n.arrows > /dev/null")
     read -r wall rss rc < <(measure "cat $WORK/n.arrows | $(sw --pairs -) $SINK")
     row "Arrow stream (cat | pipe)" "$N" "$cells" "$wall" "$rss" "$rc" "$w"
@@ -196,6 +201,7 @@ if want arrow-stream; then
 fi
 if want arrow-file; then
     "$PAIRS_CONVERT" arrow-file "$q" "$t" --repeat "$REPEAT" > "$WORK/n.arrow"
+    sync
     read -r w _ _ < <(measure "cat $WORK/n.arrow > /dev/null")
     read -r wall rss rc < <(measure "$(sw --pairs "$WORK/n.arrow") $SINK")
     row "Arrow file" "$N" "$cells" "$wall" "$rss" "$rc" "$w"
@@ -203,6 +209,7 @@ if want arrow-file; then
 fi
 if want parquet; then
     "$PAIRS_CONVERT" parquet "$q" "$t" --repeat "$REPEAT" > "$WORK/n.parquet"
+    sync
     read -r w _ _ < <(measure "cat $WORK/n.parquet > /dev/null")
     read -r wall rss rc < <(measure "$(sw --pairs "$WORK/n.parquet") $SINK")
     row "Parquet file" "$N" "$cells" "$wall" "$rss" "$rc" "$w"
@@ -243,6 +250,7 @@ if want byid-tsv || want byid-parquet; then
     fi
     if want byid-parquet; then
         "$PAIRS_CONVERT" random-candidates parquet "$set" "$N" 20 > "$WORK/cand.parquet" 2> /dev/null
+        sync
         read -r w _ _ < <(measure "cat $WORK/cand.parquet > /dev/null")
         read -r wall rss rc < <(measure "$(sw --pairs "$WORK/cand.parquet" --seqs "$set") $SINK")
         row "by id: Parquet candidates" "$N" "$bcells" "$wall" "$rss" "$rc" "$w"
