@@ -142,10 +142,17 @@ pub fn make_bins(items: &[Item], packed: bool, rules: ShapeRules) -> Vec<Bin> {
         .map(|(shape, mut its)| {
             // Most passes first (a warp runs as many as its longest group), then longest
             // target, then longest query, then by index (the order a stable sort keeps for
-            // the callers' items, which come by index; unstable sorting is twice as fast).
-            its.sort_unstable_by_key(|it| {
-                (std::cmp::Reverse((shape.passes(it.qlen as usize), it.tlen, it.qlen)), it.index)
-            });
+            // the callers' items, which come by index). One integer key per item, made
+            // once: a key computed in the comparisons divided twice per comparison, and
+            // this sort was half of a piece's preparation on short pairs.
+            let key = |it: &Item| {
+                let passes = shape.passes(it.qlen as usize) as u128;
+                !((passes << 96) | (u128::from(it.tlen) << 64) | (u128::from(it.qlen) << 32) | u128::from(!it.index))
+            };
+            let mut keyed: Vec<(u128, Item)> = its.iter().map(|it| (key(it), *it)).collect();
+            keyed.sort_unstable_by_key(|&(k, _)| k);
+            its.clear();
+            its.extend(keyed.iter().map(|&(_, it)| it));
             let h = halves(packed);
             let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
             let mut work = Vec::with_capacity(its.len().div_ceil(h));
