@@ -186,8 +186,6 @@ struct AlignArgs {
 
 unsafe impl DeviceRepr for AlignArgs {}
 
-/// Smallest piece a call is cut into (fewer, fuller launches for small calls).
-const MIN_PIECE_PAIRS: usize = 4_096;
 /// Most pairs in one piece of the path kernels.
 const PATH_PIECE_PAIRS: usize = 262_144;
 
@@ -351,7 +349,11 @@ impl GpuAligner {
 
     /// Score, end and start of each pair, in input order.
     pub fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
-        let piece = self.piece_pairs(pairs.len(), self.workers());
+        let (cells, longest) = pairs.iter().fold((0u64, 0u64), |(sum, most), (q, t)| {
+            let c = q.len() as u64 * t.len() as u64;
+            (sum + c, most.max(c))
+        });
+        let piece = piece_pairs(pairs.len(), cells, longest, self.workers(), self.config.align_piece_pairs);
         self.on_workers(pairs, piece, |d, w, pieces, next, done| self.align_worker(d, w, pairs, pieces, next, done))
     }
 
@@ -407,9 +409,6 @@ impl GpuAligner {
         ShapeRules { max_rows, min_group, multipass: self.config.align_multipass }
     }
 
-    /// Pairs per piece for a call of `n` pairs over `workers` workers: at least two pieces
-    /// per worker where the call is big enough (each worker keeps one piece on the GPU while
-    /// it prepares the next), within the configured size.
     /// Host threads (streams of every GPU) a call spreads over.
     fn workers(&self) -> usize {
         self.devices.iter().map(|d| d.streams.len()).sum()
@@ -420,10 +419,6 @@ impl GpuAligner {
     /// H100), so a call goes over the streams in one piece each.
     fn path_piece_pairs(&self, n: usize) -> usize {
         n.div_ceil(self.workers().max(1)).clamp(MIN_PIECE_PAIRS, PATH_PIECE_PAIRS)
-    }
-
-    fn piece_pairs(&self, n: usize, workers: usize) -> usize {
-        n.div_ceil(2 * workers.max(1)).max(MIN_PIECE_PAIRS).min(self.config.align_piece_pairs.max(1)).max(1)
     }
 
     /// One worker of a call: takes pieces from the shared queue and keeps up to

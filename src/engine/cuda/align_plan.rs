@@ -343,6 +343,33 @@ pub fn pack_seqs(pairs: PairSeqs<'_>, dst: &mut [u8]) {
     dst[..src.len()].par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
+/// Fewest pairs in a piece of an align call (a piece's launches and copies cost the same
+/// however few pairs it holds).
+pub const MIN_PIECE_PAIRS: usize = 4_096;
+/// Pieces each stream's worker gets from a call where the pairs allow: with two, every
+/// worker prepared its first piece at the same time as the others and the GPU waited at each
+/// call's start and end (H100, calls of 524,288 DNA-2 pairs: 0.80-0.99 TCUPS at two pieces
+/// a worker, 1.59-1.68 at eight).
+pub const PIECES_PER_WORKER: usize = 8;
+/// A piece's work in multiples of its longest pair's: one pair runs on one warp, ~1/1,400 of
+/// the H100's rate, so a piece holding less work than ~1,000 times its longest pair waits
+/// for that pair (pairs by id of the real length distribution: 0.80-0.83 TCUPS with pieces
+/// of 32,768 pairs, 0.71-0.74 with 16,384).
+pub const TAIL_FACTOR: u64 = 1_000;
+
+/// Pairs per piece for an align call of `n` pairs holding `cells` cells, its largest pair
+/// `longest` cells, over `workers` workers: [`PIECES_PER_WORKER`] pieces each, unless that
+/// leaves a piece less than [`TAIL_FACTOR`] times its longest pair's work (pieces of the mean
+/// pair); never fewer than two pieces a worker where the call has the pairs, never below
+/// [`MIN_PIECE_PAIRS`] or above `most`.
+pub fn piece_pairs(n: usize, cells: u64, longest: u64, workers: usize, most: usize) -> usize {
+    let w = workers.max(1);
+    let mean = (cells / n.max(1) as u64).max(1);
+    let spread = n.div_ceil(PIECES_PER_WORKER * w);
+    let tail = usize::try_from(longest.saturating_mul(TAIL_FACTOR) / mean).unwrap_or(usize::MAX);
+    spread.max(tail).min(n.div_ceil(2 * w)).max(MIN_PIECE_PAIRS).min(most.max(1))
+}
+
 /// Splits `pairs` into pieces of at most `max_pairs` pairs whose sequence bytes fit in
 /// `max_bytes` (the kernel's offsets are 32-bit).
 pub fn piece_ranges(pairs: PairSeqs<'_>, max_pairs: usize, max_bytes: usize) -> Vec<std::ops::Range<usize>> {
@@ -712,6 +739,27 @@ mod tests {
         // A piece's residues are the batch's, relative to the piece.
         let tail = pack(pairs.slice(1..3));
         assert_eq!(tail.descs, vec![0, 0, 0, 10, 10, 13, 3, 1]);
+    }
+
+    #[test]
+    fn pieces_spread_over_the_workers_unless_a_long_pair_would_hold_them_up() {
+        // Short pairs, a large call: eight pieces a worker.
+        assert_eq!(piece_pairs(524_288, 524_288 * 120_000, 250_000, 4, 65_536), 16_384);
+        // One pair far longer than the mean: pieces as large as two a worker allow.
+        assert_eq!(piece_pairs(262_144, 262_144 * 200_000, 15_000_000, 4, 65_536), 32_768);
+        // In between: the piece holds TAIL_FACTOR times the longest pair's work.
+        let p = piece_pairs(1 << 20, (1 << 20) * 100_000, 5_000_000, 4, 65_536);
+        assert!(p > (1 << 20) / (PIECES_PER_WORKER * 4));
+        assert_eq!(p as u64, 5_000_000 * TAIL_FACTOR / 100_000);
+        // Bounds: the configured largest piece, the smallest one, and small calls.
+        assert_eq!(piece_pairs(1 << 24, 1 << 40, 1, 4, 65_536), 65_536);
+        assert_eq!(piece_pairs(1 << 24, 1 << 40, 1, 4, 1_000), 1_000);
+        assert_eq!(piece_pairs(10_000, 10_000 * 1_000, 1_000, 4, 65_536), MIN_PIECE_PAIRS);
+        assert_eq!(piece_pairs(0, 0, 0, 0, 0), 1);
+        for (n, workers) in [(1usize, 1usize), (5_000, 3), (100_000, 16), (3_000_000, 8)] {
+            let p = piece_pairs(n, n as u64 * 50_000, 5_000_000, workers, 65_536);
+            assert!((1..=65_536).contains(&p));
+        }
     }
 
     #[test]

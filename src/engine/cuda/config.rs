@@ -6,7 +6,8 @@ pub struct CudaConfig {
     /// Host threads, each with its CUDA stream, per GPU for one-to-one alignment: while one
     /// prepares its piece on the host, the others' kernels keep the GPU busy.
     pub align_streams: usize,
-    /// Pairs per piece of work one stream takes (fewer for small calls).
+    /// Most pairs in a piece of work one stream takes (`align_plan::piece_pairs` picks
+    /// fewer for most calls).
     pub align_piece_pairs: usize,
     /// Pieces one stream keeps in flight (slots per stream): 2 overlaps the host's work on
     /// one with the GPU's on the other; 1 serialises them (timing the kernels alone).
