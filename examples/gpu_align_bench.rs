@@ -5,7 +5,9 @@
 //!       (reader, GPU and writer overlapped), writes Arrow IPC, prints TCUPS, pairs/s, RSS
 //!   gpu_align_bench make-dna --pairs N --query q.fa --target t.fa [--seed S]
 //!       DNA pairs shaped like ADEPT's DNA-2: reads 201-250 vs contigs 99-979, matches planted
-//!   gpu_align_bench check --pairs N [--seed S] [--dna2 N] [--query q.fa --target t.fa]...
+//!   gpu_align_bench make-shapes --class NAME --pairs N --query q.fa --target t.fa [--tsv p.tsv]
+//!       one of issue 33's pair classes (SHAPE_CLASSES), half of them related, seeded
+//!   gpu_align_bench check --pairs N [--seed S] [--dna2 N] [--shapes N] [--query q.fa --target t.fa]...
 //!       GPU against the CPU engine on random protein and DNA pairs (lengths 1 to 20,000,
 //!       overflowing pairs included), DNA-2-shaped pairs and the given real protein pairs
 //!       (each --query/--target file pair): every score and coordinate equal
@@ -20,6 +22,7 @@
 //! bench options: --preload (parse one pass of the files before the clock, then stream it
 //! --repeat times), --in-flight N (calls in flight), and the engine's tuning: --streams,
 //! --piece, --depth (pieces in flight per stream), --max-rows, --min-group, --multipass,
+//! --host-bins (every piece binned on the host), --no-pipeline (multi-pass groups on one warp),
 //! --upload staged|direct.
 
 use std::io::{BufWriter, Write};
@@ -172,6 +175,8 @@ fn cuda_config(args: &[String]) -> CudaConfig {
         align_depth: num(args, "--depth", d.align_depth),
         align_multipass: args.iter().any(|a| a == "--multipass"),
         align_min_group: arg(args, "--min-group").and_then(|v| v.parse().ok()),
+        align_host_bins: args.iter().any(|a| a == "--host-bins"),
+        align_pipeline: !args.iter().any(|a| a == "--no-pipeline"),
         align_max_rows: arg(args, "--max-rows").map(|v| v.parse().expect("--max-rows N")),
         ..d
     }
@@ -606,6 +611,72 @@ fn make_dna(args: &[String]) {
     }
 }
 
+/// The pair classes of issue 33 (`make-shapes --class NAME`): name, DNA, query and target
+/// length ranges. Half the pairs are related: the query a mutated piece of the target.
+const SHAPE_CLASSES: [(&str, bool, (usize, usize), (usize, usize)); 7] = [
+    ("protein-short", false, (100, 200), (100, 200)),
+    ("dna-reads", true, (100, 150), (100, 150)),
+    ("protein-mid", false, (300, 380), (500, 600)),
+    ("protein-long", false, (800, 1_000), (800, 1_000)),
+    ("protein-vlong", false, (5_000, 20_000), (5_000, 20_000)),
+    ("dna-read-contig", true, (100, 150), (1_000, 5_000)),
+    ("dna-vlong", true, (10_000, 30_000), (10_000, 30_000)),
+];
+
+/// Pairs of one class as letters: a random target (uniform residues), and a query that is,
+/// for every second pair, a piece of the target as long as the query with 5-25% of its
+/// residues substituted, deleted or inserted; else random.
+fn shape_pairs<'a>(rng: &'a mut Rng, class: &str, n: usize) -> impl Iterator<Item = (Vec<u8>, Vec<u8>)> + 'a {
+    let Some(&(_, dna, q, t)) = SHAPE_CLASSES.iter().find(|c| c.0 == class) else {
+        panic!("--class: one of {:?}", SHAPE_CLASSES.map(|c| c.0));
+    };
+    let letters: &[u8] = if dna { b"ACGT" } else { b"ARNDCQEGHILKMFPSTWYV" };
+    (0..n).map(move |k| {
+        let (ql, tl) = (rng.range(q.0, q.1), rng.range(t.0, t.1));
+        let target: Vec<u8> = (0..tl).map(|_| rng.below(letters.len()) as u8).collect();
+        let query = if k % 2 == 0 {
+            let w = ql.min(tl);
+            let at = rng.below(tl - w + 1);
+            let rate = rng.range(5, 25);
+            let mut m = mutate(rng, &target[at..at + w], letters.len(), rate);
+            if m.is_empty() {
+                m.push(0);
+            }
+            m
+        } else {
+            (0..ql).map(|_| rng.below(letters.len()) as u8).collect()
+        };
+        let spell = |v: Vec<u8>| v.into_iter().map(|c| letters[c as usize]).collect::<Vec<u8>>();
+        (spell(query), spell(target))
+    })
+}
+
+/// `make-shapes --class NAME --pairs N [--seed S] --query q.fa --target t.fa [--tsv p.tsv]`:
+/// one class's pairs as two FASTA files (record i with record i) and, with `--tsv`, as the
+/// command line's TSV (query id, query, target id, target).
+fn make_shapes(args: &[String]) {
+    let n = num(args, "--pairs", 1_000_000);
+    let class = arg(args, "--class").expect("--class");
+    let mut rng = Rng(num(args, "--seed", 33) as u64 | 1);
+    let file = |name: &str| BufWriter::new(std::fs::File::create(arg(args, name).expect(name)).unwrap());
+    let (mut qf, mut tf) = (file("--query"), file("--target"));
+    let mut tsv = arg(args, "--tsv").map(|p| BufWriter::new(std::fs::File::create(p).unwrap()));
+    for (k, (q, t)) in shape_pairs(&mut rng, &class, n).enumerate() {
+        for (f, s) in [(&mut qf, &q), (&mut tf, &t)] {
+            writeln!(f, ">{k}").unwrap();
+            f.write_all(s).unwrap();
+            writeln!(f).unwrap();
+        }
+        if let Some(w) = tsv.as_mut() {
+            write!(w, "q{k}\t").unwrap();
+            w.write_all(&q).unwrap();
+            write!(w, "\tt{k}\t").unwrap();
+            w.write_all(&t).unwrap();
+            writeln!(w).unwrap();
+        }
+    }
+}
+
 /// Random pairs: mostly short, some up to 20,000, some identical long ones (which overflow
 /// 16 bits), over the alphabet's codes including the catch-all ones.
 fn random_pairs(rng: &mut Rng, n: usize, codes: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -713,6 +784,18 @@ fn check(args: &[String]) {
         total += pairs.len();
         bad += compare(if dna { "random-dna" } else { "random-prot" }, &gpu, &*cpu, &pairs);
         drop(pairs);
+        // Issue 33's classes of this alphabet, `--shapes` pairs each (the very long ones a
+        // thousandth of that).
+        for &(class, class_dna, (_, qmax), _) in SHAPE_CLASSES.iter().filter(|c| c.1 == dna) {
+            let count = num(args, "--shapes", 50_000) / if qmax > 2_000 { 1_000 } else { 1 };
+            let alpha = sc.alphabet();
+            let pairs: Vec<_> = shape_pairs(&mut rng, class, count)
+                .map(|(q, t)| (alpha.encode(&q).unwrap(), alpha.encode(&t).unwrap()))
+                .collect();
+            assert_eq!(class_dna, dna);
+            total += pairs.len();
+            bad += compare(class, &gpu, &*cpu, &pairs);
+        }
         if dna {
             let pairs: Vec<_> = dna2_pairs(&mut rng, num(args, "--dna2", 200_000)).collect();
             total += pairs.len();
@@ -976,6 +1059,7 @@ fn main() {
         Some("bench") => bench(&args),
         Some("make-dna") => make_dna(&args),
         Some("check") => check(&args),
+        Some("make-shapes") => make_shapes(&args),
         Some("parse") => parse_only(&args),
         Some("host") => host_costs(&args),
         Some("by-id") => by_id(&args),

@@ -2,6 +2,11 @@
 // cell and, in reverse mode, start cell. Compiled by NVRTC once per variant:
 //   -DROWS=R    query rows each thread keeps in registers (4, 8, 12, 16; 32 unpacked)
 //   -DPACKED=1  two pairs per thread in s16x2 lanes (DPX), 0: one pair per thread at 32 bits
+//   -DPIPELINE=1 groups of a whole warp over several passes, each pass an item that any warp
+//               takes by ticket once the pass before is under way: pass p reads pass p - 1's
+//               bottom row column by column as it is written (a progress word per pass), so
+//               a long pair runs on as many warps as it has passes, not on one (a 20,000 x
+//               20,000 DNA pair: 40 passes in sequence on one warp before)
 //
 // Layout of the work: a group of G threads (a power of two up to 32, chosen per warp from
 // the `warps` table, so one launch runs the bins of every G) aligns one pair per lane
@@ -60,6 +65,11 @@ typedef unsigned char u8;
 
 #define FULL 0xffffffffu
 #define NONE 0x7fffffff
+#ifndef PIPELINE
+#define PIPELINE 0
+#endif
+// Pipelined progress words: columns written, this bit once the pass is over.
+#define FINAL_BIT 0x80000000u
 
 #if PACKED
 #define HALVES 2
@@ -272,8 +282,37 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     }
     __syncthreads();
 
+#if PIPELINE
+    // Entries are (32, group, passes, 1), most passes first, followed in the table by
+    // pass_start[0..levels] (items before pass p: an item is one pass of one entry, so the
+    // entries with more than p passes are the first pass_start[p + 1] - pass_start[p]).
+    // State past the scratch rows (zeroed by the host before each launch): each item's
+    // best per half, each (entry, pass)'s columns written, each entry's items finished, and
+    // the ticket counter.
+    const int entries = a.nwarps;
+    const int levels = entries > 0 ? a.warps[0].z : 0;
+    const int* pass_start = (const int*)(a.warps + entries);
+    const int items = pass_start[levels];
+    u32* state = a.scratch + 2 * (size_t)a.scratch_stride * a.scratch_slots;
+    int4* recs = (int4*)state;
+    u32* progress = state + (size_t)entries * levels * HALVES * 4;
+    u32* finished = progress + (size_t)entries * levels;
+    u32* tickets = finished + entries;
+    for (;;) {
+    // Items in ticket order: an item's predecessor (the same entry's pass before) has a
+    // smaller ticket, so it is held by a running warp and every wait ends.
+    int ticket = 0;
+    if ((threadIdx.x & 31) == 0) ticket = (int)atomicAdd(tickets, 1u);
+    ticket = __shfl_sync(FULL, ticket, 0);
+    if (ticket >= items) break;
+    int item_pass = 0;
+    while (pass_start[item_pass + 1] <= ticket) ++item_pass;
+    const int entry = ticket - pass_start[item_pass];
+    const int4 task = a.warps[entry];
+#else
     const int w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int4 task = w < a.nwarps ? a.warps[w] : make_int4(32, 0, 0, 0);
+#endif
     const int G = task.x;  // uniform across the warp: shuffle widths and reductions use it
     const int t = (threadIdx.x & 31) % G;
     const int k = (threadIdx.x & 31) / G;
@@ -320,8 +359,16 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     // Column-major over slots: the groups of a warp have consecutive slots, so their
     // accesses to one column coalesce.
     const size_t ns = (size_t)a.scratch_slots;
-    u32* scr_h = a.scratch + (real_group ? task.z + k : 0);
-    u32* scr_f = scr_h + ns;
+#if PIPELINE
+    // Two slots per entry, a ring: pass p writes slot p & 1 and reads slot (p - 1) & 1,
+    // which pass p - 2 wrote before; pass p + 1 has read a column of it before pass p + 2
+    // overwrites that column (it waits for pass p + 1's column, which read it one step ahead).
+    u32* const scr = a.scratch + 2 * entry;
+    const int pass_lo = item_pass, pass_hi = min(item_pass + 1, passes);
+#else
+    u32* const scr = a.scratch + (real_group ? task.z + k : 0);
+    const int pass_lo = 0, pass_hi = passes;
+#endif
 
     const int bias_i = a.gap_oe;
     const V mext = splat(-a.gap_ext), bias = splat(bias_i);
@@ -338,8 +385,23 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     for (int h = 0; h < HALVES; ++h) run[h] = Best{0, NONE, NONE};
     u32 overflow = 0;
 
-    for (int pass = 0; pass < passes; ++pass) {
+    for (int pass = pass_lo; pass < pass_hi; ++pass) {
         const int row0 = pass * span + t * R;
+        // This pass's boundary row from the pass before (H, then F `ns` words on), and its
+        // own bottom row for the next pass.
+#if PIPELINE
+        u32* const rd = scr + ((pass - 1) & 1);
+        u32* const wr = scr + (pass & 1);
+        u32* const rd_progress = progress + (size_t)entry * levels + (pass - 1);
+        u32* const wr_progress = progress + (size_t)entry * levels + pass;
+        // Columns of the row before known written (reader), and known usable: a pass that
+        // stopped early (reverse mode) leaves fewer, the rest read the zero state.
+        int known = 0, usable = NONE;
+        int written = 0;
+#else
+        u32* const rd = scr;
+        u32* const wr = scr;
+#endif
         // Columns this pass needs: all, or in reverse mode those before a settled start.
         int pcols = cols;
         if (REVERSE) {
@@ -443,13 +505,30 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
                 tp[h] += COLS * DIR;
             }
             if (from_scratch) {
+                int avail = pcols;
+#if PIPELINE
+                // Wait until the pass before has written these columns (or finished).
+                const int need = min(jn + COLS, pcols);
+                if (need > known && usable == NONE) {
+                    u32 v;
+                    while (true) {
+                        v = *(volatile u32*)rd_progress;
+                        if ((int)(v & ~FINAL_BIT) >= need || (v & FINAL_BIT)) break;
+                        __nanosleep(100);
+                    }
+                    __threadfence();
+                    known = (int)(v & ~FINAL_BIT);
+                    if (v & FINAL_BIT) usable = known;
+                }
+                avail = min(avail, usable);
+#endif
 #pragma unroll
                 for (int c = 0; c < COLS; ++c) {
                     nh[c] = bias;
                     nf[c] = 0;
-                    if ((unsigned)(jn + c) < (unsigned)pcols) {
-                        nh[c] = (V)scr_h[2 * (size_t)(jn + c) * ns];
-                        nf[c] = (V)scr_f[2 * (size_t)(jn + c) * ns];
+                    if ((unsigned)(jn + c) < (unsigned)avail) {
+                        nh[c] = (V)__ldcg(rd + 2 * (size_t)(jn + c) * ns);
+                        nf[c] = (V)__ldcg(rd + ns + 2 * (size_t)(jn + c) * ns);
                     }
                 }
             }
@@ -515,10 +594,18 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
                 for (int c = 0; c < COLS; ++c) {
                     if (j + c >= 0 && j + c < pcols) {
-                        scr_h[2 * (size_t)(j + c) * ns] = (u32)H[c][R - 1];
-                        scr_f[2 * (size_t)(j + c) * ns] = (u32)out_f[c];
+                        __stcg(wr + 2 * (size_t)(j + c) * ns, (u32)H[c][R - 1]);
+                        __stcg(wr + ns + 2 * (size_t)(j + c) * ns, (u32)out_f[c]);
                     }
                 }
+#if PIPELINE
+                // Published every 8 steps (16 columns): the next pass runs ~64 behind.
+                written = max(written, min(j + COLS, pcols));
+                if ((s & 7) == 7) {
+                    __threadfence();
+                    atomicExch(wr_progress, (u32)written);
+                }
+#endif
             }
 #pragma unroll
             for (int r = 0; r < R; ++r) Hlast[r] = H[COLS - 1][r];
@@ -538,6 +625,12 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             }
         }
 
+#if PIPELINE
+        if (to_scratch) {
+            __threadfence();
+            atomicExch(wr_progress, FINAL_BIT | (u32)written);
+        }
+#endif
         // This pass's best per half, then merged into the running best.
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
@@ -553,6 +646,38 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 
     // A half that overflowed in any thread of the group is flagged for its own pair.
     for (int o = G >> 1; o > 0; o >>= 1) overflow |= __shfl_xor_sync(FULL, overflow, o, G);
+#if PIPELINE
+    // This item's best per half (a pass past the reverse rectangle's finds nothing); the
+    // entry's last item to finish merges them by the tie rule, as the passes of one group
+    // do, and writes the pairs' results.
+    int last = 0;
+    if (t == 0) {
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h)
+            recs[((size_t)entry * levels + item_pass) * HALVES + h] =
+                make_int4(run[h].score, run[h].col, run[h].row, (int)((overflow >> h) & 1u));
+        __threadfence();
+        last = atomicAdd(&finished[entry], 1u) == (u32)task.z - 1;
+    }
+    if (__shfl_sync(FULL, last, 0) && t == 0) {
+        __threadfence();
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h) {
+            if (pidx[h] < 0) continue;
+            Best b = Best{0, NONE, NONE};
+            int flag = 0;
+            for (int q = 0; q < task.z; ++q) {
+                const int4 r = __ldcg(&recs[((size_t)entry * levels + q) * HALVES + h]);
+                flag |= r.w;
+                const Best x = Best{r.x, r.y, r.z};
+                if (x.score > 0 && better(x, b)) b = x;
+            }
+            if (b.score <= 0) b = Best{0, -1, -1};
+            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, flag);
+        }
+    }
+    }  // the ticket loop
+#else
     if (real_group && t == 0) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
@@ -562,6 +687,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             a.out[pidx[h]] = make_int4(b.score, b.row, b.col, (int)((overflow >> h) & 1u));
         }
     }
+#endif
 }
 
 extern "C" __global__ void align_pairs(const AlignArgs a, int reverse) {

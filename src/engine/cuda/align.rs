@@ -22,6 +22,7 @@
 
 use super::align_plan::*;
 use super::config::CudaConfig;
+use super::gpu_bins::{GpuBins, BUCKETS};
 use super::kernels;
 use super::path_plan::{plan_paths, PathLaunch, PathPlan, PATH_BUDGET_WORDS};
 use super::runtime::{dev_err, Gpu};
@@ -46,7 +47,9 @@ struct Device {
     shared_per_sm: u32,
     streams: Vec<Arc<CudaStream>>,
     matrix: CudaSlice<i8>,
-    kernels: Mutex<HashMap<(bool, u32), CudaFunction>>,
+    kernels: Mutex<HashMap<(bool, u32, bool), CudaFunction>>,
+    /// The GPU binning's entry points ([`kernels::PAIR_BINS_ENTRIES`]), loaded on first use.
+    bins_kernels: Mutex<Option<Vec<CudaFunction>>>,
     /// Direction words one stream's traceback launch may hold ([`path_budget_words`]).
     path_budget: u64,
     /// The path kernels (statistics, traceback), by name, loaded on first use.
@@ -79,14 +82,50 @@ struct Slot {
 }
 
 /// Where one piece's inputs lie in a slot (byte offsets into `host_in` / `dev_in`; the
-/// residues come first).
+/// residues come first). Binned on the host, everything is uploaded: residues, pair table,
+/// group and warp tables. Binned on the GPU ([`GpuBins`]), the upload is the residues, the
+/// bounds, the plan's two tables and the warp table, and the pair table, group table and
+/// bucket counters are made on the device past `upload`.
 #[derive(Debug, Clone, Copy, Default)]
 struct InLayout {
     descs: usize,
     groups: usize,
     warps: usize,
+    /// GPU binning only: bounds (u32), region of each query length, regions' first
+    /// entries, bucket counters.
+    bounds: usize,
+    region_of: usize,
+    region_first: usize,
+    hist: usize,
+    /// Bytes uploaded, and bytes of `dev_in` the piece uses.
+    upload: usize,
     total: usize,
 }
+
+/// How a piece is binned: on the host (pairs in shapes, sorted, tables written), or on the
+/// GPU from a plan of the query lengths ([`GpuBins`]).
+enum Binning {
+    Host(Tables),
+    Gpu(GpuBins, Tables),
+}
+
+/// Kernel arguments of kernels/pair_bins.cu; must match `struct BinArgs` there.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct BinArgs {
+    bounds: u64,
+    n: i32,
+    group_entries: i32,
+    region_of: u64,
+    max_qlen: i32,
+    shift: i32,
+    descs: u64,
+    hist: u64,
+    region_first: u64,
+    groups: u64,
+}
+
+unsafe impl DeviceRepr for BinArgs {}
 
 /// Device addresses of one piece's buffers, as the kernel takes them.
 #[derive(Debug, Clone, Copy)]
@@ -119,7 +158,6 @@ struct Pending<'a> {
     slot: std::sync::MutexGuard<'a, Slot>,
     piece: usize,
     npairs: usize,
-    items: Vec<Item>,
     layout: InLayout,
 }
 
@@ -275,6 +313,7 @@ impl GpuAligner {
                 streams,
                 matrix,
                 kernels: Mutex::new(HashMap::new()),
+                bins_kernels: Mutex::new(None),
                 path_budget,
                 path_kernels: Mutex::new(HashMap::new()),
                 staging,
@@ -308,10 +347,13 @@ impl GpuAligner {
     /// Compiles every kernel variant now (otherwise each is compiled on first use).
     pub fn warm_up(&self) -> Result<()> {
         for d in &self.devices {
-            for &r in &PACKED_ROWS {
-                self.kernel(d, true, r)?;
+            for pipelined in [false, true] {
+                for &r in &PACKED_ROWS {
+                    self.kernel(d, true, r, pipelined)?;
+                }
+                self.kernel(d, false, WIDE_ROWS, pipelined)?;
             }
-            self.kernel(d, false, WIDE_ROWS)?;
+            self.bins_kernels(d)?;
         }
         Ok(())
     }
@@ -328,22 +370,38 @@ impl GpuAligner {
                     let regs = f.num_regs().unwrap_or(-1);
                     let local =
                         f.get_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES).unwrap_or(-1);
-                    out.push(format!("packed={} rows={}: {} regs, {} local bytes", key.0, key.1, regs, local));
+                    out.push(format!(
+                        "packed={} rows={} pipelined={}: {} regs, {} local bytes",
+                        key.0, key.1, key.2, regs, local
+                    ));
                 }
             }
         }
         out
     }
 
-    fn kernel(&self, d: &Device, packed: bool, rows: u32) -> Result<CudaFunction> {
+    fn kernel(&self, d: &Device, packed: bool, rows: u32, pipelined: bool) -> Result<CudaFunction> {
         let mut k = d.kernels.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
-        if let Some(f) = k.get(&(packed, rows)) {
+        if let Some(f) = k.get(&(packed, rows, pipelined)) {
             return Ok(f.clone());
         }
-        let build = kernels::align(rows, packed);
+        let build = kernels::align(rows, packed, pipelined);
         let module = d.gpu.load(&build.kernel.source(), &build.options)?;
         let f = d.gpu.function(&module, build.kernel.entry())?;
-        k.insert((packed, rows), f.clone());
+        k.insert((packed, rows, pipelined), f.clone());
+        Ok(f)
+    }
+
+    /// The entry points of kernels/pair_bins.cu on `d`, compiled on first use.
+    fn bins_kernels(&self, d: &Device) -> Result<Vec<CudaFunction>> {
+        let mut k = d.bins_kernels.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
+        if let Some(f) = k.as_ref() {
+            return Ok(f.clone());
+        }
+        let build = kernels::pair_bins();
+        let module = d.gpu.load(&build.kernel.source(), &build.options)?;
+        let f = kernels::PAIR_BINS_ENTRIES.iter().map(|e| d.gpu.function(&module, e)).collect::<Result<Vec<_>>>()?;
+        *k = Some(f.clone());
         Ok(f)
     }
 
@@ -407,6 +465,16 @@ impl GpuAligner {
         let fill = GROUPS.iter().copied().find(|&g| threads * g as usize >= want).unwrap_or(32);
         let min_group = fill.max(self.config.align_min_group.unwrap_or(1));
         ShapeRules { max_rows, min_group, multipass: self.config.align_multipass }
+    }
+
+    /// Multi-pass bins of fewer groups than this run pipelined ([`plan_launches`]): 16
+    /// warps a multiprocessor, the residency of the pair kernel's lighter variants.
+    fn pipeline_below(&self, d: &Device) -> usize {
+        if self.config.align_pipeline {
+            16 * d.gpu.sms as usize
+        } else {
+            0
+        }
     }
 
     /// Host threads (streams of every GPU) a call spreads over.
@@ -485,21 +553,34 @@ impl GpuAligner {
     ) -> Result<Pending<'a>> {
         let t0 = Instant::now();
         let n = pairs.len();
-        let items: Vec<Item> = pairs
-            .iter()
-            .enumerate()
-            .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
-            .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
-            .collect();
-        let rules = self.shape_rules(d, items.len(), packed_max_rows(self.nc1 as usize, self.config.align_max_rows));
-        let bins = self.pool.install(|| make_bins(&items, true, rules));
-        let tables = tables(&bins)?;
+        let max_rows = packed_max_rows(self.nc1 as usize, self.config.align_max_rows);
+        let gpu_plan = if self.config.align_host_bins {
+            None
+        } else {
+            GpuBins::plan(pairs, |nonempty| self.shape_rules(d, nonempty, max_rows))
+        };
+        let binning = match gpu_plan {
+            Some(plan) => {
+                let tables = launch_tables(plan.launches(), Vec::new());
+                Binning::Gpu(plan, tables)
+            }
+            None => {
+                let items: Vec<Item> = pairs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
+                    .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
+                    .collect();
+                let rules = self.shape_rules(d, items.len(), max_rows);
+                let bins = self.pool.install(|| make_bins(&items, true, rules));
+                Binning::Host(tables(&bins, self.pipeline_below(d))?)
+            }
+        };
         let residues = pairs.residues().len().max(1);
-        let align16 = |x: usize| (x + 15) & !15;
-        let descs = align16(residues);
-        let groups = descs + 16 * n;
-        let warps = align16(groups + 4 * tables.groups.len());
-        let layout = InLayout { descs, groups, warps, total: warps + 4 * tables.warps.len() };
+        let layout = in_layout(residues, n, &binning);
+        let tables = match &binning {
+            Binning::Host(t) | Binning::Gpu(_, t) => t,
+        };
 
         // The slot's buffers grow (a quarter to spare) and are kept. Its last piece was
         // read back (its last mark waited for) before the slot was released.
@@ -547,8 +628,19 @@ impl GpuAligner {
         {
             let buf = host_in.as_mut_slice().map_err(err("pinned buffer"))?;
             self.pool.install(|| pack_seqs(pairs, &mut buf[..residues]));
-            write_descs(pairs, &mut buf[layout.descs..layout.groups]);
-            put_i32(&mut buf[layout.groups..], &tables.groups);
+            match &binning {
+                Binning::Host(t) => {
+                    write_descs(pairs, &mut buf[layout.descs..layout.groups]);
+                    put_i32(&mut buf[layout.groups..], &t.groups);
+                }
+                Binning::Gpu(plan, _) => {
+                    for (d, b) in buf[layout.bounds..].chunks_exact_mut(4).zip(pairs.offsets()) {
+                        d.copy_from_slice(&(b as u32).to_ne_bytes());
+                    }
+                    put_i32(&mut buf[layout.region_of..], &plan.region_of);
+                    put_i32(&mut buf[layout.region_first..], &plan.region_first);
+                }
+            }
             put_i32(&mut buf[layout.warps..], &tables.warps);
         }
         let t1 = Instant::now();
@@ -557,13 +649,19 @@ impl GpuAligner {
         let mark = |k: usize| slot.marks[k].record(stream).map_err(dev_err("recording an event"));
         mark(0)?;
         {
-            let src = &host_in.as_slice().map_err(err("pinned buffer"))?[..layout.total];
-            stream.memcpy_htod(src, &mut dev_in.slice_mut(..layout.total)).map_err(err("uploading sequences"))?;
+            let src = &host_in.as_slice().map_err(err("pinned buffer"))?[..layout.upload];
+            stream.memcpy_htod(src, &mut dev_in.slice_mut(..layout.upload)).map_err(err("uploading sequences"))?;
         }
         // Pairs in no bin (an empty side) read score 0.
         stream.memset_zeros(&mut dev_out.slice_mut(..8 * n)).map_err(err("clearing results"))?;
+        if layout.hist < layout.total {
+            stream.memset_zeros(&mut dev_in.slice_mut(layout.hist..layout.total)).map_err(err("clearing bins"))?;
+        }
         mark(1)?;
         let base = dev_in.device_ptr(stream).0;
+        if let Binning::Gpu(plan, _) = &binning {
+            self.launch_bins(d, stream, plan, n, base, &layout)?;
+        }
         let out = dev_out.device_ptr(stream).0;
         let dev = PieceDev {
             seqs: base,
@@ -582,7 +680,7 @@ impl GpuAligner {
         let c = &self.counters;
         c.prepare_ns.fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
         c.upload_ns.fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(Pending { slot: guard, piece, npairs: n, items, layout })
+        Ok(Pending { slot: guard, piece, npairs: n, layout })
     }
 
     /// Runs `f` on pieces of `pairs`, one piece at a time per worker ([`Self::on_workers`]),
@@ -796,7 +894,7 @@ impl GpuAligner {
     /// alignments in order.
     fn harvest(&self, d: &Device, p: Pending<'_>, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
         let t0 = Instant::now();
-        let Pending { mut slot, npairs: n, items, layout, .. } = p;
+        let Pending { mut slot, npairs: n, layout, .. } = p;
         if pairs.len() != n {
             return Err(Error::Internal("align piece changed size in flight".into()));
         }
@@ -811,7 +909,14 @@ impl GpuAligner {
         };
         let mut ends = cells(&raw[..4 * n]);
         let mut starts = cells(&raw[4 * n..]);
-        let wide: Vec<Item> = items.iter().filter(|it| ends[it.index as usize].overflow).copied().collect();
+        // Pairs in no bin read zeros, never flagged.
+        let wide: Vec<Item> = (0..n)
+            .filter(|&i| ends[i].overflow)
+            .map(|i| {
+                let (q, t) = pairs.pair(i);
+                Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 }
+            })
+            .collect();
         if !wide.is_empty() {
             let Some(dev_in) = slot.dev_in.as_ref() else {
                 return Err(Error::Internal("align slot buffers missing".into()));
@@ -963,7 +1068,7 @@ impl GpuAligner {
         bins: &[Bin],
         npairs: usize,
     ) -> Result<(Vec<Cell>, Vec<Cell>)> {
-        let t = tables(bins)?;
+        let t = tables(bins, self.pipeline_below(d))?;
         let err = |what: &'static str| dev_err(what);
         let groups = stream.clone_htod(&t.groups).map_err(err("uploading bins"))?;
         let warps = stream.clone_htod(&t.warps).map_err(err("uploading bins"))?;
@@ -985,11 +1090,61 @@ impl GpuAligner {
         Ok((cells(&raw[..4 * npairs]), cells(&raw[4 * npairs..])))
     }
 
+    /// Queues the three kernels of kernels/pair_bins.cu that write a GPU-binned piece's pair
+    /// and group tables (bucket counters already zeroed).
+    fn launch_bins(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        plan: &GpuBins,
+        n: usize,
+        base: u64,
+        layout: &InLayout,
+    ) -> Result<()> {
+        let f = self.bins_kernels(d)?;
+        let args = BinArgs {
+            bounds: base + layout.bounds as u64,
+            n: n as i32,
+            group_entries: plan.group_entries as i32,
+            region_of: base + layout.region_of as u64,
+            max_qlen: plan.max_qlen() as i32,
+            shift: plan.shift as i32,
+            descs: base + layout.descs as u64,
+            hist: base + layout.hist as u64,
+            region_first: base + layout.region_first as u64,
+            groups: base + layout.groups as u64,
+        };
+        let over = |count: usize| LaunchConfig {
+            grid_dim: (count.div_ceil(256).max(1) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let scan = LaunchConfig {
+            grid_dim: (plan.regions.len().max(1) as u32, 1, 1),
+            block_dim: (BUCKETS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // The group table's -1s are written by bins_count's threads: cover them too.
+        for (k, cfg) in [over(n.max(plan.group_entries + 1)), scan, over(n)].into_iter().enumerate() {
+            let mut lb = stream.launch_builder(&f[k]);
+            lb.arg(&args);
+            unsafe { lb.launch(cfg) }.map_err(dev_err("launching pair_bins"))?;
+        }
+        Ok(())
+    }
+
     /// Queues the forward pass over every launch, then the reverse pass over the same
     /// launches reading the forward results on the device.
     fn launch_passes(&self, d: &Device, stream: &Arc<CudaStream>, t: &Tables, dev: &PieceDev) -> Result<()> {
         for reverse in [false, true] {
             for (k, l) in t.launches.iter().enumerate() {
+                let state = l.state_words(halves(l.packed));
+                if state > 0 {
+                    // The pipelined kernel's tickets, progress and counters start at zero.
+                    let at = dev.scratch + 4 * (t.scratch_off[k] + l.slots * 2 * l.stride) as u64;
+                    unsafe { cudarc::driver::result::memset_d8_async(at, 0, 4 * state, stream.cu_stream()) }
+                        .map_err(dev_err("clearing the pipelined state"))?;
+                }
                 self.launch(d, stream, l, dev, t.warp_off[k], t.scratch_off[k], reverse)?;
             }
         }
@@ -1009,7 +1164,7 @@ impl GpuAligner {
         scratch_off: usize,
         reverse: bool,
     ) -> Result<()> {
-        let f = self.kernel(d, l.packed, l.rows)?;
+        let f = self.kernel(d, l.packed, l.rows, l.pipelined)?;
         let halves = if l.packed { 2 } else { 1 };
         let fixed = matrix_shared_bytes(self.nc1 as usize);
         let per_thread = halves * self.nc1 as u32 * l.rows;
@@ -1025,7 +1180,14 @@ impl GpuAligner {
             f.set_attribute(dsys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
                 .map_err(dev_err("raising the shared-memory limit"))?;
         }
-        let threads = l.warps.len() * 32;
+        // Pipelined: persistent warps taking items by ticket, at most 64 a multiprocessor
+        // (more would only wait their turn to be resident).
+        let warps = if l.pipelined {
+            l.pass_start().last().map_or(0, |&n| n as usize).min(64 * d.gpu.sms as usize)
+        } else {
+            l.warps.len()
+        };
+        let threads = warps.max(1) * 32;
         let cfg = LaunchConfig {
             grid_dim: (threads.div_ceil(block as usize) as u32, 1, 1),
             block_dim: (block, 1, 1),
@@ -1058,7 +1220,7 @@ impl GpuAligner {
 }
 
 /// The group and warp tables of `bins` (all of one lane width) for one upload each.
-fn tables(bins: &[Bin]) -> Result<Tables> {
+fn tables(bins: &[Bin], pipeline_below: usize) -> Result<Tables> {
     if bins.windows(2).any(|w| w[0].packed != w[1].packed) {
         // Group indices count in units of one shape's halves: one lane width per table.
         return Err(Error::Internal("align bins of both lane widths in one table".into()));
@@ -1070,18 +1232,58 @@ fn tables(bins: &[Bin]) -> Result<Tables> {
         groups.extend_from_slice(&b.groups);
     }
     groups.push(-1);
-    let launches = plan_launches(bins, &offsets);
+    Ok(launch_tables(plan_launches(bins, &offsets, pipeline_below), groups))
+}
+
+/// The warp table of `launches` (one upload for all) with each launch's first warp and
+/// scratch offset; `groups` is the group table (empty where the GPU writes it).
+/// A pipelined launch's entries are followed by its `pass_start` table (in whole int4s),
+/// and its scratch rows by the kernel's state ([`Launch::state_words`]); offsets stay
+/// multiples of four words (the state holds int4s).
+fn launch_tables(launches: Vec<Launch>, groups: Vec<i32>) -> Tables {
     let mut warps: Vec<i32> = Vec::new();
     let (mut warp_off, mut scratch_off) = (Vec::new(), Vec::new());
     let mut scratch_len = 0;
     for l in &launches {
         warp_off.push(warps.len() / 4);
         warps.extend(l.warps.iter().flatten());
+        if l.pipelined {
+            let starts = l.pass_start();
+            let padded = starts.len().next_multiple_of(4);
+            warps.extend(starts.iter().copied().chain(std::iter::repeat(0).take(padded - starts.len())));
+        }
         scratch_off.push(scratch_len);
-        scratch_len += l.slots * 2 * l.stride;
+        scratch_len += (l.slots * 2 * l.stride + l.state_words(halves(l.packed))).next_multiple_of(4);
     }
     warps.extend([32, 0, 0, 0]);
-    Ok(Tables { groups, warps, launches, warp_off, scratch_off, scratch_len })
+    Tables { groups, warps, launches, warp_off, scratch_off, scratch_len }
+}
+
+/// Where a piece of `n` pairs and `residues` residue bytes lies in its slot ([`InLayout`]).
+fn in_layout(residues: usize, n: usize, binning: &Binning) -> InLayout {
+    let align16 = |x: usize| (x + 15) & !15;
+    let descs_len = 16 * n;
+    match binning {
+        Binning::Host(t) => {
+            let descs = align16(residues);
+            let groups = descs + descs_len;
+            let warps = align16(groups + 4 * t.groups.len());
+            let total = warps + 4 * t.warps.len();
+            InLayout { descs, groups, warps, upload: total, total, hist: total, ..InLayout::default() }
+        }
+        Binning::Gpu(plan, t) => {
+            let bounds = align16(residues);
+            let region_of = align16(bounds + 4 * (2 * n + 1));
+            let region_first = align16(region_of + 4 * plan.region_of.len());
+            let warps = align16(region_first + 4 * plan.region_first.len());
+            let upload = warps + 4 * t.warps.len();
+            let descs = align16(upload);
+            let groups = descs + descs_len;
+            let hist = align16(groups + 4 * (plan.group_entries + 1));
+            let total = hist + 4 * BUCKETS * plan.regions.len();
+            InLayout { descs, groups, warps, bounds, region_of, region_first, hist, upload, total }
+        }
+    }
 }
 
 /// The kernel's pair table, (query offset, target offset, qlen, tlen) per pair as

@@ -109,6 +109,8 @@ pub struct Bin {
     pub max_passes: usize,
     /// Per group: wavefront steps of its longest half, over all passes (its run time).
     pub work: Vec<u32>,
+    /// Per group: passes of its longest query.
+    pub passes: Vec<u32>,
 }
 
 /// One pair to bin: its index, query rows and target columns.
@@ -156,7 +158,9 @@ pub fn make_bins(items: &[Item], packed: bool, rules: ShapeRules) -> Vec<Bin> {
             let h = halves(packed);
             let mut groups = Vec::with_capacity(its.len().div_ceil(h) * h);
             let mut work = Vec::with_capacity(its.len().div_ceil(h));
+            let mut passes = Vec::with_capacity(its.len().div_ceil(h));
             for chunk in its.chunks(h) {
+                passes.push(chunk.iter().map(|it| shape.passes(it.qlen as usize)).max().unwrap_or(1) as u32);
                 groups.extend(chunk.iter().map(|it| it.index as i32));
                 groups.extend(std::iter::repeat(-1).take(h - chunk.len()));
                 let steps = |it: &Item| (it.tlen + shape.threads - 1) as u64 * shape.passes(it.qlen as usize) as u64;
@@ -164,7 +168,7 @@ pub fn make_bins(items: &[Item], packed: bool, rules: ShapeRules) -> Vec<Bin> {
             }
             let max_cols = its.iter().map(|it| it.tlen as usize).max().unwrap_or(0);
             let max_passes = its.iter().map(|it| shape.passes(it.qlen as usize)).max().unwrap_or(1);
-            Bin { shape, packed, groups, max_cols, max_passes, work }
+            Bin { shape, packed, groups, max_cols, max_passes, work, passes }
         })
         .collect();
     // Biggest work first, so small bins fill the GPU's tail.
@@ -172,57 +176,107 @@ pub fn make_bins(items: &[Item], packed: bool, rules: ShapeRules) -> Vec<Bin> {
     bins
 }
 
-/// One launch: every bin of one kernel variant (rows per thread, lane width), as a table
-/// of warps, each running 32 / G groups of one bin.
+/// One launch: every bin of one kernel variant (rows per thread, lane width, pipelined or
+/// not), as a table of warps, each running 32 / G groups of one bin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
     pub packed: bool,
     pub rows: u32,
+    /// Multi-pass groups of a whole warp, their passes spread over warps (kernels/align.cu,
+    /// PIPELINE): a group's pass p runs on any warp once pass p - 1 is under way, so a long
+    /// pair fills as many warps as it has passes instead of waiting on one.
+    pub pipelined: bool,
     /// Per warp: (G, first group in the concatenated group table, scratch slot of that
     /// group (multi-pass bins; 0 otherwise), groups in the warp). Longest work first.
+    /// Pipelined: per group (32, group, passes, 1), most passes first ([`Launch::items`]).
     pub warps: Vec<[i32; 4]>,
     /// Columns each scratch slot holds (1 when no bin takes several passes).
     pub stride: usize,
-    /// Scratch slots (groups of multi-pass bins).
+    /// Scratch slots (groups of multi-pass bins; two per group when pipelined).
     pub slots: usize,
+}
+
+impl Launch {
+    /// Pipelined: the most passes of a group (the entries come most passes first).
+    pub fn levels(&self) -> usize {
+        if self.pipelined {
+            self.warps.first().map_or(0, |w| w[2] as usize)
+        } else {
+            0
+        }
+    }
+
+    /// Pipelined: items before each pass, `levels + 1` values (an item is one pass of one
+    /// group, numbered pass by pass: the groups with more than p passes are the table's
+    /// first ones, so pass p's items are groups 0..count of it). The kernel reads them
+    /// after the entries and hands items out in this order.
+    pub fn pass_start(&self) -> Vec<i32> {
+        let mut out = vec![0i32];
+        for p in 0..self.levels() {
+            let groups = self.warps.iter().take_while(|w| w[2] as usize > p).count();
+            out.push(out[p] + groups as i32);
+        }
+        out
+    }
+
+    /// Pipelined: scratch words past the rows (2 x stride x slots) for the kernel's state:
+    /// per item and half its best (4 words), per item the columns written, per group the
+    /// items finished, and the ticket counter; a multiple of 4 words.
+    pub fn state_words(&self, halves: usize) -> usize {
+        if !self.pipelined {
+            return 0;
+        }
+        let (entries, levels) = (self.warps.len(), self.levels());
+        (entries * levels * halves * 4 + entries * levels + entries + 1).next_multiple_of(4)
+    }
 }
 
 /// Groups launches by kernel variant. `offsets[k]` is bin k's first group in the
 /// concatenated group table. Warps go longest first so the long serial ones start early
-/// and short ones fill the tail.
-pub fn plan_launches(bins: &[Bin], offsets: &[usize]) -> Vec<Launch> {
-    let mut launches: Vec<(Launch, Vec<u32>)> = Vec::new();
+/// and short ones fill the tail. Multi-pass bins of whole-warp groups are pipelined when
+/// they hold fewer than `pipeline_below` groups: too few to fill the GPU one warp each
+/// (a bin of many groups keeps every warp busy as it is, and pipelining costs its passes
+/// ~10%: protein 800-1,000 x 800-1,000 on the H100, 1.17 against 1.28-1.33 TCUPS).
+pub fn plan_launches(bins: &[Bin], offsets: &[usize], pipeline_below: usize) -> Vec<Launch> {
+    let mut launches: Vec<(Launch, Vec<(u32, u32)>)> = Vec::new();
     for (bin, &first) in bins.iter().zip(offsets) {
-        let key = (bin.packed, bin.shape.rows);
-        let pos = match launches.iter().position(|(l, _)| (l.packed, l.rows) == key) {
+        let few = bin.groups.len() / halves(bin.packed) < pipeline_below;
+        let pipelined = few && bin.shape.threads == 32 && bin.max_passes > 1;
+        let key = (bin.packed, bin.shape.rows, pipelined);
+        let pos = match launches.iter().position(|(l, _)| (l.packed, l.rows, l.pipelined) == key) {
             Some(p) => p,
             None => {
-                let l = Launch { packed: key.0, rows: key.1, warps: Vec::new(), stride: 1, slots: 0 };
+                let l = Launch { packed: key.0, rows: key.1, pipelined, warps: Vec::new(), stride: 1, slots: 0 };
                 launches.push((l, Vec::new()));
                 launches.len() - 1
             }
         };
-        let (launch, work) = &mut launches[pos];
+        let (launch, order) = &mut launches[pos];
         let g = bin.shape.threads as usize;
         let per_warp = 32 / g;
         let ngroups = bin.groups.len() / halves(bin.packed);
         let multi = bin.max_passes > 1;
         for j in (0..ngroups).step_by(per_warp) {
-            let slot = if multi { launch.slots + j } else { 0 };
-            launch.warps.push([g as i32, (first + j) as i32, slot as i32, per_warp.min(ngroups - j) as i32]);
-            work.push(bin.work[j]);
+            if pipelined {
+                launch.warps.push([32, (first + j) as i32, bin.passes[j] as i32, 1]);
+                order.push((bin.passes[j], bin.work[j]));
+            } else {
+                let slot = if multi { launch.slots + j } else { 0 };
+                launch.warps.push([g as i32, (first + j) as i32, slot as i32, per_warp.min(ngroups - j) as i32]);
+                order.push((0, bin.work[j]));
+            }
         }
         if multi {
-            launch.slots += ngroups;
+            launch.slots += ngroups * if pipelined { 2 } else { 1 };
             launch.stride = launch.stride.max(bin.max_cols);
         }
     }
     launches
         .into_iter()
-        .map(|(mut l, work)| {
-            let mut order: Vec<usize> = (0..l.warps.len()).collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(work[i]));
-            l.warps = order.iter().map(|&i| l.warps[i]).collect();
+        .map(|(mut l, order)| {
+            let mut by: Vec<usize> = (0..l.warps.len()).collect();
+            by.sort_by_key(|&i| std::cmp::Reverse(order[i]));
+            l.warps = by.iter().map(|&i| l.warps[i]).collect();
             l
         })
         .collect()
@@ -695,16 +749,31 @@ mod tests {
             offsets.push(total);
             total += b.groups.len() / 2;
         }
-        let launches = plan_launches(&bins, &offsets);
+        let launches = plan_launches(&bins, &offsets, usize::MAX);
         // Which bin (and shape) each concatenated group belongs to.
         let owner = |g: usize| bins.iter().zip(&offsets).find(|(b, &o)| g >= o && g < o + b.groups.len() / 2).unwrap();
         let mut seen = vec![0; total];
         let mut slots_seen = std::collections::HashSet::new();
         for l in &launches {
-            assert!(l.warps.windows(2).all(|w| {
-                let work = |x: &[i32; 4]| owner(x[1] as usize).0.work[x[1] as usize - *owner(x[1] as usize).1];
-                work(&w[0]) >= work(&w[1])
-            }));
+            let work = |x: &[i32; 4]| owner(x[1] as usize).0.work[x[1] as usize - *owner(x[1] as usize).1];
+            let passes = |x: &[i32; 4]| owner(x[1] as usize).0.passes[x[1] as usize - *owner(x[1] as usize).1];
+            if l.pipelined {
+                // One whole-warp group per entry, most passes first; its items pass by pass.
+                assert!(l.warps.windows(2).all(|w| (passes(&w[0]), work(&w[0])) >= (passes(&w[1]), work(&w[1]))));
+                let starts = l.pass_start();
+                assert_eq!(starts.len(), l.levels() + 1);
+                let items: u32 = l.warps.iter().map(|w| w[2] as u32).sum();
+                assert_eq!(*starts.last().unwrap() as u32, items);
+                assert_eq!(l.slots, 2 * l.warps.len());
+                for w in &l.warps {
+                    assert_eq!((w[0], w[3]), (32, 1));
+                    assert_eq!(w[2] as u32, passes(w));
+                    assert!(w[2] >= 1 && l.stride >= owner(w[1] as usize).0.max_cols);
+                    seen[w[1] as usize] += 1;
+                }
+                continue;
+            }
+            assert!(l.warps.windows(2).all(|w| work(&w[0]) >= work(&w[1])));
             for w in &l.warps {
                 let (g, first, slot, count) = (w[0], w[1] as usize, w[2] as usize, w[3] as usize);
                 assert!(count >= 1 && count <= 32 / g as usize);
@@ -720,7 +789,20 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&c| c == 1));
-        assert!(bins.iter().any(|b| b.max_passes > 1) && launches.iter().any(|l| l.slots > 0));
+        assert!(bins.iter().any(|b| b.max_passes > 1) && launches.iter().any(|l| l.pipelined));
+    }
+
+    #[test]
+    fn only_bins_too_few_to_fill_the_gpu_are_pipelined() {
+        let items: Vec<Item> = (0..40).map(|i| Item { index: i, qlen: 2_000, tlen: 3_000 }).collect();
+        let bins = make_bins(&items, true, ShapeRules::new(16));
+        assert_eq!(bins.len(), 1);
+        assert_eq!(bins[0].max_passes, 4);
+        let groups = bins[0].groups.len() / 2;
+        assert!(plan_launches(&bins, &[0], groups + 1).iter().all(|l| l.pipelined));
+        let serial = plan_launches(&bins, &[0], groups);
+        assert!(serial.iter().all(|l| !l.pipelined && l.slots == groups));
+        assert!(plan_launches(&bins, &[0], 0).iter().all(|l| !l.pipelined));
     }
 
     #[test]

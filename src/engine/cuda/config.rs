@@ -20,6 +20,12 @@ pub struct CudaConfig {
     pub align_multipass: bool,
     /// Fewest threads per pair (None: enough for a piece to fill the GPU on its own).
     pub align_min_group: Option<u32>,
+    /// Bin every piece on the host (`align_plan::make_bins`), even where the GPU could
+    /// (`gpu_bins`): for comparisons in one binary.
+    pub align_host_bins: bool,
+    /// Run multi-pass whole-warp groups pipelined (their passes on several warps; default
+    /// true), else each on one warp, pass after pass: for comparisons in one binary.
+    pub align_pipeline: bool,
     /// Stream the database through the GPU in chunks of this many bytes even when it would
     /// fit (tests and benchmarks of the streamed path).
     pub search_chunk_bytes: Option<usize>,
@@ -40,6 +46,8 @@ impl Default for CudaConfig {
             align_max_rows: None,
             align_multipass: false,
             align_min_group: None,
+            align_host_bins: false,
+            align_pipeline: true,
             search_chunk_bytes: None,
             search_strand_passes: super::layout::STRAND_PASSES,
             nvrtc_options: Vec::new(),

@@ -39,6 +39,9 @@ pub enum Kernel {
     PathTrace,
     /// GATK PairHMM likelihoods (`kernels/pairhmm.cu`).
     PairHmm,
+    /// A piece of pairs binned for `Align` on the GPU (`kernels/pair_bins.cu`; entries
+    /// [`PAIR_BINS_ENTRIES`]).
+    PairBins,
 }
 
 impl Kernel {
@@ -56,6 +59,7 @@ impl Kernel {
             Kernel::Align => ("align.cu", include_str!("../../../kernels/align.cu")),
             Kernel::PathTrace => ("path_trace.cu", include_str!("../../../kernels/path_trace.cu")),
             Kernel::PairHmm => ("pairhmm.cu", include_str!("../../../kernels/pairhmm.cu")),
+            Kernel::PairBins => ("pair_bins.cu", include_str!("../../../kernels/pair_bins.cu")),
         }
     }
 
@@ -66,6 +70,7 @@ impl Kernel {
             Kernel::Align => "align_pairs",
             Kernel::PathTrace => "path_trace",
             Kernel::PairHmm => "pairhmm_forward",
+            Kernel::PairBins => "bins_count",
         }
     }
 }
@@ -74,8 +79,8 @@ impl Kernel {
 /// otherwise), kept for the life of the process.
 fn override_text(kernel: Kernel, name: &str) -> Option<&'static str> {
     use std::sync::OnceLock;
-    static TEXTS: [OnceLock<Option<&'static str>>; 5] =
-        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static TEXTS: [OnceLock<Option<&'static str>>; 6] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     *TEXTS[kernel as usize].get_or_init(|| {
         let dir = std::env::var_os("SWARROW_KERNEL_DIR")?;
         let path = std::path::Path::new(&dir).join(name);
@@ -91,6 +96,9 @@ fn override_text(kernel: Kernel, name: &str) -> Option<&'static str> {
 
 /// The top-k entry points compiled with every search variant.
 pub const TOPK_ENTRIES: [&str; 3] = ["topk_hist", "topk_threshold", "topk_select"];
+
+/// The entry points of `Kernel::PairBins`, in the order they run on a piece.
+pub const PAIR_BINS_ENTRIES: [&str; 3] = ["bins_count", "bins_scan", "bins_place"];
 
 /// One variant: a kernel and the options that select it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,11 +143,17 @@ pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
 pub const ALIGN_WIDE_ROWS: u32 = 32;
 
 /// An align variant: `rows` per thread, two pairs per thread in s16x2 lanes (`packed`) or
-/// one at 32 bits. Threads per pair vary inside one launch (a table), so they are not part
-/// of the variant: its shape is named with 0 threads.
-pub fn align(rows: u32, packed: bool) -> Build {
-    let options = vec![format!("-DROWS={rows}"), format!("-DPACKED={}", packed as i32)];
-    build(Kernel::Align, Some(Shape { threads: 0, rows }), if packed { "_s16x2" } else { "_s32" }, options)
+/// one at 32 bits, and `pipelined` (multi-pass groups whose passes run on several warps).
+/// Threads per pair vary inside one launch (a table), so they are not part of the variant:
+/// its shape is named with 0 threads.
+pub fn align(rows: u32, packed: bool, pipelined: bool) -> Build {
+    let options = vec![
+        format!("-DROWS={rows}"),
+        format!("-DPACKED={}", packed as i32),
+        format!("-DPIPELINE={}", pipelined as i32),
+    ];
+    let suffix = format!("{}{}", if packed { "_s16x2" } else { "_s32" }, if pipelined { "_pipe" } else { "" });
+    build(Kernel::Align, Some(Shape { threads: 0, rows }), &suffix, options)
 }
 
 /// The traceback kernel: one thread per rectangle, strips of 16 rows (one 64-bit word of
@@ -161,14 +175,22 @@ pub fn pairhmm(double: bool, extra: &[String]) -> Build {
     build(Kernel::PairHmm, None, if double { "_f64" } else { "_f32" }, options)
 }
 
+/// The GPU binning of a piece for the align kernel (one variant).
+pub fn pair_bins() -> Build {
+    build(Kernel::PairBins, None, "", Vec::new())
+}
+
 /// Every build the engines may load.
 pub fn all() -> Vec<Build> {
     let mut out: Vec<Build> = SEARCH_SHAPES.iter().map(|&s| search(s, &[])).collect();
-    out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true)));
-    out.push(align(ALIGN_WIDE_ROWS, false));
+    for pipelined in [false, true] {
+        out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true, pipelined)));
+        out.push(align(ALIGN_WIDE_ROWS, false, pipelined));
+    }
     out.push(path_trace());
     out.push(path_counts());
     out.extend([false, true].map(|d| pairhmm(d, &[])));
+    out.push(pair_bins());
     out
 }
 
@@ -181,6 +203,7 @@ mod tests {
         let names: Vec<String> = all().into_iter().map(|b| b.name).collect();
         assert!(names.contains(&"sw_search_t8_r32".to_string()));
         assert!(names.contains(&"align_pairs_t0_r16_s16x2".to_string()));
+        assert!(names.contains(&"align_pairs_t0_r32_s32_pipe".to_string()));
         assert!(names.contains(&"pairhmm_forward_f64".to_string()));
         let mut sorted = names.clone();
         sorted.sort();

@@ -9,6 +9,7 @@
 pub mod align;
 pub mod align_plan;
 pub mod config;
+pub mod gpu_bins;
 pub mod kernels;
 pub mod layout;
 pub mod path_plan;
