@@ -677,9 +677,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
 /// Options of pairs by id or of pair tables given where they have no meaning (clap drops a
 /// `requires` on `--pairs` once `--query` conflicts with it): an error, never ignored.
 fn refuse_what_does_not_apply(args: &AlignArgs) -> Result<()> {
-    let default_set = io::SetColumns::default();
-    let set_options = args.seqs_id_col != default_set.id || args.seqs_col != default_set.seq;
-    if args.seqs.is_some() || args.target_seqs.is_some() || set_options {
+    if args.seqs.is_some() || args.target_seqs.is_some() || set_columns_named(args) {
         return Err(Error::usage(
             "--seqs, --target-seqs, --seqs-id-col and --seqs-col go with --pairs CANDIDATES (pairs by id); \
              --query A.fa --target B.fa pairs two FASTA files record by record",
@@ -692,6 +690,12 @@ fn refuse_what_does_not_apply(args: &AlignArgs) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Whether `--seqs-id-col` or `--seqs-col` names a column (of a table sequence set).
+fn set_columns_named(args: &AlignArgs) -> bool {
+    let default = io::SetColumns::default();
+    args.seqs_id_col != default.id || args.seqs_col != default.seq
 }
 
 /// The pair and carried columns `align`'s options name.
@@ -784,9 +788,7 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
     let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?;
     let (query_set, target_set) = sets?;
     // Column names apply to table sets: given where no set is one, they are a mistake.
-    let default_set = io::SetColumns::default();
-    let named = set_columns.id != default_set.id || set_columns.seq != default_set.seq;
-    if named && !query_set.is_table() && !target_set.is_table() {
+    if set_columns_named(&args) && !query_set.is_table() && !target_set.is_table() {
         return Err(Error::usage(format!(
             "--seqs-id-col and --seqs-col name the columns of an Arrow or Parquet sequence set; {} (FASTA or makedb)",
             if Arc::ptr_eq(&query_set, &target_set) {
