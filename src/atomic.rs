@@ -9,6 +9,11 @@
 //! `/dev/null`, a FIFO, a socket) is written directly: renaming over it would replace the
 //! device with a regular file.
 //!
+//! A process killed outright (SIGKILL, the out-of-memory killer, a power cut) cannot remove
+//! its temporary file. The next run writing the same target removes such leftovers: the
+//! temporary names of that target whose PID is no live process on this machine
+//! ([`remove_stale`]).
+//!
 //! Every live temporary name is listed in a fixed table that a SIGINT, SIGTERM or SIGHUP
 //! handler reads: it unlinks them and exits with 128 + the signal number (130, 143, 129).
 //! The handler only loads atomics and calls `unlink` and `_exit`, which are async-signal-safe.
@@ -70,6 +75,7 @@ impl AtomicFile {
             Ok(_) => {}
         }
         let name = resolved.file_name().map(|n| n.as_bytes().to_vec()).unwrap_or_default();
+        remove_stale(&dir, &name);
         loop {
             let temp = dir.join(temp_name(&name));
             // Registered before it exists, so a signal never misses it.
@@ -170,6 +176,40 @@ fn temp_name(name: &[u8]) -> OsString {
     bytes.extend_from_slice(&name[..keep]);
     bytes.extend_from_slice(suffix.as_bytes());
     OsString::from_vec(bytes)
+}
+
+/// Removes the temporary files of target `name` in `dir` left by processes that are gone
+/// (killed before they could clean up): names of [`temp_name`]'s form whose PID is no live
+/// process here. Best effort: a file that cannot be listed or removed stays.
+fn remove_stale(dir: &Path, name: &[u8]) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        if temp_pid(file.as_bytes(), name).is_some_and(|pid| !process_alive(pid)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The PID in `file` when it is a temporary name of target `name` (`.NAME.swarrow-tmp-PID-N`,
+/// NAME possibly cut to fit [`NAME_MAX`]).
+fn temp_pid(file: &[u8], name: &[u8]) -> Option<u32> {
+    const MARK: &[u8] = b".swarrow-tmp-";
+    let rest = file.strip_prefix(b".")?;
+    let at = memchr::memmem::rfind(rest, MARK)?;
+    let (kept, suffix) = (&rest[..at], &rest[at + MARK.len()..]);
+    let whole = kept == name || (file.len() == NAME_MAX && !kept.is_empty() && name.starts_with(kept));
+    let (pid, number) = std::str::from_utf8(suffix).ok()?.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (whole && digits(number)).then(|| pid.parse().ok()).flatten()
+}
+
+/// Whether a process with this PID exists (signal 0 checks without sending; EPERM means it
+/// exists under another user).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: kill with signal 0 sends nothing.
+    pid > 0 && (unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
 /// Live temporary files, as C strings the signal handler can unlink. A full table only
@@ -285,6 +325,29 @@ mod tests {
         f.commit().unwrap();
         assert!(dir.path().join("made.tsv").is_file());
         assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn leftovers_of_dead_processes_are_removed_at_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("o.tsv");
+        // A PID that is no process: one past the kernel's largest.
+        let max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+        let dead = format!(".o.tsv.swarrow-tmp-{}-0", max + 1);
+        let alive = format!(".o.tsv.swarrow-tmp-{}-0", std::process::id());
+        let other = format!(".p.tsv.swarrow-tmp-{}-0", max + 1);
+        for name in [&dead, &alive, &other] {
+            std::fs::write(dir.path().join(name), b"partial").unwrap();
+        }
+        AtomicFile::create(&target).unwrap().commit().unwrap();
+        // Another target's leftover and a live process's file stay.
+        assert_eq!(entries(dir.path()), [alive.clone(), other, "o.tsv".to_string()]);
+        assert_eq!(temp_pid(dead.as_bytes(), b"o.tsv"), Some(max + 1));
+        assert_eq!(temp_pid(b".o.tsv.swarrow-tmp-12-x", b"o.tsv"), None);
+        assert_eq!(temp_pid(b".o.tsvx.swarrow-tmp-12-0", b"o.tsv"), None);
+        // A name cut to fit: its leftover is found too.
+        let long = vec![b'y'; 250];
+        assert_eq!(temp_pid(temp_name(&long).as_bytes(), &long), Some(std::process::id()));
     }
 
     #[test]

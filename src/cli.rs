@@ -651,6 +651,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
         let (candidates, seqs) = (candidates.clone(), seqs.clone());
         return align_by_id(args, &candidates, &seqs, scoring, progress);
     }
+    refuse_what_does_not_apply(&args)?;
     let input = match (&args.pairs, &args.query, &args.target) {
         (Some(p), _, _) => PairInput::File(p.clone()),
         (None, Some(q), Some(t)) => PairInput::TwoFasta { query: q.clone(), target: t.clone() },
@@ -670,7 +671,31 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose)?;
     let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?;
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
-    run_align(&args, &aligner, pairs, &inputs, format, &out_columns, progress)
+    run_align(&args, &aligner, pairs, &inputs, false, format, &out_columns, progress)
+}
+
+/// Options of pairs by id or of pair tables given where they have no meaning (clap drops a
+/// `requires` on `--pairs` once `--query` conflicts with it): an error, never ignored.
+fn refuse_what_does_not_apply(args: &AlignArgs) -> Result<()> {
+    if args.seqs.is_some() || args.target_seqs.is_some() || set_columns_named(args) {
+        return Err(Error::usage(
+            "--seqs, --target-seqs, --seqs-id-col and --seqs-col go with --pairs CANDIDATES (pairs by id); \
+             --query A.fa --target B.fa pairs two FASTA files record by record",
+        ));
+    }
+    if args.query.is_some() && pair_columns(args) != PairColumns::default() {
+        return Err(Error::usage(
+            "--query-col, --target-col, --query-id-col, --target-id-col and --carry name columns of a pair \
+             table (--pairs); --query A.fa --target B.fa pairs two FASTA files record by record",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `--seqs-id-col` or `--seqs-col` names a column (of a table sequence set).
+fn set_columns_named(args: &AlignArgs) -> bool {
+    let default = io::SetColumns::default();
+    args.seqs_id_col != default.id || args.seqs_col != default.seq
 }
 
 /// The pair and carried columns `align`'s options name.
@@ -681,13 +706,16 @@ fn pair_columns(args: &AlignArgs) -> PairColumns {
     }
 }
 
-/// Aligns `pairs` (read from `inputs`) into the output `args` names, with a note when
-/// there were none.
+/// Aligns `pairs` (read from `inputs`; `by_id`: their residues come from sequence sets,
+/// looked at for nucleotides already) into the output `args` names, with a note when there
+/// were none.
+#[allow(clippy::too_many_arguments)]
 fn run_align(
     args: &AlignArgs,
     aligner: &Aligner,
     pairs: Box<dyn io::PairReader>,
     inputs: &[&Path],
+    by_id: bool,
     format: Format,
     columns: &Columns,
     progress: &Progress,
@@ -695,7 +723,8 @@ fn run_align(
     let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
     let names = names.join(", ");
     let pair_count = Arc::new(AtomicU64::new(0));
-    let pairs = session::watch_pairs(pairs, &names, aligner.scoring().alphabet(), &pair_count);
+    let watched = (!by_id).then_some(names.as_str());
+    let pairs = session::watch_pairs(pairs, watched, aligner.scoring().alphabet(), &pair_count);
     note_default_format(&args.out, args.run.quiet);
     let meta = aligner.metadata();
     let writer = output::create_writer_carrying(format, columns, &pairs.carried(), &meta, out_path(&args.out))?;
@@ -758,8 +787,23 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
     });
     let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?;
     let (query_set, target_set) = sets?;
+    // Column names apply to table sets: given where no set is one, they are a mistake.
+    if set_columns_named(&args) && !query_set.is_table() && !target_set.is_table() {
+        return Err(Error::usage(format!(
+            "--seqs-id-col and --seqs-col name the columns of an Arrow or Parquet sequence set; {} (FASTA or makedb)",
+            if Arc::ptr_eq(&query_set, &target_set) {
+                format!("{} is not one", query_set.place())
+            } else {
+                format!("neither {} nor {} is one", query_set.place(), target_set.place())
+            }
+        )));
+    }
+    session::warn_if_nucleotide_set(&query_set, alphabet);
+    if !Arc::ptr_eq(&query_set, &target_set) {
+        session::warn_if_nucleotide_set(&target_set, alphabet);
+    }
     let pairs = io::open_pairs_by_id(candidates, query_set, target_set, &pair_columns(&args), aligner.limits())?;
-    run_align(&args, &aligner, pairs, &[candidates], format, &out_columns, progress)
+    run_align(&args, &aligner, pairs, &[candidates], true, format, &out_columns, progress)
 }
 
 /// `--carry`: `all` (None: every other column), `none`, or a comma-separated list.

@@ -36,7 +36,7 @@ impl Error {
 
     /// A problem with one input record: `FILE: record N (ID): PROBLEM`, the id shown by
     /// [`shown_id`].
-    pub fn record(file: &Where, index: usize, id: &str, problem: impl fmt::Display) -> Error {
+    pub fn record(file: &Where, index: usize, id: impl AsRef<[u8]>, problem: impl fmt::Display) -> Error {
         Error::Input(format!("{}: record {} ({}): {}", file, index + 1, shown_id(id), problem))
     }
 
@@ -63,25 +63,50 @@ impl Error {
 pub const SHOWN_ID_CHARS: usize = 80;
 
 /// An id (or any other input text) as messages show it: at most [`SHOWN_ID_CHARS`]
-/// characters then `...`, control characters escaped (`\u{1b}`), so that a huge id cannot
-/// flood stderr and terminal escape sequences in the input never reach the terminal raw.
-pub fn shown_id(id: &str) -> String {
+/// characters then `...`, control characters escaped (`\u{1b}`) and bytes that are not
+/// UTF-8 written as `\xe9`, so that a huge id cannot flood stderr, terminal escape sequences
+/// in the input never reach the terminal raw, and ids that differ only in such bytes read
+/// apart. Ids are bytes: they are looked up and compared as such, never as decoded text.
+pub fn shown_id(id: impl AsRef<[u8]>) -> String {
+    let id = id.as_ref();
     if id.is_empty() {
         return "no id".to_string();
     }
     let mut out = String::new();
-    for (n, c) in id.chars().enumerate() {
-        if n == SHOWN_ID_CHARS {
+    let mut n = 0;
+    let mut room = |out: &mut String| {
+        n += 1;
+        if n > SHOWN_ID_CHARS {
             out.push_str("...");
-            break;
+            return false;
         }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
+        true
+    };
+    for chunk in id.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if !room(&mut out) {
+                return out;
+            }
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            if !room(&mut out) {
+                return out;
+            }
+            let _ = fmt::Write::write_fmt(&mut out, format_args!("\\x{b:02x}"));
         }
     }
     out
+}
+
+/// An id inside a sentence of a message: [`shown_id`] in double quotes, so that leading or
+/// trailing spaces show (`target_id "b " not found`).
+pub fn quoted_id(id: impl AsRef<[u8]>) -> String {
+    format!("\"{}\"", shown_id(id))
 }
 
 /// Where an input comes from, for error messages: a path, or standard input.
@@ -127,5 +152,10 @@ mod tests {
         assert_eq!(shown_id("a\u{1b}[31mred\t\n"), "a\\u{1b}[31mred\\t\\n");
         let msg = Error::record(&Where::Stdin, 0, "x\u{7}", "bad").to_string();
         assert_eq!(msg, "<stdin>: record 1 (x\\u{7}): bad");
+        // Bytes that are not UTF-8 are escaped one by one, so such ids read apart.
+        assert_eq!(shown_id(b"\xe9a"), "\\xe9a");
+        assert_eq!(shown_id(b"\xe8a\xff"), "\\xe8a\\xff");
+        assert_eq!(shown_id([b'\xe9'; 100]), format!("{}...", "\\xe9".repeat(80)));
+        assert_eq!(quoted_id("b "), "\"b \"");
     }
 }

@@ -204,6 +204,20 @@ impl Ids {
         gathered
     }
 
+    /// Appends the `n` ids `id(0..n)`: copied as they are when `utf8` says each is UTF-8 on
+    /// its own (checked once where they were read), else as [`Self::extend_par_with`] does.
+    pub fn extend_known_par_with<'a>(
+        &mut self,
+        n: usize,
+        utf8: bool,
+        id: impl Fn(usize) -> &'a [u8] + Sync,
+    ) -> Result<()> {
+        match utf8 {
+            true => self.extend_utf8_par_with(n, id),
+            false => self.extend_par_with(n, id),
+        }
+    }
+
     pub fn push(&mut self, id: &str) -> Result<()> {
         self.data.extend_from_slice(id.as_bytes());
         let end = i32::try_from(self.data.len()).map_err(|_| Error::Internal(TOO_MANY_IDS.into()))?;

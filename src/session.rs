@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::database::Database;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::io::{BatchLimits, PairReader};
+use crate::io::{BatchLimits, PairReader, SeqSet};
 use crate::output::{Need, ResultWriter, RunMetadata};
 use crate::pipeline::{self, StageTimes};
 use crate::progress::Progress;
@@ -264,28 +264,43 @@ pub fn warn_once(look: &mut Option<NucleotideLook>, name: &str) {
 /// A warning when a protein database looks like nucleotides, from sequences spread over it
 /// (`name`: the database as messages call it).
 pub fn warn_if_nucleotides(db: &Database, name: &str) {
+    warn_if_spread_nucleotides(db.len(), |i| db.seq(i), &format!("database {name}"));
+}
+
+/// The same warning for a resident sequence set of pairs by id (protein scoring), naming
+/// it: the pairs' residues come from it.
+pub fn warn_if_nucleotide_set(set: &SeqSet, alphabet: Alphabet) {
+    if alphabet == Alphabet::Protein {
+        warn_if_spread_nucleotides(set.len(), |i| set.seq(i as u32), &format!("sequence set {}", set.place()));
+    }
+}
+
+/// Looks at sequences spread over `0..n` (`seq(i)`) and warns once, as `what`.
+fn warn_if_spread_nucleotides<'a>(n: usize, seq: impl Fn(usize) -> &'a [u8], what: &str) {
     let mut look = NucleotideLook::default();
-    let step = (db.len() / 64).max(1);
-    for i in (0..db.len()).step_by(step) {
-        look.add(db.seq(i));
+    let step = (n / 64).max(1);
+    for i in (0..n).step_by(step) {
+        look.add(seq(i));
         if look.full() {
             break;
         }
     }
-    if let Some(warning) = look.warning(&format!("database {name}")) {
+    if let Some(warning) = look.warning(what) {
         eprintln!("{warning}");
     }
 }
 
 /// A pair reader counting pairs into `count` and, for protein scoring, warning once when the
-/// first pairs look like nucleotides (DNA scoring forgotten); `name` names the input.
+/// first pairs look like nucleotides (DNA scoring forgotten); `name` names the input, `None`
+/// for pairs by id (their sets are looked at as they load: [`warn_if_nucleotide_set`]).
 pub fn watch_pairs(
     inner: Box<dyn PairReader>,
-    name: &str,
+    name: Option<&str>,
     alphabet: Alphabet,
     count: &Arc<AtomicU64>,
 ) -> Box<dyn PairReader> {
-    let look = (alphabet == Alphabet::Protein).then(NucleotideLook::default);
+    let look = (alphabet == Alphabet::Protein && name.is_some()).then(NucleotideLook::default);
+    let name = name.unwrap_or_default();
     Box::new(WatchedPairs { inner, count: count.clone(), look, name: format!("pair input {name}") })
 }
 

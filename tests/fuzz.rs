@@ -347,6 +347,35 @@ fn write_seed_corpus() {
     w.finish().unwrap();
     drop(w);
     put("pairs_arrow", "zstd.arrows", &out);
+    // Nested carried columns (a list, a struct holding one), read as Parquet reads them.
+    let list = arrow::array::ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+        Some(vec![Some(1), None]),
+        None,
+        Some(vec![]),
+    ]);
+    let numbers: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![Some(1), None, Some(3)]));
+    let info = arrow::array::StructArray::from(vec![
+        (Arc::new(Field::new("n", DataType::Int64, true)), numbers),
+        (
+            Arc::new(Field::new("l", arrow::array::Array::data_type(&list).clone(), true)),
+            Arc::new(list.clone()) as ArrayRef,
+        ),
+    ]);
+    let nested = RecordBatch::try_from_iter(
+        b.columns()
+            .iter()
+            .cloned()
+            .zip(names)
+            .map(|(c, n)| (n, c))
+            .chain([("tags", Arc::new(list) as ArrayRef), ("info", Arc::new(info) as ArrayRef)]),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &nested.schema()).unwrap();
+    w.write(&nested).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    put("pairs_arrow", "nested.arrows", &out);
     // Parquet pairs: plain and with an extra (carried) column, two row groups.
     let key: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![7, 8, 9]));
     let keyed =

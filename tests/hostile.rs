@@ -744,3 +744,107 @@ fn a_mismatch_penalty_is_refused_with_a_hint() {
     // matching ACGT halves score 4, the best local alignment.
     assert_eq!(String::from_utf8_lossy(&o.stdout), "score\n4\n");
 }
+
+/// A candidate table (ids `a`, `b`) carrying a timestamp with a named time zone and a
+/// struct column, as Parquet or as an Arrow IPC stream.
+fn candidates_with_rich_columns(parquet: bool) -> Vec<u8> {
+    use arrow::array::{Array, Int32Array, StructArray, TimestampSecondArray};
+    let when = TimestampSecondArray::from(vec![1_714_564_800]).with_timezone("UTC");
+    let inner = StructArray::from(vec![
+        (Arc::new(Field::new("n", DataType::Int32, false)), Arc::new(Int32Array::from(vec![7])) as ArrayRef),
+        (Arc::new(Field::new("s", DataType::Utf8, false)), Arc::new(StringArray::from(vec!["x"])) as ArrayRef),
+    ]);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+        Field::new("when", when.data_type().clone(), false),
+        Field::new("info", inner.data_type().clone(), false),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec!["a"])),
+        Arc::new(StringArray::from(vec!["b"])),
+        Arc::new(when),
+        Arc::new(inner),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    let mut out = Vec::new();
+    if parquet {
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    } else {
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &schema).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        drop(w);
+    }
+    out
+}
+
+#[test]
+fn carried_columns_have_one_rule_and_a_text_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let set = d.join("set.fa");
+    fs::write(&set, b">a\nMKVLAW\n>b\nMKVW\n").unwrap();
+    let mut texts = Vec::new();
+    for (name, parquet) in [("c.parquet", true), ("c.arrows", false)] {
+        let cands = d.join(name);
+        fs::write(&cands, candidates_with_rich_columns(parquet)).unwrap();
+        let (cands, set) = (cands.to_str().unwrap(), set.to_str().unwrap());
+        // Arrow IPC and Parquet carry the same columns (a struct too), to every format.
+        for format in ["arrow", "parquet", "tsv"] {
+            let out = d.join(format!("out.{format}"));
+            let o = run(&[
+                "align",
+                "--device",
+                "cpu",
+                "--quiet",
+                "--pairs",
+                cands,
+                "--seqs",
+                set,
+                "--format",
+                format,
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{name} as {format}: {}", stderr(&o));
+        }
+        let tsv = fs::read_to_string(d.join("out.tsv")).unwrap();
+        let mut lines = tsv.lines();
+        assert!(lines.next().unwrap().ends_with("\twhen\tinfo"), "{tsv}");
+        // The instant in UTC, and the struct's fields.
+        let row = lines.next().unwrap();
+        assert!(row.ends_with("\t2024-05-01T12:00:00Z\t{n: 7, s: x}"), "{name}: {row}");
+        texts.push(tsv);
+    }
+    assert_eq!(texts[0], texts[1]);
+}
+
+// After SIGKILL (no handler runs) the temporary output stays; the next run writing the same
+// output removes it.
+#[test]
+fn the_next_run_removes_what_a_killed_run_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("hits.tsv");
+    let args = ["search", "-d", &ex("db.fasta.gz"), "-o", out.to_str().unwrap(), "--device", "cpu", "--quiet"];
+    let mut child = bin().args(args).args(["-q", "-"]).stdin(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.as_mut().unwrap().write_all(b">q\nMKVLAWHE\n").unwrap();
+    let start = Instant::now();
+    while entries(d).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no temporary file appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    drop(child.stdin.take());
+    let left = entries(d);
+    assert_eq!(left.len(), 1);
+    assert!(left[0].starts_with(".hits.tsv.swarrow-tmp-"), "{left:?}");
+    let queries = ex("queries.fasta");
+    let o = run(&[&args[..], &["-q", &queries][..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(entries(d), ["hits.tsv"]);
+}

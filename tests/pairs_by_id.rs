@@ -335,7 +335,7 @@ fn two_sets_match_the_tsv_oracle() {
     let swapped = case.write("swapped.tsv", format!("{}\t{}\n", case.targets[0].id, case.queries[0].id).as_bytes());
     let o = run(&["align", "--device", "cpu", "--pairs", &swapped, "--seqs", &q, "--target-seqs", &t_fa]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains(&format!("query_id {} not found in {q}", case.targets[0].id)), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("query_id \"{}\" not found in {q}", case.targets[0].id)), "{}", stderr(&o));
 }
 
 #[test]
@@ -501,13 +501,13 @@ fn missing_and_duplicate_ids_name_file_record_and_id() {
     fails(
         &case,
         &["--pairs", &cands, "--seqs", &set],
-        &format!("{cands}: record 3 (a): line 5: target_id zz not found in {set} (3 sequences)"),
+        &format!("{cands}: record 3 (a): line 5: target_id \"zz\" not found in {set} (3 sequences)"),
     );
     let cands2 = case.write("cand2.tsv", b"a\tb\nq9\tc\n");
     fails(
         &case,
         &["--pairs", &cands2, "--seqs", &set],
-        &format!("{cands2}: record 2 (q9): line 2: query_id q9 not found in {set}"),
+        &format!("{cands2}: record 2 (q9): line 2: query_id \"q9\" not found in {set}"),
     );
     // Duplicates: FASTA, Parquet set, makedb file.
     let dup = case.write("dup.fa", b">a\nMKV\n>b\nWW\n>c\nK\n>b other\nA\n");
@@ -650,7 +650,7 @@ fn empty_candidates_give_a_complete_empty_output() {
     fails(
         &case,
         &["--pairs", &one, "--seqs", &empty_set],
-        &format!("query_id a not found in {empty_set} (it has no sequences)"),
+        &format!("query_id \"a\" not found in {empty_set} (it has no sequences)"),
     );
 }
 
@@ -685,7 +685,7 @@ fn candidate_blocks_match_the_oracle_and_name_a_bad_line_deep_inside() {
     fails(
         &case,
         &["--pairs", &bad, "--seqs", &queries, "--target-seqs", &targets],
-        &format!("{bad}: record 2200 ({query}): line 2201: target_id no_such_target not found in {targets}"),
+        &format!("{bad}: record 2200 ({query}): line 2201: target_id \"no_such_target\" not found in {targets}"),
     );
     // The same from a Parquet table (rows looked up ahead, a record batch at a time): an
     // unknown id and an empty one deep inside, each named by its record.
@@ -707,7 +707,7 @@ fn candidate_blocks_match_the_oracle_and_name_a_bad_line_deep_inside() {
     fails(
         &case,
         &["--pairs", &bad, "--seqs", &queries, "--target-seqs", &targets],
-        &format!("{bad}: record 2200 ({query}): target_id no_such_target not found in {targets}"),
+        &format!("{bad}: record 2200 ({query}): target_id \"no_such_target\" not found in {targets}"),
     );
     let empty = case.write("empty.parquet", &table(1500, ""));
     let query = &case.queries[case.pairs[1500].0].id;
@@ -769,7 +769,174 @@ fn candidates_across_reads_match_the_oracle_and_name_a_bad_line_deep_inside() {
         fails(
             &case,
             &["--pairs", &bad, "--seqs", &set],
-            &format!("{bad}: record {} ({query}): line {}: target_id no_such_target not found", k + 1, lines_of[k]),
+            &format!("{bad}: record {} ({query}): line {}: target_id \"no_such_target\" not found", k + 1, lines_of[k]),
         );
     }
+}
+
+/// The TSV result lines of a run, without the header and without the two id columns (the
+/// output's ids are text: bytes that are not UTF-8 read there as U+FFFD).
+fn rows_without_ids(o: &std::process::Output) -> Vec<String> {
+    let text = String::from_utf8_lossy(&o.stdout);
+    text.lines().skip(1).map(|l| l.split('\t').skip(2).collect::<Vec<_>>().join("\t")).collect()
+}
+
+#[test]
+fn ids_that_are_not_utf8_are_looked_up_and_compared_as_bytes() {
+    let case = Case::new(0x5eed_0011, true, 1);
+    // Two ids that differ only in a byte that is not UTF-8: lossy text made them one.
+    let set = case.write("latin1.fa", b">\xe9a one\nMKVLAW\n>\xe8a two\nMKVW\n");
+    let ascii = case.write("ascii.fa", b">ea one\nMKVLAW\n>ca two\nMKVW\n");
+    let cands = case.write("cands.tsv", b"\xe9a\t\xe8a\n\xe8a\t\xe9a\n");
+    let oracle_cands = case.write("oracle.tsv", b"ea\tca\nca\tea\n");
+    let cols = ["--format", "tsv", "--columns", COLUMNS];
+    let mut args = vec!["--pairs", cands.as_str(), "--seqs", set.as_str()];
+    args.extend_from_slice(&cols);
+    let got = align_ok(&args);
+    let mut oracle = vec!["--pairs", oracle_cands.as_str(), "--seqs", ascii.as_str()];
+    oracle.extend_from_slice(&cols);
+    let want = align_ok(&oracle);
+    assert_eq!(rows_without_ids(&got), rows_without_ids(&want));
+    assert_eq!(rows_without_ids(&got).len(), 2);
+    // The same from a Parquet set whose id column is binary (no internal error).
+    let schema =
+        Schema::new(vec![Field::new("id", DataType::Binary, false), Field::new("sequence", DataType::Utf8, false)]);
+    let ids: ArrayRef = Arc::new(arrow::array::BinaryArray::from(vec![&b"\xe9a"[..], &b"\xe8a"[..]]));
+    let batch =
+        RecordBatch::try_new(Arc::new(schema), vec![ids, Arc::new(StringArray::from(vec!["MKVLAW", "MKVW"]))]).unwrap();
+    let pq = case.write("binary.parquet", &parquet_bytes(&batch));
+    let mut args = vec!["--pairs", cands.as_str(), "--seqs", pq.as_str()];
+    args.extend_from_slice(&cols);
+    assert_eq!(rows_without_ids(&align_ok(&args)), rows_without_ids(&want));
+    // Messages show such bytes escaped, and ids quoted (a trailing space shows).
+    let missing = case.write("missing.tsv", b"\xe9a\t\xe9b\n");
+    fails(
+        &case,
+        &["--pairs", &missing, "--seqs", &set],
+        &format!("{missing}: record 1 (\\xe9a): line 1: target_id \"\\xe9b\" not found in {set}"),
+    );
+    let spaced = case.write("spaced.tsv", b"\xe9a\t\xe8a \n");
+    fails(&case, &["--pairs", &spaced, "--seqs", &set], "target_id \"\\xe8a \" not found");
+    let dup = case.write("dup.fa", b">\xe9a\nMKV\n>\xe9a\nWW\n");
+    fails(
+        &case,
+        &["--pairs", &cands, "--seqs", &dup],
+        &format!("{dup}: record 2 (\\xe9a): duplicate id: record 1 has the same id"),
+    );
+}
+
+#[test]
+fn tsv_candidates_skip_a_byte_order_mark_and_a_trailing_header_tab() {
+    let case = Case::new(0x5eed_0012, true, 1);
+    let set = case.write("set.fa", b">a\nMKVLAW\n>b\nMKVW\n");
+    let plain = case.write("plain.tsv", b"query_id\ttarget_id\na\tb\n");
+    let want = align_ok(&["--pairs", &plain, "--seqs", &set, "--format", "tsv"]);
+    // A spreadsheet's byte order mark before the header, or before a first candidate.
+    for (name, text) in [
+        ("bom-header.tsv", &b"\xef\xbb\xbfquery_id\ttarget_id\na\tb\n"[..]),
+        ("bom-row.tsv", &b"\xef\xbb\xbfa\tb\n"[..]),
+        ("trailing-tab.tsv", &b"query_id\ttarget_id\t\na\tb\n"[..]),
+    ] {
+        let path = case.write(name, text);
+        let got = align_ok(&["--pairs", &path, "--seqs", &set, "--format", "tsv"]);
+        assert_eq!(String::from_utf8_lossy(&got.stdout), String::from_utf8_lossy(&want.stdout), "{name}");
+    }
+    // An empty name inside a header is named.
+    let gap = case.write("gap.tsv", b"query_id\ttarget_id\t\tnote\na\tb\tx\ty\n");
+    fails(&case, &["--pairs", &gap, "--seqs", &set], &format!("{gap}: line 1: header column 3 has no name"));
+}
+
+#[test]
+fn options_that_do_not_apply_are_refused() {
+    let case = Case::new(0x5eed_0013, true, 1);
+    let set = case.write("set.fa", b">a\nMKVLAW\n>b\nMKVW\n");
+    let cands = case.write("cands.tsv", b"a\tb\n");
+    // Column names of a table set, given for a FASTA or makedb set.
+    fails(
+        &case,
+        &["--pairs", &cands, "--seqs", &set, "--seqs-col", "residues"],
+        &format!("--seqs-id-col and --seqs-col name the columns of an Arrow or Parquet sequence set; {set} is not one"),
+    );
+    let swdb = case.path("set.swdb");
+    assert!(run(&["makedb", &set, "-o", swdb.to_str().unwrap(), "--quiet"]).status.success());
+    let swdb = swdb.to_str().unwrap().to_string();
+    fails(
+        &case,
+        &["--pairs", &cands, "--seqs", &set, "--target-seqs", &swdb, "--seqs-id-col", "name"],
+        &format!("neither {set} nor {swdb} is one"),
+    );
+    // Two columns of the same name: which to read is ambiguous.
+    let schema = Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+        Field::new("query_id", DataType::Utf8, false),
+    ]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![strings(["a".to_string()]), strings(["b".to_string()]), strings(["b".to_string()])],
+    )
+    .unwrap();
+    let twice = case.write("twice.parquet", &parquet_bytes(&batch));
+    fails(&case, &["--pairs", &twice, "--seqs", &set], &format!("{twice}: 2 columns are named query_id"));
+    // --seqs beside -q/-t.
+    let o = run(&["align", "--device", "cpu", "-q", &set, "-t", &set, "--seqs", &set]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--seqs"), "{}", stderr(&o));
+    // Candidate ids without --seqs: the message says what is missing.
+    let o = run(&["align", "--device", "cpu", "--pairs", &cands]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give their sequences with --seqs"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_nucleotide_warning_names_the_set() {
+    let case = Case::new(0x5eed_0014, true, 1);
+    let dna = "ACGTTGCAACGTAGCTAGCTAGGATCCATGCATGCAAGT";
+    let set = case.write("reads.fa", format!(">a\n{dna}\n>b\n{dna}\n").as_bytes());
+    let cands = case.write("cands.tsv", b"a\tb\n");
+    let o = run(&["align", "--device", "cpu", "--pairs", &cands, "--seqs", &set, "--format", "tsv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("warning: sequence set {set} looks like nucleotides")), "{err}");
+    assert!(!err.contains(&cands), "{err}");
+}
+
+#[test]
+fn candidates_through_a_pipe_answer_before_the_producer_closes() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let case = Case::new(0x5eed_0015, true, 1);
+    let set = case.write("set.fa", b">a\nMKVLAW\n>b\nMKVW\n");
+    // A producer that writes one short line (fewer bytes than format sniffing looks at) and
+    // then pauses, keeping the pipe open.
+    let mut child = bin()
+        .args(["align", "--device", "cpu", "--quiet", "--pairs", "-", "--seqs", &set, "--format", "tsv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"a\tb\n").unwrap();
+    stdin.flush().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    // Generous: a cold start on a busy machine takes seconds, not minutes.
+    let wait = std::time::Duration::from_secs(120);
+    let header = rx.recv_timeout(wait).expect("no header while the producer keeps the pipe open");
+    assert!(header.starts_with("query\ttarget\tscore"), "{header}");
+    let row = rx.recv_timeout(wait).expect("no result while the producer keeps the pipe open");
+    assert!(row.starts_with("a\tb\t"), "{row}");
+    // Only now does the producer close.
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).is_err(), "one row only");
 }

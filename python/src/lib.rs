@@ -38,7 +38,50 @@ create_exception!(
 );
 
 fn err(e: swarrow::Error) -> PyErr {
-    SwarrowError::new_err(e.to_string())
+    SwarrowError::new_err(keyword_names(&e.to_string()))
+}
+
+/// The command line's options that Python takes as keyword arguments of the same meaning.
+const KEYWORDS: [&str; 12] = [
+    "query-col",
+    "target-col",
+    "query-id-col",
+    "target-id-col",
+    "seqs-id-col",
+    "seqs-col",
+    "seqs",
+    "target-seqs",
+    "carry",
+    "columns",
+    "gap-open",
+    "gap-extend",
+];
+
+/// `message` (the command line's) with the options it names spelt as Python's keyword
+/// arguments: `--query-col` becomes `query_col=` (`columns:` where a message starts with
+/// `--columns:`); other options stay as they are.
+fn keyword_names(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let len = after.find(|c: char| !(c.is_ascii_lowercase() || c == '-')).unwrap_or(after.len());
+        let name = after[..len].trim_end_matches('-');
+        if KEYWORDS.contains(&name) {
+            out.push_str(&name.replace('-', "_"));
+            // `--columns: unknown column` names the option; elsewhere it is one to pass.
+            if !after[name.len()..].starts_with(':') {
+                out.push('=');
+            }
+        } else {
+            out.push_str("--");
+            out.push_str(name);
+        }
+        rest = &after[name.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 type Res<T> = Result<T, swarrow::Error>;
@@ -128,6 +171,8 @@ struct Aligner {
 struct PairSource {
     pairs: Box<dyn PairReader>,
     name: String,
+    /// Ids looked up in sequence sets (looked at for nucleotides as they were loaded).
+    by_id: bool,
 }
 
 impl Aligner {
@@ -144,6 +189,7 @@ impl Aligner {
         let alphabet = self.inner.scoring().alphabet();
         let limits = self.inner.limits();
         let name = pairs.place.to_string();
+        let mut by_id = false;
         let pairs = match (seqs, target_seqs) {
             (None, None) => io::open_pair_table(pairs, alphabet, &columns, limits)?,
             (Some(seqs), target) => {
@@ -154,20 +200,27 @@ impl Aligner {
                     ));
                 }
                 let query = Arc::new(SeqSet::from_table(seqs, alphabet, &set_columns)?);
+                session::warn_if_nucleotide_set(&query, alphabet);
                 let target = match target {
-                    Some(t) => Arc::new(SeqSet::from_table(t, alphabet, &set_columns)?),
+                    Some(t) => {
+                        let target = Arc::new(SeqSet::from_table(t, alphabet, &set_columns)?);
+                        session::warn_if_nucleotide_set(&target, alphabet);
+                        target
+                    }
                     None => query.clone(),
                 };
+                by_id = true;
                 io::open_pairs_by_id_table(pairs, query, target, &columns, limits)?
             }
             (None, Some(_)) => return Err(swarrow::Error::usage("target_seqs needs seqs (the query ids' sequences)")),
         };
-        Ok(PairSource { pairs, name })
+        Ok(PairSource { pairs, name, by_id })
     }
 
     fn start(&self, source: PairSource, columns: &Columns, deliver: output::Deliver) -> (SchemaRef, Run) {
         let count = Arc::new(AtomicU64::new(0));
-        let pairs = session::watch_pairs(source.pairs, &source.name, self.inner.scoring().alphabet(), &count);
+        let watched = (!source.by_id).then_some(source.name.as_str());
+        let pairs = session::watch_pairs(source.pairs, watched, self.inner.scoring().alphabet(), &count);
         let (schema, writer) = output::batch_writer(columns, &pairs.carried(), &self.inner.metadata(), deliver);
         (schema, Run { pairs, writer, need: columns.need() })
     }
@@ -220,6 +273,19 @@ impl Aligner {
     #[getter]
     fn engine(&self) -> String {
         self.inner.engine().name()
+    }
+
+    /// `Aligner(engine='cpu-simd avx2 (2 threads)', matrix='BLOSUM62', gap_open=11, gap_extend=1)`:
+    /// the device and the scoring it aligns with.
+    fn __repr__(&self) -> String {
+        let scoring = self.inner.scoring();
+        format!(
+            "Aligner(engine='{}', matrix='{}', gap_open={}, gap_extend={})",
+            self.inner.engine().name(),
+            scoring.matrix.name,
+            scoring.gap_open,
+            scoring.gap_extend
+        )
     }
 
     /// Aligns every pair of `pairs` (a table of query_id, query_seq, target_id, target_seq,

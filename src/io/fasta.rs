@@ -27,9 +27,11 @@ pub struct FastaReader<R> {
     line_limit: usize,
     header: Vec<u8>,
     /// The current record's id, and its header text (after `>`), for `Record::header`:
-    /// buffers reused from record to record.
-    id: String,
-    description: String,
+    /// buffers reused from record to record. Bytes as the file has them: ids are looked up
+    /// as bytes (pairs by id), so two ids that differ only in bytes that are not UTF-8 stay
+    /// apart.
+    id: Vec<u8>,
+    description: Vec<u8>,
     done: bool,
     /// A piece of a larger input (see `fasta_blocks`): having no record is not an error.
     piece: bool,
@@ -54,8 +56,8 @@ impl<R: BufRead> FastaReader<R> {
             line: 0,
             line_limit: MAX_LINE,
             header: Vec::new(),
-            id: String::new(),
-            description: String::new(),
+            id: Vec::new(),
+            description: Vec::new(),
             done: false,
             piece: false,
         }
@@ -136,16 +138,16 @@ impl<R: BufRead> FastaReader<R> {
                 return Err(Error::record(&self.place, self.count, "", problem));
             }
             self.id.clear();
-            self.id.push_str(&String::from_utf8_lossy(&name[..end]));
+            self.id.extend_from_slice(&name[..end]);
             self.description.clear();
-            self.description.push_str(&String::from_utf8_lossy(name.trim_ascii_end()));
+            self.description.extend_from_slice(name.trim_ascii_end());
             return Ok(true);
         }
     }
 
     /// Reads and encodes sequence lines up to the next header or the end of input, appending
     /// the residues to `seq` (positions in messages count from `start`).
-    fn read_sequence(&mut self, id: &str, seq: &mut Vec<u8>, start: usize) -> Result<()> {
+    fn read_sequence(&mut self, id: &[u8], seq: &mut Vec<u8>, start: usize) -> Result<()> {
         let mut line_len = 0usize;
         loop {
             let chunk = match self.input.fill_buf() {
@@ -205,7 +207,8 @@ impl<R: BufRead> FastaReader<R> {
         if !self.read_record_into(&mut seq)? {
             return Ok(None);
         }
-        Ok(Some(Record { id: self.id.clone(), seq, header: self.description.clone() }))
+        let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+        Ok(Some(Record { id: text(&self.id), seq, header: text(&self.description) }))
     }
 
     /// The next record appended to `out` (no allocation of its own), as [`Iterator::next`]
@@ -241,9 +244,12 @@ pub struct Packed {
     residues: Vec<u8>,
     /// Where record i's residues end (they start where record i - 1's end).
     seq_ends: Vec<usize>,
-    /// Ids and headers: record i's id, then its header, from where record i - 1's header ends.
-    text: String,
+    /// Ids and headers: record i's id, then its header, from where record i - 1's header
+    /// ends; bytes as the file has them.
+    text: Vec<u8>,
     text_ends: Vec<(usize, usize)>,
+    /// Some id or header is not UTF-8 (an id column of the output then needs the lossy path).
+    not_utf8: bool,
 }
 
 impl Packed {
@@ -259,6 +265,7 @@ impl Packed {
         self.seq_ends.clear();
         self.text.clear();
         self.text_ends.clear();
+        self.not_utf8 = false;
     }
 
     pub fn len(&self) -> usize {
@@ -274,26 +281,34 @@ impl Packed {
         &self.residues[start..self.seq_ends[i]]
     }
 
-    pub fn id(&self, i: usize) -> &str {
+    pub fn id(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.text_ends[i - 1].1 };
         &self.text[start..self.text_ends[i].0]
     }
 
     /// The header line after `>` (id included), trailing whitespace removed.
-    pub fn header(&self, i: usize) -> &str {
+    pub fn header(&self, i: usize) -> &[u8] {
         &self.text[self.text_ends[i].0..self.text_ends[i].1]
     }
 
+    /// Whether every id and header is UTF-8 on its own.
+    pub fn is_utf8(&self) -> bool {
+        !self.not_utf8
+    }
+
     pub fn record(&self, i: usize) -> Record {
-        Record { id: self.id(i).to_string(), seq: self.seq(i).to_vec(), header: self.header(i).to_string() }
+        let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+        Record { id: text(self.id(i)), seq: self.seq(i).to_vec(), header: text(self.header(i)) }
     }
 
     /// Ends the record whose residues were appended last.
-    fn push_last(&mut self, id: &str, header: &str) {
+    fn push_last(&mut self, id: &[u8], header: &[u8]) {
         self.seq_ends.push(self.residues.len());
-        self.text.push_str(id);
+        // The header starts with the id, cut at ASCII whitespace: one check covers both.
+        self.not_utf8 |= std::str::from_utf8(header).is_err();
+        self.text.extend_from_slice(id);
         let id_end = self.text.len();
-        self.text.push_str(header);
+        self.text.extend_from_slice(header);
         self.text_ends.push((id_end, self.text.len()));
     }
 }

@@ -22,6 +22,45 @@ pub const BUFFER_SIZE: usize = 1 << 20;
 pub const MAX_LINE: usize = 1 << 30;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The start of an Arrow IPC stream (a message's continuation marker), of an Arrow IPC
+/// file, and of a Parquet file.
+pub const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
+pub const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
+pub const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
+
+/// The byte order mark some editors and spreadsheets put before UTF-8 text: skipped before
+/// the first line of a TSV input.
+const UTF8_BOM: &[u8; 3] = b"\xef\xbb\xbf";
+
+/// Every magic number an input's format is told by. The head of an input is read only as
+/// far as it could still be one of them: a text line shorter than a magic (`a<TAB>b` of a
+/// candidate list, written by a producer that then pauses) is not held back waiting for
+/// more bytes.
+const MAGICS: [&[u8]; 5] =
+    [&GZIP_MAGIC, &crate::io::makedb::SWDB_MAGIC, &ARROW_CONTINUATION, ARROW_FILE_MAGIC, PARQUET_MAGIC];
+
+/// Whether the bytes read so far already tell the format: they begin no magic number
+/// longer than they are.
+fn told(head: &[u8]) -> bool {
+    !MAGICS.iter().any(|m| m.len() > head.len() && m.starts_with(head))
+}
+
+/// Reads from `input` into `head` until it holds `n` bytes, the input ends, or, when
+/// `sniff`, the bytes read tell the format ([`told`]); one read at a time, so a pipe's
+/// bytes count as they arrive.
+fn read_head(input: &mut impl Read, head: &mut Vec<u8>, n: usize, sniff: bool) -> io::Result<()> {
+    let mut buf = [0u8; 64];
+    while head.len() < n && !(sniff && told(head)) {
+        let want = (n - head.len()).min(buf.len());
+        match input.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(got) => head.extend_from_slice(&buf[..got]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
 
 /// A buffered input stream that can cross threads.
 pub type Input = Box<dyn BufRead + Send>;
@@ -67,7 +106,8 @@ fn widen_pipe(fd: &impl std::os::fd::AsRawFd) {
 }
 
 impl Head {
-    /// Opens `path` (`-` = stdin) and reads up to `n` bytes.
+    /// Opens `path` (`-` = stdin) and reads up to `n` bytes, fewer where they already tell
+    /// the format (a text line shorter than `n`: see [`told`]).
     pub fn open(path: &Path, n: usize) -> Result<Head> {
         let place = Where::from_arg(path);
         let source = match &place {
@@ -84,18 +124,18 @@ impl Head {
             Where::Named(name) => return Err(Error::Internal(format!("{name} is not a file"))),
         };
         let mut head = Head { place, bytes: Vec::with_capacity(n), source };
-        head.read_up_to(n)?;
+        head.read_up_to(n, true)?;
         Ok(head)
     }
 
-    /// Reads on until the head holds `n` bytes (fewer only at end of input).
-    fn read_up_to(&mut self, n: usize) -> Result<()> {
-        let more = n.saturating_sub(self.bytes.len()) as u64;
+    /// Reads on until the head holds `n` bytes (fewer only at end of input, or where they
+    /// tell the format if `sniff`).
+    fn read_up_to(&mut self, n: usize, sniff: bool) -> Result<()> {
         let read = match &mut self.source {
-            Source::Stdin(r) => r.take(more).read_to_end(&mut self.bytes),
-            Source::File { reader, .. } => reader.take(more).read_to_end(&mut self.bytes),
+            Source::Stdin(r) => read_head(r, &mut self.bytes, n, sniff),
+            Source::File { reader, .. } => read_head(reader, &mut self.bytes, n, sniff),
         };
-        read.map(|_| ()).map_err(|e| read_error(&self.place, e))
+        read.map_err(|e| read_error(&self.place, e))
     }
 
     /// The input is a regular file (it can be rewound, memory-mapped, read from its end).
@@ -117,7 +157,7 @@ impl Head {
     pub fn into_input(mut self) -> Result<Input> {
         let gzip = self.bytes.starts_with(&GZIP_MAGIC);
         if gzip {
-            self.read_up_to(bgzf::HEADER)?;
+            self.read_up_to(bgzf::HEADER, false)?;
         }
         let bgzf = bgzf::is_bgzf(&self.bytes);
         let place = self.place.to_string();
@@ -162,14 +202,33 @@ pub fn open_file(path: &Path) -> Result<File> {
     })
 }
 
-/// Reads up to `n` bytes from the start of `input` (fewer only at end of input) and returns
-/// them with a reader that still yields the whole stream. Works on pipes, where a single
-/// read may return fewer bytes than asked.
+/// Reads up to `n` bytes from the start of `input` (fewer at end of input, or where they
+/// already tell the format: see [`told`]) and returns them with a reader that still yields
+/// the whole stream. Works on pipes, where a single read may return fewer bytes than asked.
 pub fn peek(place: &Where, mut input: Input, n: usize) -> Result<(Vec<u8>, Input)> {
     let mut head = Vec::with_capacity(n);
-    (&mut input).take(n as u64).read_to_end(&mut head).map_err(|e| read_error(place, e))?;
+    read_head(&mut input, &mut head, n, true).map_err(|e| read_error(place, e))?;
     let rest: Input = Box::new(io::Cursor::new(head.clone()).chain(input));
     Ok((head, rest))
+}
+
+/// `input` without the UTF-8 byte order mark it may start with (TSV saved by a spreadsheet):
+/// the mark is no part of the first line's first field.
+pub fn skip_bom(place: &Where, mut input: Input) -> Result<Input> {
+    let mut head = Vec::with_capacity(UTF8_BOM.len());
+    let mut byte = [0u8; 1];
+    while head.len() < UTF8_BOM.len() && UTF8_BOM.starts_with(&head) {
+        match input.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) => head.push(byte[0]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(read_error(place, e)),
+        }
+    }
+    if head == UTF8_BOM {
+        return Ok(input);
+    }
+    Ok(Box::new(io::Cursor::new(head).chain(input)))
 }
 
 /// Turns a read failure into the crate error: data the decoder rejects is the input's

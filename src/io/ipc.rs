@@ -11,8 +11,10 @@
 //! - every buffer lies inside the body, every node's counts are non-negative and no larger
 //!   than the body could hold, and compressed buffers declare at most [`MAX_DECOMPRESSED`]
 //!   bytes in all;
-//! - the schema holds flat columns only (numbers, booleans, strings and binaries, also as
-//!   dictionaries): no nested, union, run-end or null columns, whose lengths no buffer bounds.
+//! - the schema holds the column types of [`readable_type`] only (numbers, booleans,
+//!   strings and binaries, also as dictionaries, and structs, lists and maps of them): no
+//!   union, run-end or null columns, whose lengths no buffer bounds. Parquet and in-memory
+//!   tables carry the same types: one rule for every table input.
 //!
 //! A panic inside arrow's decoder despite all this is caught and reported as bad input.
 //! Message bodies are recycled once arrow drops the last array of theirs ([`Bodies`]).
@@ -400,24 +402,50 @@ fn as_binary(ty: &DataType) -> Option<DataType> {
     }
 }
 
-/// Flat columns only: what swarrow reads (pairs, results) is numbers, booleans and strings.
+/// Columns of [`readable_type`] only.
 fn check_schema(schema: &Schema) -> std::result::Result<(), String> {
     if schema.fields().is_empty() {
         return Err("the schema has no columns".into());
     }
     for field in schema.fields() {
-        if !flat(field.data_type()) {
-            return Err(format!("column {} has type {}, which swarrow does not read", field.name(), field.data_type()));
+        if !readable_type(field.data_type()) {
+            return Err(not_readable(field.name(), field.data_type()));
         }
     }
     Ok(())
 }
 
+/// The types of the columns swarrow reads and carries through, from every table input
+/// alike (Arrow IPC, Parquet, tables handed over in memory): numbers, booleans, strings and
+/// binaries, dictionaries of them, and structs, lists and maps of such values (dictionaries
+/// only at the top). Not null, union or run-end encoded columns: their lengths are bounded
+/// by no buffer, so a hostile Arrow stream could declare any.
+pub(crate) fn readable_type(ty: &DataType) -> bool {
+    match ty {
+        DataType::Dictionary(key, value) => key.is_dictionary_key_type() && flat(value),
+        other => value_type(other),
+    }
+}
+
+/// Why a column of type `ty` is refused.
+pub(crate) fn not_readable(name: &str, ty: &DataType) -> String {
+    format!(
+        "column {name} has type {ty}, which swarrow does not read (it reads numbers, booleans, strings, \
+         binaries, dictionaries of them, and structs, lists and maps of such values)"
+    )
+}
+
+fn value_type(ty: &DataType) -> bool {
+    match ty {
+        DataType::Struct(fields) => fields.iter().all(|f| value_type(f.data_type())),
+        DataType::List(child) | DataType::LargeList(child) | DataType::Map(child, _) => value_type(child.data_type()),
+        DataType::FixedSizeList(child, size) => *size > 0 && value_type(child.data_type()),
+        other => flat(other),
+    }
+}
+
 fn flat(ty: &DataType) -> bool {
     match ty {
-        DataType::Dictionary(key, value) => {
-            key.is_dictionary_key_type() && flat(value) && !matches!(**value, DataType::Dictionary(..))
-        }
         DataType::FixedSizeBinary(width) => *width > 0,
         DataType::Boolean
         | DataType::Utf8
@@ -494,17 +522,40 @@ fn check_compressed_sizes(batch: &ipc::RecordBatch, body: &[u8]) -> std::result:
 }
 
 /// Buffers of fixed-width elements (offsets, values, views, dictionary keys) hold a whole
-/// number of elements (arrow's validation asserts it, panicking): per column, the element
-/// width of each of its buffers in IPC order, `None` where any length will do.
-fn buffer_widths(ty: &DataType) -> Vec<Option<usize>> {
+/// number of elements (arrow's validation asserts it, panicking): appends to `widths` the
+/// element width of each buffer of a column, its children's after its own (IPC order),
+/// `None` where any length will do; false when `variadic` (the view columns' extra buffer
+/// counts, in order) runs out, which arrow reports.
+fn buffer_widths(ty: &DataType, widths: &mut Vec<Option<usize>>, variadic: &mut impl Iterator<Item = i64>) -> bool {
     match ty {
-        DataType::Utf8 | DataType::Binary => vec![None, Some(4), None],
-        DataType::LargeUtf8 | DataType::LargeBinary => vec![None, Some(8), None],
-        DataType::Utf8View | DataType::BinaryView => vec![None, Some(16)],
-        DataType::Dictionary(key, _) => vec![None, key.primitive_width()],
-        DataType::Boolean | DataType::FixedSizeBinary(_) => vec![None, None],
-        other => vec![None, other.primitive_width()],
+        DataType::Utf8 | DataType::Binary => widths.extend([None, Some(4), None]),
+        DataType::LargeUtf8 | DataType::LargeBinary => widths.extend([None, Some(8), None]),
+        DataType::Utf8View | DataType::BinaryView => {
+            let Some(extra) = variadic.next() else { return false };
+            widths.extend([None, Some(16)]);
+            widths.extend((0..extra.max(0)).map(|_| None));
+        }
+        DataType::Dictionary(key, _) => widths.extend([None, key.primitive_width()]),
+        DataType::Boolean | DataType::FixedSizeBinary(_) => widths.extend([None, None]),
+        DataType::Struct(fields) => {
+            widths.push(None);
+            return fields.iter().all(|f| buffer_widths(f.data_type(), widths, variadic));
+        }
+        DataType::List(child) | DataType::Map(child, _) => {
+            widths.extend([None, Some(4)]);
+            return buffer_widths(child.data_type(), widths, variadic);
+        }
+        DataType::LargeList(child) => {
+            widths.extend([None, Some(8)]);
+            return buffer_widths(child.data_type(), widths, variadic);
+        }
+        DataType::FixedSizeList(child, _) => {
+            widths.push(None);
+            return buffer_widths(child.data_type(), widths, variadic);
+        }
+        other => widths.extend([None, other.primitive_width()]),
     }
+    true
 }
 
 fn check_widths(batch: &ipc::RecordBatch, body: &[u8], types: &[DataType]) -> std::result::Result<(), String> {
@@ -513,10 +564,9 @@ fn check_widths(batch: &ipc::RecordBatch, body: &[u8], types: &[DataType]) -> st
     let mut variadic = batch.variadicBufferCounts().into_iter().flatten();
     let mut next = 0usize;
     for ty in types {
-        let mut widths = buffer_widths(ty);
-        if matches!(ty, DataType::Utf8View | DataType::BinaryView) {
-            let Some(extra) = variadic.next() else { return Ok(()) }; // arrow reports it
-            widths.extend((0..extra.max(0)).map(|_| None));
+        let mut widths = Vec::new();
+        if !buffer_widths(ty, &mut widths, &mut variadic) {
+            return Ok(()); // arrow reports it
         }
         for width in widths {
             if next >= buffers.len() {
@@ -671,12 +721,25 @@ mod tests {
     }
 
     #[test]
-    fn nested_columns_and_empty_schemas_are_refused() {
-        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1)])]);
-        let schema = Schema::new(vec![Field::new("l", list.data_type().clone(), true)]);
-        let b = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(list)]).unwrap();
+    fn nested_columns_read_and_null_columns_and_empty_schemas_are_refused() {
+        // Structs and lists of flat values read as Parquet reads them (one rule for both).
+        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1), None]), None]);
+        let names = StringArray::from(vec![Some("a"), None]);
+        let inner = arrow::array::StructArray::from(vec![
+            (Arc::new(Field::new("name", DataType::Utf8, true)), Arc::new(names) as ArrayRef),
+            (Arc::new(Field::new("list", list.data_type().clone(), true)), Arc::new(list.clone()) as ArrayRef),
+        ]);
+        let schema = Schema::new(vec![
+            Field::new("l", list.data_type().clone(), true),
+            Field::new("s", inner.data_type().clone(), false),
+        ]);
+        let b = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(list), Arc::new(inner)]).unwrap();
+        assert_eq!(read(stream(&b, IpcWriteOptions::default())).unwrap(), vec![b.clone(), b]);
+        let nulls = arrow::array::NullArray::new(2);
+        let schema = Schema::new(vec![Field::new("z", DataType::Null, true)]);
+        let b = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(nulls)]).unwrap();
         let msg = read(stream(&b, IpcWriteOptions::default())).unwrap_err().to_string();
-        assert!(msg.contains("column l has type List"), "{}", msg);
+        assert!(msg.contains("column z has type Null, which swarrow does not read"), "{}", msg);
         assert!(read(Vec::new()).unwrap_err().to_string().contains("no schema message"));
     }
 }

@@ -13,13 +13,12 @@ use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type, Int32Type, SchemaRef};
 
 use crate::error::{shown_id, Error, Result, Where};
-use crate::io::input::{peek, read_error, read_line_bounded, Head, Input, Line, MAX_LINE};
+use crate::io::input::{
+    peek, read_error, read_line_bounded, Head, Input, Line, ARROW_CONTINUATION, ARROW_FILE_MAGIC, MAX_LINE,
+    PARQUET_MAGIC,
+};
 use crate::io::ipc::{guard_quiet, IpcReader};
 use crate::output::Mode;
-
-const PARQUET_MAGIC: &[u8] = b"PAR1";
-const ARROW_FILE_MAGIC: &[u8] = b"ARROW1";
-const IPC_CONTINUATION: &[u8] = &[0xff, 0xff, 0xff, 0xff];
 
 /// Rows per batch read from a TSV input.
 const TSV_LINES_PER_BATCH: usize = 65_536;
@@ -103,7 +102,7 @@ impl ResultInput {
             (Reader::Ipc(r), Some(schema), Vec::new())
         } else {
             let (head, input) = peek(&source, raw.into_input()?, 8)?;
-            if head.starts_with(IPC_CONTINUATION) {
+            if head.starts_with(&ARROW_CONTINUATION) {
                 let r = IpcReader::stream(source.clone(), input)?;
                 let schema = r.schema();
                 (Reader::Ipc(r), Some(schema), Vec::new())

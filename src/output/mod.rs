@@ -110,6 +110,9 @@ pub fn create_writer_carrying(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
+    if format == Format::Tsv {
+        text::check_carried_text(carried)?;
+    }
     Ok(lazy_on(sink::Sink::open(output)?, format, columns, carried, metadata))
 }
 

@@ -125,11 +125,63 @@ fn carried_text(batch: &ResultBatch) -> Result<Option<Vec<Vec<String>>>> {
     let mut columns = vec![Vec::with_capacity(batch.len()); first.num_columns()];
     for part in parts {
         for (k, column) in part.columns().iter().enumerate() {
+            let column = text_form(column).map_err(failed)?;
             let text = ArrayFormatter::try_new(column.as_ref(), &FormatOptions::default()).map_err(failed)?;
             columns[k].extend((0..column.len()).map(|r| text.value(r).to_string()));
         }
     }
     Ok(Some(columns))
+}
+
+/// Refuses, before anything is written, a carried column that has no text form (TSV
+/// writes every carried column as text).
+pub(super) fn check_carried_text(carried: &arrow::datatypes::Schema) -> Result<()> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    for field in carried.fields() {
+        let empty = arrow::array::new_empty_array(field.data_type());
+        let formatted = text_form(&empty)
+            .and_then(|column| ArrayFormatter::try_new(column.as_ref(), &FormatOptions::default()).map(|_| ()));
+        if let Err(e) = formatted {
+            return Err(Error::usage(format!(
+                "carried column {} has type {}, which TSV cannot write as text ({e}): write Arrow or Parquet \
+                 (--format), or leave the column out with --carry",
+                field.name(),
+                field.data_type()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `column` in the type it is written as text from ([`text_type`]).
+fn text_form(column: &arrow::array::ArrayRef) -> std::result::Result<arrow::array::ArrayRef, arrow::error::ArrowError> {
+    let ty = text_type(column.data_type());
+    if &ty == column.data_type() {
+        return Ok(column.clone());
+    }
+    arrow::compute::cast(column, &ty)
+}
+
+/// The type a carried column is written as text from: its own, except that timestamps with
+/// a named time zone (`UTC`, `Europe/Paris`), which arrow formats only with a time-zone
+/// database, are written as their instants in UTC (`2024-05-01T12:00:00Z`), inside
+/// nested columns too.
+fn text_type(ty: &arrow::datatypes::DataType) -> arrow::datatypes::DataType {
+    use arrow::datatypes::{DataType, Field};
+    use std::sync::Arc;
+    let child = |f: &Arc<Field>| Arc::new(f.as_ref().clone().with_data_type(text_type(f.data_type())));
+    match ty {
+        DataType::Timestamp(unit, Some(tz)) if tz.parse::<arrow::array::timezone::Tz>().is_err() => {
+            DataType::Timestamp(*unit, Some("+00:00".into()))
+        }
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(child).collect()),
+        DataType::List(f) => DataType::List(child(f)),
+        DataType::LargeList(f) => DataType::LargeList(child(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(child(f), *n),
+        DataType::Map(f, sorted) => DataType::Map(child(f), *sorted),
+        DataType::Dictionary(key, value) => DataType::Dictionary(key.clone(), Box::new(text_type(value))),
+        other => other.clone(),
+    }
 }
 
 /// One value as TSV or BLAST tabular prints it: ids as they are (tabs and line breaks
@@ -225,6 +277,64 @@ fn c_scientific(value: f64, precision: usize) -> String {
 mod tests {
     use super::*;
     use crate::output::{Mode, ResultRow};
+
+    /// Every type an input may carry ([`crate::io::ipc::readable_type`]) has a text form for
+    /// TSV: named time zones (which arrow formats only with a time-zone database) too, also
+    /// inside nested columns.
+    #[test]
+    fn every_carried_type_has_a_text_form() {
+        use arrow::datatypes::{DataType as T, Field, IntervalUnit, Schema, TimeUnit};
+        use std::sync::Arc;
+        let utc = T::Timestamp(TimeUnit::Millisecond, Some("UTC".into()));
+        let paris = T::Timestamp(TimeUnit::Second, Some("Europe/Paris".into()));
+        let item = |ty: T| Arc::new(Field::new("item", ty, true));
+        let entries = T::Struct(vec![Field::new("key", T::Utf8, false), Field::new("value", utc.clone(), true)].into());
+        let types = vec![
+            T::Int8,
+            T::UInt64,
+            T::Float16,
+            T::Float64,
+            T::Decimal128(10, 2),
+            T::Decimal256(40, 3),
+            T::Date32,
+            T::Date64,
+            T::Time32(TimeUnit::Second),
+            T::Time64(TimeUnit::Nanosecond),
+            T::Timestamp(TimeUnit::Nanosecond, None),
+            utc.clone(),
+            paris.clone(),
+            T::Timestamp(TimeUnit::Microsecond, Some("+02:00".into())),
+            T::Duration(TimeUnit::Millisecond),
+            T::Interval(IntervalUnit::YearMonth),
+            T::Interval(IntervalUnit::DayTime),
+            T::Interval(IntervalUnit::MonthDayNano),
+            T::Boolean,
+            T::Utf8,
+            T::LargeUtf8,
+            T::Utf8View,
+            T::Binary,
+            T::LargeBinary,
+            T::BinaryView,
+            T::FixedSizeBinary(4),
+            T::Dictionary(Box::new(T::Int32), Box::new(T::Utf8)),
+            T::Dictionary(Box::new(T::UInt8), Box::new(paris.clone())),
+            T::Struct(vec![Field::new("at", utc.clone(), true), Field::new("n", T::Int32, true)].into()),
+            T::List(item(utc.clone())),
+            T::LargeList(item(paris.clone())),
+            T::FixedSizeList(item(utc.clone()), 2),
+            T::Map(Arc::new(Field::new("entries", entries, false)), false),
+        ];
+        for ty in types {
+            assert!(crate::io::ipc::readable_type(&ty), "{ty}");
+            let schema = Schema::new(vec![Field::new("c", ty.clone(), true)]);
+            assert!(check_carried_text(&schema).is_ok(), "{ty}: {:?}", check_carried_text(&schema));
+        }
+        // The instant, in UTC.
+        let at = arrow::array::TimestampSecondArray::from(vec![1_714_564_800]).with_timezone("Europe/Paris");
+        let text = text_form(&(Arc::new(at) as arrow::array::ArrayRef)).unwrap();
+        let shown = arrow::util::display::ArrayFormatter::try_new(text.as_ref(), &Default::default()).unwrap();
+        assert_eq!(shown.value(0).to_string(), "2024-05-01T12:00:00Z");
+    }
 
     // Expected strings are what C's printf gives for BLAST's format strings (checked by hand
     // against glibc: printf '%.2e' 1.234e-45 etc.).

@@ -20,7 +20,10 @@
 
 use super::batch::{Invalid, PairBatch, PairRef, Quals};
 use crate::error::{Error, Result, Where};
-use crate::io::input::{open_file, open_input, peek, read_error, read_line_bounded, Input, Line, MAX_LINE};
+use crate::io::input::{
+    open_file, open_input, peek, read_error, read_line_bounded, Input, Line, ARROW_CONTINUATION, ARROW_FILE_MAGIC,
+    MAX_LINE, PARQUET_MAGIC,
+};
 use crate::io::Table;
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, RecordBatchReader};
 use arrow::datatypes::DataType;
@@ -84,10 +87,6 @@ enum Opened {
     Table(Box<dyn RowSource>),
     Gatk(TextRows),
 }
-
-const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
-const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
-const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
 fn open_table(path: &Path) -> Result<(Where, Opened)> {
     let place = Where::from_arg(path);

@@ -6,6 +6,7 @@ buffer addresses for the zero-copy path. Run by scripts/test-python.sh."""
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -181,10 +182,43 @@ def test_errors_raise_with_the_command_lines_message(tmp_path, case):
         extra = ["--columns", "score,nonsense"]
     path = write_stream(table, tmp_path / "bad.arrows")
     want = error_of("align", "--pairs", path, *extra).replace(str(path), "pairs")
+    # Options named as Python takes them.
+    for flag, keyword in [("--query-col", "query_col="), ("--target-col", "target_col="),
+                          ("--query-id-col", "query_id_col="), ("--target-id-col", "target_id_col=")]:
+        want = want.replace(flag + ",", keyword + ",").replace(flag + ")", keyword + ")")
+    want = want.replace("--columns:", "columns:")
     with pytest.raises(swarrow.SwarrowError) as e:
         swarrow.align(table, columns="score,nonsense" if extra else None)
     assert str(e.value) == want
     assert isinstance(e.value, ValueError)
+
+
+def test_column_errors_name_keyword_arguments():
+    table = pairs_table().rename_columns(["qid", "query_seq", "target_id", "target_seq"])
+    with pytest.raises(swarrow.SwarrowError) as e:
+        swarrow.align(table)
+    message = str(e.value)
+    assert "missing column query_id" in message, message
+    assert "name others with query_col=, target_col=, query_id_col=, target_id_col=" in message, message
+    assert "--" not in message, message
+    assert swarrow.align(table, query_id_col="qid").num_rows == 20
+
+
+def test_a_dict_of_columns_is_a_table():
+    table = pairs_table()
+    want = swarrow.align(table)
+    assert swarrow.align(table.to_pydict()).equals(want)
+    with pytest.raises(TypeError, match="^pairs: a dict is read as columns by name"):
+        swarrow.align({"query_id": ["a", "b"], "query_seq": ["MK"]})
+    with pytest.raises(TypeError, match="^pairs: expected a table .* got list of str"):
+        swarrow.align(["query_id", "query_seq"])
+
+
+def test_an_aligner_says_what_it_aligns_with():
+    assert re.fullmatch(r"Aligner\(engine='(cpu|cuda)[^']*', matrix='BLOSUM62', gap_open=11, gap_extend=1\)",
+                        repr(swarrow.Aligner(device="cpu"))), repr(swarrow.Aligner(device="cpu"))
+    dna = repr(swarrow.Aligner(device="cpu", dna=True, gap_open=4))
+    assert re.fullmatch(r"Aligner\(engine='cpu[^']*', matrix='[^']+', gap_open=4, gap_extend=2\)", dna), dna
 
 
 def test_scoring_option_errors_are_the_command_lines():

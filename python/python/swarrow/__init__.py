@@ -2,7 +2,8 @@
 Arrow tables in and Arrow tables out.
 
 Inputs are anything with ``__arrow_c_stream__`` (pyarrow Table and RecordBatchReader,
-Polars DataFrame, DuckDB relation), an object with ``to_arrow()``, or an iterable of
+Polars DataFrame, DuckDB relation), an object with ``to_arrow()``, a pandas DataFrame, a
+dict of columns (``{"query_id": [...], "query_seq": [...], ...}``), or an iterable of
 pyarrow RecordBatches (Spark's ``mapInArrow``); they reach the engines through the Arrow
 C data interface without a copy. Results are pyarrow Tables (``align_batches``: an
 iterator of RecordBatches). Options, columns, conventions and error messages are those of
@@ -12,6 +13,7 @@ default; coordinates 1-based inclusive). Errors raise ``SwarrowError`` (a ValueE
 
 import itertools
 import sys
+from collections.abc import Mapping
 
 from . import _swarrow
 from ._swarrow import Aligner as _NativeAligner
@@ -31,18 +33,28 @@ def _stream(obj, name):
         return obj.to_arrow()
     if hasattr(obj, "arrow") and callable(obj.arrow):  # DuckDB relations
         return obj.arrow()
+    import pyarrow as pa
+
+    if isinstance(obj, Mapping):  # columns by name: {"query_id": [...], "query_seq": [...], ...}
+        try:
+            return pa.table(dict(obj))
+        except (pa.ArrowException, TypeError, ValueError) as e:
+            raise TypeError(f"{name}: a dict is read as columns by name, each a list of values of one "
+                            f"length ({e})") from None
+    if type(obj).__module__.startswith("pandas"):  # a pandas DataFrame without the protocol
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    expected = (f"{name}: expected a table (pyarrow Table/RecordBatchReader, Polars or pandas DataFrame, "
+                f"DuckDB relation, a dict of columns) or an iterable of pyarrow RecordBatches")
     try:
         batches = iter(obj)
     except TypeError:
-        raise TypeError(f"{name}: expected an Arrow table or stream (pyarrow Table/RecordBatchReader, "
-                        f"Polars DataFrame, DuckDB relation, or RecordBatches), got {type(obj).__name__}") from None
-    import pyarrow as pa
+        raise TypeError(f"{expected}, got {type(obj).__name__}") from None
 
     first = next(batches, None)
     if first is None:
         raise SwarrowError(f"{name}: an empty iterable of record batches has no schema; pass a pyarrow Table")
     if not isinstance(first, pa.RecordBatch):
-        raise TypeError(f"{name}: expected pyarrow RecordBatches, got {type(first).__name__}")
+        raise TypeError(f"{expected}, got {type(obj).__name__} of {type(first).__name__}")
     return pa.RecordBatchReader.from_batches(first.schema, itertools.chain([first], batches))
 
 

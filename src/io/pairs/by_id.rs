@@ -16,15 +16,15 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema};
 
-use super::seqset::{shown, SeqSet};
+use super::seqset::SeqSet;
 use super::table::{
     carried_indices, carried_rows, carried_schema, open_table, string_columns, Batches, StrColumn, Table, Wanted,
 };
 use super::tsv::PAUSE;
 use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
-use crate::error::{Error, Result, Where};
-use crate::io::input::{read_error, Head, Input, MAX_LINE};
-use crate::seq::{Carried, Ids, PairBatch};
+use crate::error::{quoted_id, Error, Result, Where};
+use crate::io::input::{read_error, skip_bom, Head, Input, MAX_LINE};
+use crate::seq::{Carried, PairBatch};
 
 /// The id columns of a TSV candidate file, as its optional header names them.
 const TSV_ID_COLUMNS: [&str; 2] = ["query_id", "target_id"];
@@ -53,7 +53,7 @@ pub(super) fn open(
                     "{place}: id column options apply to Arrow and Parquet candidate tables, not TSV"
                 )));
             }
-            let mut rows = TsvIds::new(input, query.clone(), target.clone());
+            let mut rows = TsvIds::new(skip_bom(&place, input)?, query.clone(), target.clone());
             rows.start(&place, columns)?;
             Rows::Tsv(rows)
         }
@@ -147,17 +147,15 @@ impl Pick<'_> {
     /// naming the pair (`context` prefixes the problem: a TSV line number).
     fn take(&mut self, q: &[u8], t: &[u8], names: [&str; 2], context: impl Fn() -> String) -> Result<()> {
         let index = (self.first + self.picked.len() as u64) as usize;
-        // The query id as messages show it: made only for an error (not per row).
-        let query_id = || String::from_utf8_lossy(q);
         if q.is_empty() {
             return Err(Error::record(self.place, index, "", format!("{}{} is empty", context(), names[0])));
         }
         if t.is_empty() {
-            return Err(Error::record(self.place, index, &query_id(), format!("{}{} is empty", context(), names[1])));
+            return Err(Error::record(self.place, index, q, format!("{}{} is empty", context(), names[1])));
         }
         let missing = |name: &str, id: &[u8], set: &SeqSet| {
-            let problem = format!("{}{name} {} not found in {}", context(), shown(id), set.describe());
-            Error::record(self.place, index, &query_id(), problem)
+            let problem = format!("{}{name} {} not found in {}", context(), quoted_id(id), set.describe());
+            Error::record(self.place, index, q, problem)
         };
         let qi = self.query.find(q).ok_or_else(|| missing(names[0], q, self.query))?;
         let ti = self.target.find(t).ok_or_else(|| missing(names[1], t, self.target))?;
@@ -192,23 +190,15 @@ impl IdPairs {
         let n = picked.len();
         // Sets whose ids and headers were found UTF-8 at loading need no check per batch.
         let utf8 = query.is_utf8() && target.is_utf8();
-        gather_ids(&mut batch.query_ids, n, utf8, |i| query.id(picked[i].0))?;
-        gather_ids(&mut batch.target_ids, n, utf8, |i| target.id(picked[i].1))?;
+        batch.query_ids.extend_known_par_with(n, utf8, |i| query.id(picked[i].0))?;
+        batch.target_ids.extend_known_par_with(n, utf8, |i| target.id(picked[i].1))?;
         if self.headers {
-            gather_ids(&mut batch.query_headers, n, utf8, |i| query.header(picked[i].0))?;
-            gather_ids(&mut batch.target_headers, n, utf8, |i| target.header(picked[i].1))?;
+            batch.query_headers.extend_known_par_with(n, utf8, |i| query.header(picked[i].0))?;
+            batch.target_headers.extend_known_par_with(n, utf8, |i| target.header(picked[i].1))?;
         }
         batch.seqs.extend_par_with(n, |i| (query.seq(picked[i].0), target.seq(picked[i].1)))?;
         self.counter.pairs += self.picked.len() as u64;
         Ok(true)
-    }
-}
-
-/// Appends `n` ids (or headers) gathered from the sets, checked as UTF-8 unless `utf8`.
-fn gather_ids<'a>(ids: &mut Ids, n: usize, utf8: bool, id: impl Fn(usize) -> &'a [u8] + Sync) -> Result<()> {
-    match utf8 {
-        true => ids.extend_utf8_par_with(n, id),
-        false => ids.extend_par_with(n, id),
     }
 }
 
@@ -433,7 +423,7 @@ impl TsvIds {
                 continue;
             }
             if is_header(place, text, self.line)? {
-                self.header = text.split(|&b| b == b'\t').map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+                self.header = header_names(place, text, self.line)?;
             } else if let Some(piece) = self.pieces.front_mut() {
                 piece.pos = start;
                 self.line -= 1;
@@ -567,7 +557,7 @@ impl TsvIds {
                     fields.len()
                 );
                 let index = (p.first + p.picked.len() as u64) as usize;
-                return Err(Error::record(p.place, index, &String::from_utf8_lossy(field(0)), problem));
+                return Err(Error::record(p.place, index, field(0), problem));
             }
             p.take(field(0), field(1), TSV_ID_COLUMNS, || format!("line {number}: "))?;
             for (cell, &k) in cells.iter_mut().zip(&self.carried) {
@@ -703,6 +693,19 @@ fn is_header(place: &Where, text: &[u8], number: usize) -> Result<bool> {
         ));
     }
     Ok(fields.len() >= 2 && fields[..2].iter().copied().eq(TSV_ID_COLUMNS.iter().map(|c| c.as_bytes())))
+}
+
+/// The column names of a TSV header line: a trailing tab (an empty name at the end, as
+/// spreadsheets write) is dropped; an empty name elsewhere is an error naming the column.
+fn header_names(place: &Where, text: &[u8], number: usize) -> Result<Vec<String>> {
+    let mut names: Vec<&[u8]> = text.split(|&b| b == b'\t').collect();
+    while names.last().is_some_and(|n| n.iter().all(u8::is_ascii_whitespace)) {
+        names.pop();
+    }
+    if let Some(k) = names.iter().position(|n| n.iter().all(u8::is_ascii_whitespace)) {
+        return Err(Error::file(place, format!("line {number}: header column {} has no name", k + 1)));
+    }
+    Ok(names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect())
 }
 
 /// Input batches of candidates looked up ahead of the consumer, at most.
@@ -848,9 +851,8 @@ fn take_row(p: &mut Pick<'_>, ids: &[StrColumn; 2], r: usize, names: &[String; 2
         (Some(q), Some(t)) => (q, t),
         (q, _) => {
             let index = (p.first + p.picked.len() as u64) as usize;
-            let id = q.map(String::from_utf8_lossy).unwrap_or_default();
             let column = if q.is_none() { names[0] } else { names[1] };
-            return Err(Error::record(p.place, index, &id, format!("{column} is null")));
+            return Err(Error::record(p.place, index, q.unwrap_or_default(), format!("{column} is null")));
         }
     };
     p.take(q, t, names, String::new)

@@ -130,10 +130,11 @@ impl FastaPairs {
         let query = |i: usize| &q[p[i][0] as usize];
         let target = |i: usize| &t[p[i][2] as usize];
         let (qi, ti) = (|i: usize| p[i][1] as usize, |i: usize| p[i][3] as usize);
-        batch.query_ids.extend_utf8_par_with(n, |i| query(i).id(qi(i)).as_bytes())?;
-        batch.target_ids.extend_utf8_par_with(n, |i| target(i).id(ti(i)).as_bytes())?;
-        batch.query_headers.extend_utf8_par_with(n, |i| query(i).header(qi(i)).as_bytes())?;
-        batch.target_headers.extend_utf8_par_with(n, |i| target(i).header(ti(i)).as_bytes())?;
+        let utf8 = queries.iter().chain(&targets).all(|part| part.is_utf8());
+        batch.query_ids.extend_known_par_with(n, utf8, |i| query(i).id(qi(i)))?;
+        batch.target_ids.extend_known_par_with(n, utf8, |i| target(i).id(ti(i)))?;
+        batch.query_headers.extend_known_par_with(n, utf8, |i| query(i).header(qi(i)))?;
+        batch.target_headers.extend_known_par_with(n, utf8, |i| target(i).header(ti(i)))?;
         batch.seqs.extend_par_with(n, |i| (query(i).seq(qi(i)), target(i).seq(ti(i))))?;
         self.counter.pairs += n as u64;
         // The parts go back to their readers from the pool, those used up to be parsed into

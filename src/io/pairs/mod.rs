@@ -21,7 +21,7 @@ use arrow::datatypes::Schema;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, Where};
-use crate::io::input::Head;
+use crate::io::input::{skip_bom, Head};
 use crate::scoring::alphabet::describe_residue;
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch};
@@ -132,6 +132,7 @@ pub fn open_pairs(
                     "{place}: column options apply to Arrow and Parquet pair tables, not TSV"
                 )));
             }
+            let input = skip_bom(&place, input)?;
             Ok(fused(tsv::TsvPairs::new(place, input, alphabet, limits)))
         }
     }
@@ -265,20 +266,19 @@ fn breaks_rows(id: &[u8]) -> bool {
 /// The first problem of one pair's fields, in the order a reader meets them: ids, then
 /// the query's residues, then the target's.
 fn check_pair(place: &Where, index: usize, context: &str, f: Fields<'_>, alphabet: Alphabet) -> Error {
-    let query_id = String::from_utf8_lossy(f[0]);
-    let target_id = String::from_utf8_lossy(f[2]);
+    let (query_id, target_id) = (f[0], f[2]);
     if query_id.is_empty() {
         return Error::record(place, index, "", format!("{context}query_id is empty"));
     }
     if target_id.is_empty() {
-        return Error::record(place, index, &query_id, format!("{context}target_id is empty"));
+        return Error::record(place, index, query_id, format!("{context}target_id is empty"));
     }
     for (column, id) in [("query_id", f[0]), ("target_id", f[2])] {
         if breaks_rows(id) {
-            return Error::record(place, index, &query_id, format!("{context}{column} contains a tab or line break"));
+            return Error::record(place, index, query_id, format!("{context}{column} contains a tab or line break"));
         }
     }
-    for (id, column, raw) in [(&query_id, PAIR_COLUMNS[1], f[1]), (&target_id, PAIR_COLUMNS[3], f[3])] {
+    for (id, column, raw) in [(query_id, PAIR_COLUMNS[1], f[1]), (target_id, PAIR_COLUMNS[3], f[3])] {
         if raw.is_empty() {
             return Error::record(place, index, id, format!("{context}{column} is empty"));
         }

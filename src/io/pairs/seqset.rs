@@ -11,7 +11,7 @@ use arrow::datatypes::Schema;
 use super::breaks_rows;
 use super::table::{open_table, string_columns, StrColumn, Table, Wanted};
 use crate::database::{Bytes, Database};
-use crate::error::{shown_id, Error, Result, Where};
+use crate::error::{Error, Result, Where};
 use crate::io::fasta_blocks::BlockFastaReader;
 use crate::io::input::{peek, Head};
 use crate::io::makedb::{map_swdb_head, not_mappable, SWDB_MAGIC};
@@ -50,6 +50,8 @@ pub struct SeqSet {
     index: hashbrown::HashTable<u32>,
     /// Every id and header is UTF-8 on its own (checked once here, not per batch).
     utf8: bool,
+    /// Read from an Arrow/Parquet table (whose columns `SetColumns` names).
+    table: bool,
 }
 
 impl std::fmt::Debug for SeqSet {
@@ -96,13 +98,13 @@ impl Builder {
     }
 
     /// Appends a FASTA record (already encoded).
-    fn push_record(&mut self, id: &str, seq: &[u8], header: &str) -> Result<()> {
+    fn push_record(&mut self, id: &[u8], seq: &[u8], header: &[u8]) -> Result<()> {
         self.check_count()?;
         self.residues.extend_from_slice(seq);
         self.offsets.push(self.residues.len() as u64);
-        self.ids.extend_from_slice(id.as_bytes());
+        self.ids.extend_from_slice(id);
         self.id_offsets.push(self.ids.len() as u64);
-        self.headers.extend_from_slice(header.as_bytes());
+        self.headers.extend_from_slice(header);
         self.header_offsets.push(self.headers.len() as u64);
         Ok(())
     }
@@ -113,11 +115,12 @@ impl Builder {
         self.check_count()?;
         let place = &self.place;
         let Some(id) = id else { return Err(Error::record(place, row, "", format!("{} is null", columns.id))) };
-        let id = std::str::from_utf8(id).map_err(|_| Error::Internal("a utf8 column holds bad UTF-8".into()))?;
+        // Ids are bytes (a binary column may hold any): looked up as such, made UTF-8 only
+        // in the output's id columns.
         if id.is_empty() {
             return Err(Error::record(place, row, "", format!("{} is empty", columns.id)));
         }
-        if breaks_rows(id.as_bytes()) {
+        if breaks_rows(id) {
             return Err(Error::record(place, row, id, format!("{} contains a tab or line break", columns.id)));
         }
         let seq = match seq {
@@ -132,7 +135,7 @@ impl Builder {
             return Err(Error::record(place, row, id, problem));
         }
         self.offsets.push(self.residues.len() as u64);
-        self.ids.extend_from_slice(id.as_bytes());
+        self.ids.extend_from_slice(id);
         self.id_offsets.push(self.ids.len() as u64);
         self.header_offsets.push(0);
         Ok(())
@@ -152,9 +155,10 @@ impl Builder {
             header_offsets: if with_headers { self.header_offsets } else { Vec::new() },
             hasher: ahash::RandomState::new(),
             index: hashbrown::HashTable::new(),
-            // Ids and headers came as `str`s.
-            utf8: true,
+            utf8: false,
+            table: false,
         };
+        set.utf8 = set.all_utf8();
         set.build_index(0..n, |i| i as usize)?;
         Ok(set)
     }
@@ -184,7 +188,7 @@ impl SeqSet {
         while let Some(part) = reader.next_part() {
             let part = part?;
             for i in 0..part.len() {
-                set.push_record(part.id(i), part.seq(i), if columns.headers { part.header(i) } else { "" })?;
+                set.push_record(part.id(i), part.seq(i), if columns.headers { part.header(i) } else { b"" })?;
             }
         }
         set.finish()
@@ -195,7 +199,7 @@ impl SeqSet {
     pub fn from_table(table: Table, alphabet: Alphabet, columns: &SetColumns) -> Result<SeqSet> {
         let mut set = Builder::new(table.place.clone(), alphabet);
         for_each_row(table, columns, |row, id, seq| set.push_row(row, id, seq, columns))?;
-        set.finish()
+        Ok(SeqSet { table: true, ..set.finish()? })
     }
 
     /// A `makedb` database as a set: its mapped residues and ids are used in place; records
@@ -213,16 +217,21 @@ impl SeqSet {
             hasher: ahash::RandomState::new(),
             index: hashbrown::HashTable::new(),
             utf8: false,
+            table: false,
         };
-        set.utf8 = {
-            use rayon::prelude::*;
-            (0..set.len() as u32).into_par_iter().with_min_len(4096).all(|i| std::str::from_utf8(set.id(i)).is_ok())
-        };
+        set.utf8 = set.all_utf8();
         // Indexed in input order, so that the first duplicate met is the first in the file.
         let mut order: Vec<u32> = (0..original.len() as u32).collect();
         order.sort_unstable_by_key(|&i| original[i as usize]);
         set.build_index(order.into_iter(), |i| original[i as usize] as usize)?;
         Ok(set)
+    }
+
+    /// Whether every id and header is UTF-8 on its own (checked once, in parallel).
+    fn all_utf8(&self) -> bool {
+        use rayon::prelude::*;
+        let utf8 = |text: &[u8]| std::str::from_utf8(text).is_ok();
+        (0..self.len() as u32).into_par_iter().with_min_len(4096).all(|i| utf8(self.id(i)) && utf8(self.header(i)))
     }
 
     /// Indexes sequences in `order`; `record(i)` is sequence i's 0-based input position.
@@ -234,11 +243,10 @@ impl SeqSet {
             match index.entry(hash, |&j| self.id(j) == id, |&j| self.hasher.hash_one(self.id(j))) {
                 hashbrown::hash_table::Entry::Occupied(e) => {
                     let first = record(*e.get());
-                    let id = String::from_utf8_lossy(id);
                     return Err(Error::record(
                         &self.place,
                         record(i),
-                        &id,
+                        id,
                         format!(
                             "duplicate id: record {} has the same id (ids of a sequence set must be unique)",
                             first + 1
@@ -286,6 +294,12 @@ impl SeqSet {
     pub fn id(&self, i: u32) -> &[u8] {
         let i = i as usize;
         &self.ids.as_slice()[self.id_offsets[i] as usize..self.id_offsets[i + 1] as usize]
+    }
+
+    /// Whether the set was read from an Arrow/Parquet table (named columns), not FASTA or
+    /// a makedb file.
+    pub fn is_table(&self) -> bool {
+        self.table
     }
 
     /// Whether the set has FASTA headers.
@@ -356,11 +370,6 @@ pub fn table_records(table: Table, alphabet: Alphabet, columns: &SetColumns) -> 
         records.push(crate::seq::Record { id, seq: set.residues[s..e].to_vec(), header: String::new() });
     }
     Ok(records)
-}
-
-/// An id shown in a message (escaped, cut), from raw bytes.
-pub(super) fn shown(id: &[u8]) -> String {
-    shown_id(&String::from_utf8_lossy(id))
 }
 
 #[cfg(test)]

@@ -16,15 +16,11 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::{append_pairs, fused, BatchLimits, Counter, Fields, PairColumns, PairReader, Source};
 use crate::error::{Error, Result, Where};
-use crate::io::input::{peek, read_error, Head, Input};
+use crate::io::input::{peek, read_error, Head, Input, ARROW_CONTINUATION, ARROW_FILE_MAGIC, PARQUET_MAGIC};
 use crate::io::ipc::IpcReader;
 use crate::io::parquet;
 use crate::scoring::Alphabet;
 use crate::seq::{Carried, PairBatch};
-
-const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
-const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
-const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
 pub use crate::io::parquet::Batches;
 
@@ -202,6 +198,13 @@ pub(super) fn string_columns(
     for (slot, name) in found.iter_mut().zip(names) {
         match schema.index_of(name) {
             Ok(i) => {
+                let same = schema.fields().iter().filter(|f| f.name() == name).count();
+                if same > 1 {
+                    return Err(Error::file(
+                        place,
+                        format!("{same} columns are named {name}: which one to read is ambiguous (rename them apart)"),
+                    ));
+                }
                 let ty = schema.field(i).data_type();
                 if !StrColumn::readable(ty) {
                     return Err(Error::file(
@@ -257,6 +260,11 @@ pub(super) fn carried_schema(place: &Where, schema: &Schema, carried: &[usize]) 
     let mut fields: Vec<Field> = Vec::with_capacity(carried.len());
     for &i in carried {
         let field = schema.field(i);
+        // The types an Arrow IPC input may hold, for Parquet and in-memory tables too.
+        if !crate::io::ipc::readable_type(field.data_type()) {
+            let problem = crate::io::ipc::not_readable(field.name(), field.data_type());
+            return Err(Error::file(place, format!("{problem}; leave it out with --carry")));
+        }
         let name = if taken(field.name()) { format!("input_{}", field.name()) } else { field.name().clone() };
         if taken(&name) || fields.iter().any(|f| f.name() == &name) {
             return Err(Error::file(
@@ -493,8 +501,8 @@ impl TablePairs {
                 let mut f: Fields<'_> = [&[]; 4];
                 for (k, slot) in f.iter_mut().enumerate() {
                     *slot = columns[k].get(row + i).ok_or_else(|| {
-                        let id = columns[0].get(row + i).map(String::from_utf8_lossy).unwrap_or_default();
-                        Error::record(place, (first + i as u64) as usize, &id, format!("{} is null", names[k]))
+                        let id = columns[0].get(row + i).unwrap_or_default();
+                        Error::record(place, (first + i as u64) as usize, id, format!("{} is null", names[k]))
                     })?;
                 }
                 Ok(f)

@@ -30,6 +30,9 @@ pub(super) const CHUNK: usize = 1 << 20;
 /// An input silent this long has paused: what is complete goes on (streaming).
 pub(super) const PAUSE: Duration = Duration::from_millis(10);
 
+/// Said of a line of two fields: a candidate list given without its sequence set.
+const IDS_ONLY_HINT: &str = " (two columns of ids, query id and target id? give their sequences with --seqs)";
+
 pub(super) struct TsvPairs {
     place: Where,
     alphabet: Alphabet,
@@ -236,12 +239,12 @@ impl TsvPairs {
             LineProblem::Columns { number, found, id } => Error::record(
                 &self.place,
                 self.counter.pairs as usize,
-                &String::from_utf8_lossy(&self.block[id.clone()]),
+                &self.block[id.clone()],
                 format!(
-                    "line {}: expected 4 tab-separated columns ({}), found {}",
+                    "line {}: expected 4 tab-separated columns ({}), found {found}{}",
                     self.lines_before + number,
                     PAIR_COLUMNS.join(", "),
-                    found
+                    if *found == 2 { IDS_ONLY_HINT } else { "" }
                 ),
             ),
         }
@@ -507,20 +510,21 @@ mod tests {
                 return Err(format!("p.tsv: line {line}: looks like FASTA, not a pair file: give query and target FASTA files as two inputs"));
             }
             let n = out.len();
-            let id = |k: usize| String::from_utf8_lossy(fields[k]).into_owned();
+            let id = |k: usize| fields[k].to_vec();
             // Messages through `Error::record`, as every reader's (its id escaping included).
             if fields.len() != 4 {
+                let hint = if fields.len() == 2 { IDS_ONLY_HINT } else { "" };
                 let problem = format!(
-                    "line {line}: expected 4 tab-separated columns (query_id, query_seq, target_id, target_seq), found {}",
+                    "line {line}: expected 4 tab-separated columns (query_id, query_seq, target_id, target_seq), found {}{hint}",
                     fields.len()
                 );
-                return Err(Error::record(&place, n, &id(0), problem).to_string());
+                return Err(Error::record(&place, n, id(0), problem).to_string());
             }
-            let record = |who: String, problem: String| {
-                Error::record(&place, n, &who, format!("line {line}: {problem}")).to_string()
+            let record = |who: Vec<u8>, problem: String| {
+                Error::record(&place, n, who, format!("line {line}: {problem}")).to_string()
             };
             if fields[0].is_empty() {
-                return Err(record(String::new(), "query_id is empty".into()));
+                return Err(record(Vec::new(), "query_id is empty".into()));
             }
             if fields[2].is_empty() {
                 return Err(record(id(0), "target_id is empty".into()));
@@ -542,7 +546,8 @@ mod tests {
             let dec = |k: usize| {
                 String::from_utf8(Alphabet::Protein.decode(&Alphabet::Protein.encode(fields[k]).unwrap())).unwrap()
             };
-            out.push([id(0), dec(1), id(2), dec(3)]);
+            let text = |k: usize| String::from_utf8_lossy(fields[k]).into_owned();
+            out.push([text(0), dec(1), text(2), dec(3)]);
         }
     }
 
