@@ -567,13 +567,13 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     )?;
     progress.phase_aligning("aligning", input_size(&[&args.query]));
     let name = engine.name();
-    pipeline::search::search(engine.clone(), db, queries, opts, writer)?;
+    let times = pipeline::search::search(engine.clone(), db, queries, opts, writer)?;
     progress.finish("queries", Some("hits"), &name);
     if query_count.load(Ordering::Relaxed) == 0 && !args.run.quiet {
         eprintln!("swarrow: note: {}: no queries; wrote an empty result", Where::from_arg(&args.query));
     }
     if args.run.stats {
-        print_stats(engine.statistics());
+        print_stats(engine.statistics().into_iter().chain(times.lines()));
     }
     Ok(())
 }

@@ -699,3 +699,77 @@ fn fasta_headers_come_through_as_qheader_and_theader() {
     ]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("q1\tt1\t\n"));
 }
+
+/// `--stats` lines as (name, value).
+fn stats_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("swarrow stats: "))
+        .filter_map(|l| l.split_once(": "))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The seconds that follow `word` in `value` (`busy 0.012 s, ...`).
+fn seconds_after(value: &str, word: &str) -> f64 {
+    let rest = value.split(word).nth(1).unwrap_or_else(|| panic!("no {word:?} in {value:?}"));
+    rest.split_whitespace().next().unwrap().parse().unwrap_or_else(|_| panic!("{word:?} in {value:?}"))
+}
+
+// Where a run's time went: every stage of the pipeline with its busy and waiting times, the
+// stage that bounds it and the CPU of swarrow's threads by stage, on align (several batches,
+// every output format's writer) and search. A stage's busy and waiting times together fit in
+// the wall (compute: in its workers' walls), output time within writing.
+#[test]
+fn stats_say_per_stage_where_the_time_went() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = examples().join("pairs.tsv");
+    let out = dir.path().join("out.parquet");
+    let align = ["align", "--pairs", pairs.to_str().unwrap(), "--batch", "3", "--device", "cpu", "--stats", "--quiet"];
+    let (queries, db) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let search = ["search", "-q", &queries, "-d", &db, "--device", "cpu", "--stats", "--quiet"];
+    let runs: [(&[&str], &[&str], u64); 3] = [
+        (&align, &["-o", out.to_str().unwrap()], 7),
+        (&align, &["--format", "arrow", "-o", "-"], 7),
+        (&search, &["--format", "tsv", "-o", "-"], 1),
+    ];
+    for (args, output, batches) in runs {
+        let args: Vec<&str> = args.iter().chain(output).copied().collect();
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let lines = stats_lines(&stderr(&o));
+        let get = |name: &str| {
+            lines
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("{args:?}: no {name}: {lines:?}"))
+        };
+        let secs = |v: &str| v.trim_end_matches(" s").parse::<f64>().unwrap();
+        let wall = secs(&get("pipeline wall"));
+        let slack = 0.005;
+        let counts = get("pipeline batches");
+        assert!(counts.starts_with(&format!("{batches} (")), "{counts}");
+        let workers: f64 = counts.split('(').nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        let read = get("stage read");
+        assert!(seconds_after(&read, "busy") + seconds_after(&read, "blocked on compute") <= wall + slack, "{read}");
+        let compute = get("stage compute");
+        let busy = seconds_after(&compute, "busy");
+        assert!(busy > 0.0, "{compute}");
+        let total =
+            busy + seconds_after(&compute, "waiting for input") + seconds_after(&compute, "blocked on the writer");
+        assert!(total <= workers * wall + slack, "{compute} over {workers} x {wall}");
+        let write = get("stage write");
+        let writing = seconds_after(&write, "busy");
+        assert!(writing + seconds_after(&write, "waiting for results") <= wall + slack, "{write}");
+        assert!(seconds_after(&write, "output") <= writing + slack, "{write}");
+        assert!(["read", "compute", "write"].contains(&get("bound by").as_str()));
+        // The reader's and the engine's threads, by stage; each thread's CPU within the wall.
+        for stage in ["cpu sw-read", "cpu sw-simd"] {
+            let v = get(stage);
+            let (cpu, threads) = v.split_once(" in ").unwrap();
+            let threads: f64 = threads.split_whitespace().next().unwrap().parse().unwrap();
+            // CPU time read from /proc comes in clock ticks (10 ms).
+            assert!(secs(cpu) <= threads * (wall + 0.02), "{stage}: {v}");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int32Array, RecordBatch, StringArray};
+use arrow::buffer::NullBuffer;
 use arrow::datatypes::{Metadata, Schema, SchemaRef};
 
 use super::columns::{Column, Columns};
@@ -83,14 +84,56 @@ impl IdColumn {
     }
 }
 
+/// A float64 column that may hold nulls (bits and E-values: null where no statistics are
+/// known, which is all rows or none of a run): values (0 where null) and, from the first
+/// null on, every row's validity, so that the Arrow array is a copy of the values and no
+/// step per row.
+#[derive(Debug, Clone, Default)]
+struct Floats {
+    values: Vec<f64>,
+    valid: Option<Vec<bool>>,
+}
+
+impl Floats {
+    fn push(&mut self, value: Option<f64>) {
+        match (value, &mut self.valid) {
+            (Some(v), valid) => {
+                self.values.push(v);
+                if let Some(valid) = valid {
+                    valid.push(true);
+                }
+            }
+            (None, valid) => {
+                valid.get_or_insert_with(|| vec![true; self.values.len()]).push(false);
+                self.values.push(0.0);
+            }
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<f64> {
+        let valid = self.valid.as_ref().is_none_or(|v| v[i]);
+        valid.then(|| self.values[i])
+    }
+
+    fn clear(&mut self) {
+        self.values.clear();
+        self.valid = None;
+    }
+
+    fn to_array(&self) -> ArrayRef {
+        let nulls = self.valid.as_ref().map(|v| NullBuffer::from(v.as_slice()));
+        Arc::new(Float64Array::new(self.values.clone().into(), nulls))
+    }
+}
+
 /// A batch of result rows held column by column, as the writers consume them.
 #[derive(Debug, Clone)]
 pub struct ResultBatch {
     query: IdColumn,
     target: IdColumn,
     score: Vec<i32>,
-    bits: Vec<Option<f64>>,
-    evalue: Vec<Option<f64>>,
+    bits: Floats,
+    evalue: Floats,
     qstart: Vec<i32>,
     qend: Vec<i32>,
     tstart: Vec<i32>,
@@ -124,8 +167,8 @@ impl ResultBatch {
             query: IdColumn::Rows(Ids::default()),
             target: IdColumn::Rows(Ids::default()),
             score: Vec::new(),
-            bits: Vec::new(),
-            evalue: Vec::new(),
+            bits: Floats::default(),
+            evalue: Floats::default(),
             qstart: Vec::new(),
             qend: Vec::new(),
             tstart: Vec::new(),
@@ -228,8 +271,8 @@ impl ResultBatch {
             query: self.query.get(i),
             target: self.target.get(i),
             score: self.score[i],
-            bits: self.bits[i],
-            evalue: self.evalue[i],
+            bits: self.bits.get(i),
+            evalue: self.evalue.get(i),
             qstart: self.qstart[i],
             qend: self.qend[i],
             tstart: self.tstart[i],
@@ -296,8 +339,8 @@ impl ResultBatch {
             Query => Value::Text(self.query.get(i)),
             Target => Value::Text(self.target.get(i)),
             Score => Value::Int(self.score[i]),
-            Bits => Value::Float(self.bits[i]),
-            Evalue => Value::Float(self.evalue[i]),
+            Bits => Value::Float(self.bits.get(i)),
+            Evalue => Value::Float(self.evalue.get(i)),
             Qstart => Value::Int(self.qstart[i]),
             Qend => Value::Int(self.qend[i]),
             Tstart => Value::Int(self.tstart[i]),
@@ -324,15 +367,14 @@ impl ResultBatch {
     /// the same `columns` and carried columns).
     pub fn to_record_batch(&self, columns: &Columns, schema: &SchemaRef) -> Result<RecordBatch> {
         let int = |v: &Vec<i32>| -> ArrayRef { Arc::new(Int32Array::from(v.clone())) };
-        let float = |v: &Vec<Option<f64>>| -> ArrayRef { Arc::new(Float64Array::from(v.clone())) };
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
         for &c in &columns.0 {
             arrays.push(match c {
                 Column::Query => self.query.to_array()?,
                 Column::Target => self.target.to_array()?,
                 Column::Score => int(&self.score),
-                Column::Bits => float(&self.bits),
-                Column::Evalue => float(&self.evalue),
+                Column::Bits => self.bits.to_array(),
+                Column::Evalue => self.evalue.to_array(),
                 Column::Qstart => int(&self.qstart),
                 Column::Qend => int(&self.qend),
                 Column::Tstart => int(&self.tstart),
@@ -388,4 +430,33 @@ pub enum Value<'a> {
     Int(i32),
     Float(Option<f64>),
     Bool(bool),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Nulls before, between and after values, none at all, and all of them: the column is
+    // the array arrow builds from the same options, and rows read back the same.
+    #[test]
+    fn float_columns_keep_their_nulls() {
+        let cases: [&[Option<f64>]; 4] = [
+            &[Some(1.5), None, Some(2.0), None, None, Some(-3.0)],
+            &[None, Some(1.0)],
+            &[Some(4.0), Some(5.0)],
+            &[None, None, None],
+        ];
+        for values in cases {
+            let mut floats = Floats::default();
+            for &v in values {
+                floats.push(v);
+            }
+            let want: ArrayRef = Arc::new(Float64Array::from(values.to_vec()));
+            assert_eq!(&floats.to_array(), &want, "{values:?}");
+            assert_eq!((0..values.len()).map(|i| floats.get(i)).collect::<Vec<_>>(), values);
+            floats.clear();
+            floats.push(Some(7.0));
+            assert_eq!(floats.to_array().null_count(), 0);
+        }
+    }
 }

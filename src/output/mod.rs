@@ -29,6 +29,7 @@ mod text;
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow, Value};
 pub use columns::{Column, Columns, Need};
 pub use format::{default_format_note, resolve_format, Format, Stdout};
+pub use sink::OutputTime;
 pub use table::{create_table_writer, table_batches, TableWriter};
 pub use text::{blast_bitscore, blast_evalue};
 
@@ -87,6 +88,10 @@ impl RunMetadata {
 pub trait ResultWriter: Send {
     fn write(&mut self, batch: &ResultBatch) -> Result<()>;
     fn finish(self: Box<Self>) -> Result<()>;
+    /// The time its output takes bytes, for outputs into a file or pipe.
+    fn output_time(&self) -> Option<OutputTime> {
+        None
+    }
 }
 
 /// The writer for `format`, writing to `output` (a path; `None` or `-` = standard output).
@@ -162,7 +167,8 @@ fn lazy_on(
 ) -> Box<dyn ResultWriter> {
     let pending =
         Pending { sink, format, columns: columns.clone(), carried: carried.clone(), metadata: metadata.clone() };
-    Box::new(Lazy { pending: Some(pending), started: None })
+    let output_time = pending.sink.status().output_time;
+    Box::new(Lazy { pending: Some(pending), started: None, output_time })
 }
 
 /// What a writer needs to start.
@@ -181,6 +187,7 @@ struct Pending {
 struct Lazy {
     pending: Option<Pending>,
     started: Option<Box<dyn ResultWriter>>,
+    output_time: OutputTime,
 }
 
 impl Lazy {
@@ -203,6 +210,10 @@ impl ResultWriter for Lazy {
             Some(writer) => writer.finish(),
             None => Err(Error::Internal("writer not started".into())),
         }
+    }
+
+    fn output_time(&self) -> Option<OutputTime> {
+        Some(self.output_time.clone())
     }
 }
 

@@ -5,7 +5,9 @@
 use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
@@ -27,12 +29,28 @@ enum Target {
     Test(Box<dyn Write + Send>),
 }
 
-/// Shared view of a sink: its name for messages and its first I/O error.
+/// The time an output spent taking bytes (writes and flushes into the file or pipe, not
+/// encoding them), readable while and after the writer runs; for `--stats`.
+#[derive(Debug, Clone, Default)]
+pub struct OutputTime(Arc<AtomicU64>);
+
+impl OutputTime {
+    pub fn get(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::Relaxed))
+    }
+
+    fn add(&self, since: Instant) {
+        self.0.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
+/// Shared view of a sink: its name for messages, its first I/O error and its output time.
 #[derive(Clone)]
 pub(super) struct Status {
     name: Arc<str>,
     is_stdout: bool,
     first_error: Arc<Mutex<Option<io::Error>>>,
+    pub(super) output_time: OutputTime,
 }
 
 impl Status {
@@ -72,15 +90,20 @@ impl Sink {
             }
             _ => (Target::Stdout(io::stdout()), "standard output".to_string(), true),
         };
-        let status = Status { name: name.into(), is_stdout, first_error: Arc::new(Mutex::new(None)) };
+        let status =
+            Status { name: name.into(), is_stdout, first_error: Default::default(), output_time: Default::default() };
         Ok(Sink { target, status })
     }
 
     /// A sink over `writer`, behaving as standard output does.
     #[cfg(test)]
     pub(super) fn test(writer: Box<dyn Write + Send>) -> Sink {
-        let status =
-            Status { name: "standard output".into(), is_stdout: true, first_error: Arc::new(Mutex::new(None)) };
+        let status = Status {
+            name: "standard output".into(),
+            is_stdout: true,
+            first_error: Default::default(),
+            output_time: Default::default(),
+        };
         Sink { target: Target::Test(writer), status }
     }
 
@@ -111,22 +134,26 @@ impl Sink {
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let started = Instant::now();
         let result = match &mut self.target {
             Target::Stdout(out) => out.write(buf),
             Target::File(file) => file.file()?.write(buf),
             #[cfg(test)]
             Target::Test(w) => w.write(buf),
         };
+        self.status.output_time.add(started);
         result.inspect_err(|e| self.status.record(e))
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        let started = Instant::now();
         let result = match &mut self.target {
             Target::Stdout(out) => out.flush(),
             Target::File(file) => file.file()?.flush(),
             #[cfg(test)]
             Target::Test(w) => w.flush(),
         };
+        self.status.output_time.add(started);
         result.inspect_err(|e| self.status.record(e))
     }
 }

@@ -11,7 +11,6 @@ use std::io::{BufWriter, Write};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type, Int32Type, SchemaRef};
 use arrow::ipc::writer::{FileWriter, StreamWriter};
-use parquet::arrow::ArrowWriter;
 
 use super::sink::{Sink, Status};
 use super::{Format, RunMetadata};
@@ -83,7 +82,7 @@ fn start(format: Format, schema: SchemaRef, metadata: &RunMetadata, sink: Sink) 
         Format::ArrowFile => Encoder::File(FileWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?),
         Format::Parquet => {
             let props = super::pq::properties(metadata).map_err(|e| status.fail(e))?;
-            Encoder::Parquet(ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| status.fail(e))?)
+            Encoder::Parquet(super::pq::ParquetEncoder::new(sink, schema, props).map_err(|e| status.fail(e))?)
         }
         _ => {
             let mut out = sink.buffered();
@@ -97,7 +96,7 @@ fn start(format: Format, schema: SchemaRef, metadata: &RunMetadata, sink: Sink) 
 enum Encoder {
     Stream(StreamWriter<BufWriter<Sink>>),
     File(FileWriter<BufWriter<Sink>>),
-    Parquet(ArrowWriter<Sink>),
+    Parquet(super::pq::ParquetEncoder<Sink>),
     Tsv(BufWriter<Sink>, String),
 }
 
@@ -161,7 +160,7 @@ impl TableWriter for Table {
         match encoder {
             Encoder::Stream(w) => Sink::commit_buffered(w.into_inner().map_err(|e| status.fail(e))?, &status),
             Encoder::File(w) => Sink::commit_buffered(w.into_inner().map_err(|e| status.fail(e))?, &status),
-            Encoder::Parquet(w) => w.into_inner().map_err(|e| status.fail(e))?.commit(),
+            Encoder::Parquet(w) => w.finish().map_err(|e| status.fail(e))?.commit(),
             Encoder::Tsv(out, _) => Sink::commit_buffered(out, &status),
         }
     }

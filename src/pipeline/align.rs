@@ -67,9 +67,9 @@ pub fn align(
     };
     let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
     let in_flight = opts.in_flight.unwrap_or_else(|| engine.align_calls_in_flight());
-    let times = run_ordered(in_flight, read, compute, write)?;
+    let mut times = run_ordered(in_flight, read, compute, write)?;
     progress.phase("writing");
-    writer.finish()?;
+    super::finish_writer(writer, &mut times)?;
     Ok(times)
 }
 

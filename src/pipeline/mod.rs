@@ -16,32 +16,97 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Alignment, Engine};
 use crate::error::{Error, Result};
-use crate::output::{Need, ResultBatch};
+use crate::output::{Need, ResultBatch, ResultWriter};
 use crate::seq::PairSeqs;
 
-/// Where a pipeline's time went: each stage's busy time (compute summed over the batches in
-/// flight, so it can exceed the wall time), for `--stats`.
+/// Where a pipeline's time went, for `--stats`: each stage's busy time and the time it
+/// waited on its neighbours. A stage busy for most of the wall bounds the run; one that mostly
+/// waits for input is fed too slowly, one blocked handing on is held up by the next.
 #[derive(Debug, Clone, Default)]
 pub struct StageTimes {
     pub batches: u64,
-    /// In the reader (waiting for input included).
-    pub read: Duration,
-    pub compute: Duration,
-    pub write: Duration,
+    /// Compute workers (batches computing at once at most).
+    pub workers: usize,
     pub wall: Duration,
+    /// Reader thread: filling batches (reading, parsing, looking up and gathering), and
+    /// blocked while the engine had no room for the next batch.
+    pub read: Duration,
+    pub read_blocked: Duration,
+    /// Compute, summed over the workers: computing (engine, traceback, building the rows),
+    /// waiting for a batch from the reader, blocked while the writer had no room.
+    pub compute: Duration,
+    pub compute_starved: Duration,
+    pub compute_blocked: Duration,
+    /// Writer (the calling thread): writing results (encoding them and putting the bytes
+    /// out), and waiting for the next batch in input order.
+    pub write: Duration,
+    pub write_starved: Duration,
+    /// Of `write`, the time spent putting bytes into the output (file, pipe), where known.
+    pub write_out: Option<Duration>,
 }
 
 impl StageTimes {
+    /// `--stats` lines: the stages, the one that bounds the run, and the CPU time of
+    /// swarrow's threads by stage name ([`crate::threads::cpu_by_stage`]).
     pub fn lines(&self) -> Vec<(String, String)> {
         let s = |d: Duration| format!("{:.3} s", d.as_secs_f64());
-        vec![
-            ("pipeline batches".into(), self.batches.to_string()),
+        let encoding = match self.write_out {
+            Some(out) => format!(" (encoding {}, output {})", s(self.write.saturating_sub(out)), s(out)),
+            None => String::new(),
+        };
+        let mut lines = vec![
             ("pipeline wall".into(), s(self.wall)),
-            ("pipeline reading".into(), s(self.read)),
-            ("pipeline computing (summed over batches in flight)".into(), s(self.compute)),
-            ("pipeline writing".into(), s(self.write)),
-        ]
+            ("pipeline batches".into(), format!("{} ({} computing at once at most)", self.batches, self.workers)),
+            (
+                "stage read".into(),
+                format!("busy {}, blocked on compute {} (reading, parsing, id lookup and gathering)", s(self.read), s(self.read_blocked)),
+            ),
+            (
+                "stage compute".into(),
+                format!(
+                    "busy {}, waiting for input {}, blocked on the writer {} (summed over {} workers; engine, traceback, rows)",
+                    s(self.compute),
+                    s(self.compute_starved),
+                    s(self.compute_blocked),
+                    self.workers
+                ),
+            ),
+            ("stage write".into(), format!("busy {}{encoding}, waiting for results {}", s(self.write), s(self.write_starved))),
+            ("bound by".into(), self.bound_by().into()),
+        ];
+        for (stage, use_) in crate::threads::cpu_by_stage() {
+            let threads = if use_.threads == 1 { "thread" } else { "threads" };
+            lines.push((format!("cpu {stage}"), format!("{} in {} {threads}", s(use_.cpu), use_.threads)));
+        }
+        lines
     }
+
+    /// The stage busy for the largest share of the wall (compute per worker).
+    pub fn bound_by(&self) -> &'static str {
+        let per_worker = self.compute.as_secs_f64() / self.workers.max(1) as f64;
+        let shares = [("read", self.read.as_secs_f64()), ("compute", per_worker), ("write", self.write.as_secs_f64())];
+        shares.iter().fold(("read", f64::MIN), |best, &(n, t)| if t > best.1 { (n, t) } else { best }).0
+    }
+}
+
+/// Finishes `writer` after a run (footer, rename), counted as writing in `times`, which
+/// then also get the output's own time.
+pub(crate) fn finish_writer(writer: Box<dyn ResultWriter>, times: &mut StageTimes) -> Result<()> {
+    let output = writer.output_time();
+    let started = Instant::now();
+    writer.finish()?;
+    times.write += started.elapsed();
+    times.wall += started.elapsed();
+    times.write_out = output.map(|o| o.get());
+    Ok(())
+}
+
+/// What one compute worker did: busy, waiting for a batch, blocked handing a result on.
+#[derive(Default)]
+struct WorkerTimes {
+    busy: Duration,
+    starved: Duration,
+    blocked: Duration,
 }
 
 /// Runs `read` (fills an empty batch; false at the end of the input), `compute` on up to
@@ -59,28 +124,11 @@ where
     R: Send,
 {
     let started = Instant::now();
-    let busy = |f: &mut Duration, t: Instant| *f += t.elapsed();
-    let compute_time = Mutex::new(Duration::ZERO);
-    let compute = |b: &mut B| {
-        let t = Instant::now();
-        let r = compute(b);
-        if let Ok(mut c) = compute_time.lock() {
-            *c += t.elapsed();
-        }
-        r
-    };
     let mut times = StageTimes::default();
-    let mut read_time = Duration::ZERO;
-    let mut read = |b: &mut B| {
-        let t = Instant::now();
-        let r = read(b);
-        busy(&mut read_time, t);
-        r
-    };
     let mut write = |r: R| {
         let t = Instant::now();
         let out = write(r);
-        busy(&mut times.write, t);
+        times.write += t.elapsed();
         times.batches += 1;
         out
     };
@@ -89,15 +137,21 @@ where
     let (spare_tx, spare_rx) = sync_channel::<B>(in_flight + 2);
     let (done_tx, done_rx) = sync_channel::<(u64, Result<R>)>(in_flight);
     let work_rx = Arc::new(Mutex::new(work_rx));
-    std::thread::scope(|scope| {
-        let reader = crate::threads::spawn_scoped(scope, "sw-read", move || -> Result<()> {
+    let (read_times, worker_times, write_starved) = std::thread::scope(|scope| {
+        let reader = crate::threads::spawn_scoped(scope, "sw-read", move || -> Result<(Duration, Duration)> {
+            let (mut busy, mut blocked) = (Duration::ZERO, Duration::ZERO);
             for seq in 0.. {
                 let mut batch = spare_rx.try_recv().unwrap_or_default();
-                if !read(&mut batch)? || work_tx.send((seq, batch)).is_err() {
+                let t = Instant::now();
+                let more = read(&mut batch)?;
+                busy += t.elapsed();
+                let t = Instant::now();
+                if !more || work_tx.send((seq, batch)).is_err() {
                     break;
                 }
+                blocked += t.elapsed();
             }
-            Ok(())
+            Ok((busy, blocked))
         });
         let compute = &compute;
         let workers: Vec<_> = (0..in_flight)
@@ -109,16 +163,25 @@ where
             })
             .collect();
         drop((work_rx, spare_tx, done_tx));
-        let written = write_in_order(done_rx, &mut write);
+        let mut write_starved = Duration::ZERO;
+        let written = write_in_order(done_rx, &mut write, &mut write_starved);
         let read = reader.join().unwrap_or_else(|_| Err(Error::Internal("pipeline reader panicked".into())));
+        let mut worker_times = Vec::new();
         for w in workers {
-            w.join().map_err(|_| Error::Internal("pipeline worker panicked".into()))?;
+            worker_times.push(w.join().map_err(|_| Error::Internal("pipeline worker panicked".into()))?);
         }
-        read?;
-        written
+        let read_times = read?;
+        written?;
+        Ok::<_, Error>((read_times, worker_times, write_starved))
     })?;
-    times.read = read_time;
-    times.compute = compute_time.into_inner().unwrap_or_default();
+    (times.read, times.read_blocked) = read_times;
+    times.workers = in_flight;
+    for w in worker_times {
+        times.compute += w.busy;
+        times.compute_starved += w.starved;
+        times.compute_blocked += w.blocked;
+    }
+    times.write_starved = write_starved;
     times.wall = started.elapsed();
     Ok(times)
 }
@@ -129,35 +192,49 @@ fn worker<B, R>(
     spare: &SyncSender<B>,
     done: &SyncSender<(u64, Result<R>)>,
     compute: &(impl Fn(&mut B) -> Result<R> + Sync),
-) {
+) -> WorkerTimes {
+    let mut times = WorkerTimes::default();
     loop {
+        let t = Instant::now();
         let job = match work.lock() {
             Ok(rx) => rx.recv(),
-            Err(_) => return,
+            Err(_) => return times,
         };
-        let Ok((seq, mut batch)) = job else { return };
+        times.starved += t.elapsed();
+        let Ok((seq, mut batch)) = job else { return times };
+        let t = Instant::now();
         let result = compute(&mut batch);
+        times.busy += t.elapsed();
         let failed = result.is_err();
         let _ = spare.try_send(batch);
+        let t = Instant::now();
         if done.send((seq, result)).is_err() || failed {
-            return;
+            return times;
         }
+        times.blocked += t.elapsed();
     }
 }
 
 /// Writes results in sequence order as they come; stops at the first failure (the
-/// compute error of the next batch in order, or the writer's own).
-fn write_in_order<R>(done: Receiver<(u64, Result<R>)>, write: &mut impl FnMut(R) -> Result<()>) -> Result<()> {
+/// compute error of the next batch in order, or the writer's own). Adds the time spent
+/// waiting for results to `starved`.
+fn write_in_order<R>(
+    done: Receiver<(u64, Result<R>)>,
+    write: &mut impl FnMut(R) -> Result<()>,
+    starved: &mut Duration,
+) -> Result<()> {
     let mut waiting = BTreeMap::new();
     let mut next = 0u64;
-    for (seq, result) in done {
+    loop {
+        let t = Instant::now();
+        let Ok((seq, result)) = done.recv() else { return Ok(()) };
+        *starved += t.elapsed();
         waiting.insert(seq, result);
         while let Some(result) = waiting.remove(&next) {
             write(result?)?;
             next += 1;
         }
     }
-    Ok(())
 }
 
 /// Adds the traceback columns `need` asks for to `rows` (one row per pair, in order): the

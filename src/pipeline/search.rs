@@ -1,7 +1,7 @@
 //! Database search: stream query batches against a resident database, keep each query's
 //! best hits, attach statistics, then align only the reported hits for coordinates.
 
-use super::run_ordered;
+use super::{run_ordered, StageTimes};
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
@@ -37,14 +37,14 @@ pub struct SearchOptions {
     pub evalue_model: EvalueModel,
 }
 
-/// Runs the search and finishes the writer on success.
+/// Runs the search and finishes the writer on success; says where the time went.
 pub fn search(
     engine: Arc<dyn Engine>,
     db: Arc<Database>,
     queries: Box<dyn Iterator<Item = Result<Record>> + Send>,
     opts: SearchOptions,
     mut writer: Box<dyn ResultWriter>,
-) -> Result<()> {
+) -> Result<StageTimes> {
     let progress = &opts.progress;
     let db_residues = db.total_residues();
     let mut queries = queries;
@@ -69,9 +69,10 @@ pub fn search(
     };
     let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
     // One batch at a time: a search call already keeps every core (or GPU) busy.
-    run_ordered(1, read, compute, write)?;
+    let mut times = run_ordered(1, read, compute, write)?;
     progress.phase("writing");
-    writer.finish()
+    super::finish_writer(writer, &mut times)?;
+    Ok(times)
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
