@@ -32,3 +32,18 @@ fn readme_commands_run_in_order_on_a_fresh_copy() {
     assert!(output.status.success(), "README commands failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("every README command ran"), "{stdout}");
 }
+
+/// Issue 35, item 17: the README's performance table and `docs/perf.svg` are what
+/// `scripts/perf-plot.py` makes of `docs/perf.tsv`, and every figure there is in the
+/// BENCHMARKS.md section its row names (`perf-plot.py --check`).
+#[test]
+fn performance_table_and_plot_follow_the_recorded_figures() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("python3")
+        .arg(root.join("scripts/perf-plot.py"))
+        .arg("--check")
+        .current_dir(&root)
+        .output()
+        .expect("run python3 scripts/perf-plot.py --check");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
