@@ -145,10 +145,12 @@ Examples (from the repository root, on the bundled data):
 BLAST+'s options work as in BLAST: -query -db -out -outfmt -evalue -max_target_seqs
 -num_threads -matrix -gapopen -gapextend (-gapopen 11 -gapextend 1 is --gap-open 11
 --gap-extend 1: the gap costs are BLAST's here). -outfmt takes BLAST's column lists
-('6 std qlen slen qcovhsp').
+('6 std qlen slen qcovhsp', or unquoted as DIAMOND takes them) and 7 (with comment lines).
+--out is -o (DIAMOND).
 
-Default output format: -o's extension; else, for stdout, TSV on a terminal, the extension of
-the file stdout is redirected to (> hits.parquet), TSV for other files, Arrow IPC into a pipe.";
+Default output format: -o's extension (TSV for others, e.g. .out); else, for stdout, TSV on a
+terminal, the extension of the file stdout is redirected to (> hits.parquet), TSV for other
+files, Arrow IPC into a pipe (--format tsv for cut, sort, awk).";
 
 const ALIGN_EXAMPLES: &str = "\
 Examples (from the repository root, on the bundled data):
@@ -183,8 +185,10 @@ pub struct OutputArgs {
     #[arg(short, long, visible_alias = "out", value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast (also `6`, `m8`).
-    /// Default: from the extension of -o; for stdout, TSV on a terminal, the extension of the
-    /// file stdout is redirected to (TSV if none), Arrow IPC stream into a pipe.
+    /// BLAST's `7` (search: tabular with comment lines) and field lists (`6 qseqid sseqid`,
+    /// quoted or not). Default: from the extension of -o (TSV for others: .out); for stdout,
+    /// TSV on a terminal, the extension of the file stdout is redirected to (TSV if none),
+    /// Arrow IPC stream into a pipe.
     #[arg(long, visible_alias = "outfmt", value_name = "F")]
     pub format: Option<String>,
 }
