@@ -81,3 +81,14 @@ else
   cat -n "$script" >&2
   exit 1
 fi
+# What the commands wrote must be ignored by the repository's .gitignore: pasting them leaves
+# no untracked files in a checkout. (Files the copy was made of keep their old times.)
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  untracked=$(find . -type f -newer "$script" -printf '%P\n' |
+    git -C "$root" check-ignore --no-index --stdin --verbose --non-matching | awk -F'\t' '$1 == "::" { print $2 }')
+  if [ -n "$untracked" ]; then
+    echo "readme-check: the README's commands leave files that .gitignore does not cover:" >&2
+    echo "$untracked" >&2
+    exit 1
+  fi
+fi

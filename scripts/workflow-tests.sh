@@ -5,26 +5,37 @@
 # their expected outputs, and a Groovy syntax check of the Nextflow files.
 #
 #   SWARROW_BIN=/path/to/swarrow bash scripts/workflow-tests.sh snakemake|lake|recipes|nextflow
+#   bash scripts/workflow-tests.sh nextflow-task MODULE/main.nf BINDING.json
+#       prints the script of one task of a Nextflow module (scripts/nextflow-task.groovy), which
+#       tests/workflows.rs runs with its inputs staged as symlinks, as Nextflow stages them
 #
 # Exit status 77: a tool is missing (the Rust test fails in CI, skips loudly elsewhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-part=${1:?usage: workflow-tests.sh snakemake|lake|recipes|nextflow}
-: "${SWARROW_BIN:?set SWARROW_BIN to the swarrow binary}"
+part=${1:?usage: workflow-tests.sh snakemake|lake|recipes|nextflow|nextflow-task}
 # The repository's venv (scripts/python-env.sh).
 venv=$root/.venv
 py=$venv/bin/python
 missing() { echo "workflow-tests: missing $1 (run: bash scripts/install-test-deps.sh)" >&2; exit 77; }
 
+groovy_ready() {
+  command -v groovy >/dev/null || missing "groovy (Debian package groovy)"
+  if [ -z "${JAVA_HOME:-}" ] || [ ! -x "$JAVA_HOME/bin/java" ]; then
+    java=$(command -v java) || missing "java"
+    JAVA_HOME=$(dirname "$(dirname "$(readlink -f "$java")")")
+    export JAVA_HOME
+  fi
+}
+
 case $part in
+  nextflow-task)
+    groovy_ready
+    exec groovy scripts/nextflow-task.groovy "${2:?module}" "${3:?binding}"
+    ;;
   nextflow)
-    command -v groovy >/dev/null || missing "groovy (Debian package groovy)"
-    if [ -z "${JAVA_HOME:-}" ] || [ ! -x "$JAVA_HOME/bin/java" ]; then
-      java=$(command -v java) || missing "java"
-      JAVA_HOME=$(dirname "$(dirname "$(readlink -f "$java")")")
-      export JAVA_HOME
-    fi
+    : "${SWARROW_BIN:?set SWARROW_BIN to the swarrow binary}"
+    groovy_ready
     files=$(find workflows/nextflow \( -name '*.nf' -o -name '*.nf.test' -o -name '*.config' \) | sort)
     [ -n "$files" ] || { echo "no Nextflow files found" >&2; exit 1; }
     # Negative control: the check must reject a script that is not valid Groovy.
@@ -37,6 +48,7 @@ case $part in
     exec groovy scripts/groovy-syntax-check.groovy $files
     ;;
   snakemake|lake|recipes)
+    : "${SWARROW_BIN:?set SWARROW_BIN to the swarrow binary}"
     [ -x "$py" ] || missing "the Python venv .venv"
     "$py" -c 'import duckdb, polars, pyarrow' 2>/dev/null || missing "duckdb/polars/pyarrow in .venv"
     [ -x "$venv/bin/snakemake" ] || missing "snakemake in .venv"

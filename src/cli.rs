@@ -76,10 +76,12 @@ pub const BLAST_OPTIONS: [(&str, &str); 10] = [
 /// The command line with BLAST+'s single-dash options ([`BLAST_OPTIONS`]) spelled as ours,
 /// before clap reads it: clap would take `-outfmt` for `-o utfmt` and `-evalue` for `-e
 /// value`. Only those exact tokens change (never a value, never anything after `--`); a value
-/// that happens to equal one of them is rewritten too, which no real file name does.
+/// that happens to equal one of them is rewritten too, which no real file name does. Then
+/// DIAMOND's unquoted field list joins its format ([`join_outfmt_fields`]).
 pub fn blast_argv<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Vec<std::ffi::OsString> {
     let mut rest_is_positional = false;
-    args.into_iter()
+    let args = args
+        .into_iter()
         .enumerate()
         .map(|(k, arg)| {
             if k == 0 || rest_is_positional {
@@ -94,7 +96,39 @@ pub fn blast_argv<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Vec<st
                 None => arg,
             }
         })
-        .collect()
+        .collect();
+    join_outfmt_fields(args)
+}
+
+/// DIAMOND's `--outfmt 6 qseqid sseqid pident` (the fields as separate arguments) as BLAST's
+/// quoted `--outfmt "6 qseqid sseqid pident"`: for `search` and `align`, which take no
+/// positional arguments, the words after a tabular format number (`6`, `7`) up to the next
+/// option join its value. Other subcommands (merge takes file names) are left as they are.
+fn join_outfmt_fields(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if !matches!(args.get(1).and_then(|a| a.to_str()), Some("search" | "align")) {
+        return args;
+    }
+    let is_tabular = |value: &str| matches!(value.split_whitespace().next(), Some("6" | "7"));
+    let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
+    // Index in `out` of a tabular format value that field names may still join.
+    let mut open: Option<usize> = None;
+    for arg in args {
+        let text = arg.to_str().unwrap_or("-");
+        if arg == "--" {
+            open = None;
+        } else if let Some(k) = open.filter(|_| !text.starts_with('-')) {
+            out[k].push(" ");
+            out[k].push(&arg);
+            continue;
+        } else {
+            let previous = out.last().and_then(|a| a.to_str());
+            let after_option = matches!(previous, Some("--outfmt" | "--format")) && is_tabular(text);
+            let joined = ["--outfmt=", "--format="].iter().any(|o| text.strip_prefix(o).is_some_and(is_tabular));
+            open = (after_option || joined).then_some(out.len());
+        }
+        out.push(arg);
+    }
+    out
 }
 
 // Help examples: one command per line, each runnable as pasted from the repository root on
@@ -111,10 +145,12 @@ Examples (from the repository root, on the bundled data):
 BLAST+'s options work as in BLAST: -query -db -out -outfmt -evalue -max_target_seqs
 -num_threads -matrix -gapopen -gapextend (-gapopen 11 -gapextend 1 is --gap-open 11
 --gap-extend 1: the gap costs are BLAST's here). -outfmt takes BLAST's column lists
-('6 std qlen slen qcovhsp').
+('6 std qlen slen qcovhsp', or unquoted as DIAMOND takes them) and 7 (with comment lines).
+--out is -o (DIAMOND).
 
-Default output format: -o's extension; else, for stdout, TSV on a terminal, the extension of
-the file stdout is redirected to (> hits.parquet), TSV for other files, Arrow IPC into a pipe.";
+Default output format: -o's extension (TSV for others, e.g. .out); else, for stdout, TSV on a
+terminal, the extension of the file stdout is redirected to (> hits.parquet), TSV for other
+files, Arrow IPC into a pipe (--format tsv for cut, sort, awk).";
 
 const ALIGN_EXAMPLES: &str = "\
 Examples (from the repository root, on the bundled data):
@@ -145,12 +181,14 @@ Inputs: Parquet, Arrow IPC file or stream (`-` = stdin), TSV; detected by conten
 
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Output file; `-` or absent = stdout.
-    #[arg(short, long, value_name = "OUT")]
+    /// Output file; `-` or absent = stdout (`--out`: DIAMOND's name).
+    #[arg(short, long, visible_alias = "out", value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast (also `6`, `m8`).
-    /// Default: from the extension of -o; for stdout, TSV on a terminal, the extension of the
-    /// file stdout is redirected to (TSV if none), Arrow IPC stream into a pipe.
+    /// BLAST's `7` (search: tabular with comment lines) and field lists (`6 qseqid sseqid`,
+    /// quoted or not). Default: from the extension of -o (TSV for others: .out); for stdout,
+    /// TSV on a terminal, the extension of the file stdout is redirected to (TSV if none),
+    /// Arrow IPC stream into a pipe.
     #[arg(long, visible_alias = "outfmt", value_name = "F")]
     pub format: Option<String>,
 }
@@ -494,7 +532,7 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
         _ => return Err(Error::usage("give --pairs FILE, or --reads FILE with --haplotypes FILE")),
     };
     let meta = pairhmm::run_metadata(engine.as_ref());
-    note_default_format(&args.out, args.run.quiet);
+    note_default_format(&args.out, args.run.quiet, &Progress::hidden());
     let writer = output::create_table_writer(format, pairhmm::pipeline::schema(), &meta, out_path(&args.out))?;
     if pairhmm::pipeline::run(engine, reader, writer)? == 0 && !args.run.quiet {
         let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
@@ -507,7 +545,7 @@ fn merge(args: MergeArgs) -> Result<()> {
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     let format = resolve_format(&args.out)?;
-    note_default_format(&args.out, args.quiet);
+    note_default_format(&args.out, args.quiet, &Progress::hidden());
     pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out))
 }
 
@@ -557,7 +595,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let queries =
         watch_queries(io::FastaReader::open(&args.query, Alphabet::Protein)?.allow_empty(), &args.query, &query_count);
     let (opts, meta) = settings.prepare(engine.as_ref(), &db, columns.need(), progress);
-    note_default_format(&args.out, args.run.quiet);
+    note_default_format(&args.out, args.run.quiet, progress);
     let writer = output::create_writer_carrying(
         format,
         &columns,
@@ -725,7 +763,7 @@ fn run_align(
     let pair_count = Arc::new(AtomicU64::new(0));
     let watched = (!by_id).then_some(names.as_str());
     let pairs = session::watch_pairs(pairs, watched, aligner.scoring().alphabet(), &pair_count);
-    note_default_format(&args.out, args.run.quiet);
+    note_default_format(&args.out, args.run.quiet, progress);
     let meta = aligner.metadata();
     let writer = output::create_writer_carrying(format, columns, &pairs.carried(), &meta, out_path(&args.out))?;
     progress.phase_aligning("aligning", input_size(inputs));
@@ -843,6 +881,12 @@ fn resolve_output(out: &OutputArgs, columns: Option<&str>, mode: Mode) -> Result
         None => (None, None),
     };
     let format = output::resolve_format(explicit, out_path(out), &Stdout::detect())?;
+    if format == Format::BlastCommented && mode == Mode::Align {
+        return Err(Error::usage(
+            "--outfmt 7 lists the hits of each query of a search; align writes one line per pair: \
+             use --outfmt 6 (BLAST tabular without comments)",
+        ));
+    }
     let columns = match (columns, blast_list.as_deref()) {
         (Some(_), Some(_)) => {
             return Err(Error::usage("give the columns once: --columns, or BLAST's --outfmt '6 qseqid ...'"))
@@ -859,13 +903,14 @@ fn resolve_format(out: &OutputArgs) -> Result<Format> {
 }
 
 /// Says once on stderr (unless `quiet`) that standard output gets an Arrow IPC stream only
-/// because it is a pipe: a text tool reading it would see binary without a word.
-fn note_default_format(out: &OutputArgs, quiet: bool) {
+/// because it is a pipe: a text tool reading it would see binary without a word. Printed
+/// above the progress line (`progress`), never joined to it and erased with it.
+fn note_default_format(out: &OutputArgs, quiet: bool, progress: &Progress) {
     if quiet || out.format.is_some() {
         return;
     }
     if let Some(note) = output::default_format_note(None, out_path(out), &Stdout::detect()) {
-        eprintln!("swarrow: {note}");
+        progress.note(&format!("swarrow: {note}"));
     }
 }
 
@@ -920,6 +965,25 @@ mod tests {
         assert_eq!(blast_argv(argv("swarrow -outfmt=6 -dbx -evalues")), argv("swarrow -outfmt=6 -dbx -evalues"));
         // The program name is never an option.
         assert_eq!(blast_argv(argv("-db")), argv("-db"));
+    }
+
+    #[test]
+    fn diamond_unquoted_fields_join_the_format() {
+        let joined =
+            |line: &str| blast_argv(argv(line)).into_iter().map(|a| a.into_string().unwrap()).collect::<Vec<_>>();
+        assert_eq!(
+            joined("swarrow search -q q.fa --outfmt 6 qseqid sseqid pident -d d.fa"),
+            ["swarrow", "search", "-q", "q.fa", "--outfmt", "6 qseqid sseqid pident", "-d", "d.fa"]
+        );
+        assert_eq!(joined("swarrow align -outfmt 7 std qlen"), ["swarrow", "align", "--outfmt", "7 std qlen"]);
+        assert_eq!(
+            joined("swarrow search --outfmt=6 qseqid sseqid"),
+            ["swarrow", "search", "--outfmt=6 qseqid sseqid"]
+        );
+        // Not after another format, not after `--`, not for merge's file names.
+        assert_eq!(joined("swarrow search --format tsv x"), ["swarrow", "search", "--format", "tsv", "x"]);
+        assert_eq!(joined("swarrow search --outfmt 6 -- x"), ["swarrow", "search", "--outfmt", "6", "--", "x"]);
+        assert_eq!(joined("swarrow merge --outfmt 6 a.parquet"), ["swarrow", "merge", "--outfmt", "6", "a.parquet"]);
     }
 
     #[test]

@@ -406,6 +406,15 @@ impl Progress {
         }
     }
 
+    /// Prints `line` on stderr above the progress line, which stays drawn below it: a note
+    /// printed beside the line would be joined to it and erased with its next frame.
+    pub fn note(&self, line: &str) {
+        match self.0.visible {
+            true => self.0.bar.suspend(|| eprintln!("{line}")),
+            false => eprintln!("{line}"),
+        }
+    }
+
     /// The current state of the phase, as the model sees it.
     pub fn snapshot(&self) -> Snapshot {
         let s = &self.0;

@@ -201,3 +201,75 @@ fn blast_tabular_lines_equal_blastp_outfmt_6() {
     assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
     assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), ours.lines().count().to_string());
 }
+
+/// Issue 35, item 10: `--outfmt 7` writes the comment lines `blastp -outfmt 7` writes, in the
+/// same order, for the bundled queries (and one without hits) against the bundled database:
+/// `# BLASTP <version>`, `# Query: <defline>`, `# Database: <name>`, `# Fields: ...` where the
+/// query has hits, `# N hits found` with N its lines, and `# BLAST processed N queries`. The
+/// program's version and the hit counts (BLAST counts HSPs, and ranks by its own search) are
+/// compared by form; everything else must be identical.
+#[test]
+fn outfmt_7_comment_lines_are_blastps() {
+    if !have("blastp") && skip("blastp (ncbi-blast+) is not installed") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = String::new();
+    let gz = std::fs::File::open(examples().join("db.fasta.gz")).unwrap();
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(gz), &mut db).unwrap();
+    std::fs::write(dir.path().join("db.fa"), db).unwrap();
+    let mut queries = std::fs::read_to_string(examples().join("queries.fasta")).unwrap();
+    queries.push_str(">no_hit a query like nothing in the database\nWWWWWWWWWWWW\n");
+    std::fs::write(dir.path().join("q.fa"), queries).unwrap();
+    let mk = Command::new("makeblastdb")
+        .args(["-dbtype", "prot", "-in", "db.fa", "-out", "db.fa"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "{}", String::from_utf8_lossy(&mk.stderr));
+    for fields in ["", " qseqid sseqid pident length qlen slen qcovhsp score"] {
+        let blast = Command::new("blastp")
+            .env("OLD_FSC", "1")
+            .args(["-comp_based_stats", "0", "-evalue", "1e-5", "-query", "q.fa", "-db", "db.fa", "-outfmt"])
+            .arg(format!("7{fields}"))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(blast.status.success(), "{}", String::from_utf8_lossy(&blast.stderr));
+        let ours = bin()
+            .args(["search", "-q", "q.fa", "-d", "db.fa", "--device", "cpu", "-e", "1e-5", "--outfmt"])
+            .arg(format!("7{fields}"))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+        let (theirs, ours) = (String::from_utf8(blast.stdout).unwrap(), String::from_utf8(ours.stdout).unwrap());
+        assert_eq!(comment_lines(&ours), comment_lines(&theirs), "outfmt 7{fields}:\n{ours}\nblastp:\n{theirs}");
+        assert!(
+            ours.contains("# Query: no_hit a query like nothing in the database\n# Database: db.fa\n# 0 hits found\n")
+        );
+    }
+}
+
+/// The comment lines of `-outfmt 7` text, the program line and hit counts checked and then
+/// masked: `# BLASTP` followed by a version; `# N hits found` where N data lines follow.
+fn comment_lines(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        if !line.starts_with('#') {
+            continue;
+        }
+        if let Some(version) = line.strip_prefix("# BLASTP ") {
+            assert!(!version.trim().is_empty(), "{line}");
+            out.push("# BLASTP <version>".to_string());
+        } else if let Some(n) = line.strip_prefix("# ").and_then(|l| l.strip_suffix(" hits found")) {
+            let following = lines[k + 1..].iter().take_while(|l| !l.starts_with('#')).count();
+            assert_eq!(n.parse::<usize>().unwrap(), following, "{line}");
+            out.push(format!("# {} hits found", if following > 0 { "N" } else { "0" }));
+        } else {
+            out.push(line.to_string());
+        }
+    }
+    out
+}

@@ -505,9 +505,9 @@ fn sh_in(dir: &Path, cmd: &str) -> (i32, Vec<u8>, String) {
 fn a_default_arrow_stream_into_a_pipe_is_announced_once() {
     let dir = tempfile::tempdir().unwrap();
     let search = format!("swarrow search -q {} -d {} --device cpu", ex("queries.fasta"), ex("db.fasta.gz"));
-    let note = "swarrow: writing an Arrow IPC stream; --format tsv for text\n";
+    let note = format!("swarrow: {}\n", swarrow::output::PIPE_NOTE);
     let (rc, out, err) = sh_in(dir.path(), &format!("{search} | awk -F'\\t' '$5<1e-5' | wc -l"));
-    assert_eq!((rc, err.as_str()), (0, note), "the issue's pipeline");
+    assert_eq!((rc, err.as_str()), (0, note.as_str()), "the issue's pipeline");
     assert!(!out.is_empty());
     let (rc, _, err) = sh_in(dir.path(), &format!("{search} --format tsv | awk -F'\\t' '$5<1e-5' | wc -l"));
     assert_eq!((rc, err.as_str()), (0, ""), "a chosen format needs no note");
@@ -520,7 +520,7 @@ fn a_default_arrow_stream_into_a_pipe_is_announced_once() {
         assert_eq!((rc, err.as_str()), (0, ""), "{redirect}");
     }
     let (rc, _, err) = sh_in(dir.path(), &format!("swarrow align --pairs {} | cat > /dev/null", ex("pairs.tsv")));
-    assert_eq!((rc, err.as_str()), (0, note), "align");
+    assert_eq!((rc, err.as_str()), (0, note.as_str()), "align");
 }
 
 /// Issue 24, item 6: `-o /dev/null` needs no --format; man and completions are listed; the
@@ -623,4 +623,93 @@ fn dev_stdout_as_output_writes_to_the_pipe() {
         assert_eq!(out, plain, "{dev}");
     }
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written beside");
+}
+
+/// Issue 35, item 13: `search ... | cut -f1,2 | sort | uniq | wc -l` from a terminal: the
+/// note that the pipe gets binary stays on the screen as a line of its own, above the progress
+/// line (a note printed beside the line was joined to a frame and went with it), and says
+/// what to type.
+#[test]
+fn the_pipe_note_stays_on_the_screen_beside_the_progress_line() {
+    let dir = tempfile::tempdir().unwrap();
+    random_fasta(&dir.path().join("q.fasta"), "q", 20, 300, 5);
+    // A database that takes a few frames to load and search.
+    random_fasta(&dir.path().join("db.fasta"), "t", 6000, 250, 6);
+    let cmd =
+        format!("{} search -q q.fasta -d db.fasta --device cpu -e 1e6 | cut -f1,2 | sort | uniq | wc -l", bin_path());
+    let Some(screen) = under_pty(dir.path(), &cmd) else { return };
+    assert!(screen.contains("\r\x1b[2K"), "no progress frames drawn: {screen:?}");
+    let visible: Vec<&str> =
+        screen.lines().map(|l| l.rsplit("\r\x1b[2K").next().unwrap().trim_end_matches('\r')).collect();
+    let notes: Vec<&&str> = visible.iter().filter(|l| l.contains("Arrow IPC stream")).collect();
+    assert_eq!(notes.len(), 1, "the note once, whole, on a line of its own:\n{visible:#?}\n{screen:?}");
+    assert!(notes[0].starts_with("swarrow: note: stdout is a pipe") && notes[0].contains("--format tsv"), "{notes:?}");
+    let at = |text: &str| visible.iter().position(|l| l.contains(text));
+    assert!(at("Arrow IPC stream") < at("swarrow: 20 queries"), "the note comes before the summary: {visible:#?}");
+}
+
+/// Issue 35, items 9, 11 and 12: DIAMOND's unquoted `--outfmt 6 qseqid sseqid ...` (search and
+/// align), DIAMOND's `--out`, and `-o` names whose extension swarrow does not know (BLAST
+/// users' `.out`, `.blast6`, none) writing TSV as the same name behind `>` does.
+#[test]
+fn diamond_fields_unquoted_out_and_unknown_extensions() {
+    let (q, d) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let search = ["search", "-q", &q, "-d", &d, "--device", "cpu"];
+    let quoted = ok(&[&search[..], &["--outfmt", "6 qseqid sseqid pident qcovhsp", "-k", "2"]].concat());
+    let unquoted = ok(&[&search[..], &["--outfmt", "6", "qseqid", "sseqid", "pident", "qcovhsp", "-k", "2"]].concat());
+    assert_eq!(unquoted.stdout, quoted.stdout);
+    let text = String::from_utf8_lossy(&unquoted.stdout).to_string();
+    assert_eq!(text.lines().count(), 12, "2 hits of each of 6 queries: {text}");
+    assert!(text.lines().all(|l| l.split('\t').count() == 4), "{text}");
+    let blast = ok(&[&search[..], &["-outfmt", "6", "std", "qlen", "-k", "1"]].concat());
+    assert!(String::from_utf8_lossy(&blast.stdout).lines().all(|l| l.split('\t').count() == 13));
+    let align = ["align", "-q", &ex("pair-queries.fasta"), "-t", &ex("pair-targets.fasta"), "--device", "cpu"];
+    let o = ok(&[&align[..], &["--outfmt", "6", "qseqid", "sseqid", "score"]].concat());
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(text.lines().count(), 20, "{text}");
+    assert!(text.lines().all(|l| l.split('\t').count() == 3), "{text}");
+    // An unknown field is named, not taken for a stray argument.
+    let o = run(&[&search[..], &["--outfmt", "6", "qseqid", "staxids"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown column 'staxids'"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!("swarrow search -q {q} -d {d} --device cpu");
+    let redirected = shell(dir.path(), &format!("{line} > redirected.out"));
+    assert!(redirected.status.success());
+    let want = fs::read(dir.path().join("redirected.out")).unwrap();
+    assert!(want.starts_with(b"query\ttarget\tscore\t"), "{}", String::from_utf8_lossy(&want));
+    for (option, name) in
+        [("-o", "hits.out"), ("-o", "hits.blast6"), ("-o", "hits"), ("--out", "out.tsv"), ("--out", "x.out")]
+    {
+        let o = shell(dir.path(), &format!("{line} {option} {name}"));
+        assert!(o.status.success(), "{option} {name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(fs::read(dir.path().join(name)).unwrap(), want, "{option} {name}");
+    }
+}
+
+/// Issue 35, item 10: `-outfmt 7` is BLAST tabular with BLAST's comment lines around each
+/// query's lines (their exact form is checked against blastp in tests/blast.rs): the lines
+/// themselves are those of `-outfmt 6`, every query is listed, and align refuses it.
+#[test]
+fn outfmt_7_is_outfmt_6_with_comment_lines_per_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("q.fasta");
+    let mut text = fs::read_to_string(ex("queries.fasta")).unwrap();
+    text.push_str(">no_hit nothing like it\nWWWWWWWWWWWW\n");
+    fs::write(&queries, text).unwrap();
+    let q = queries.to_str().unwrap().to_string();
+    let search = ["search", "-q", &q, "-d", &ex("db.fasta.gz"), "--device", "cpu", "-e", "1e-5"];
+    let six = String::from_utf8(ok(&[&search[..], &["--outfmt", "6"]].concat()).stdout).unwrap();
+    let seven = String::from_utf8(ok(&[&search[..], &["-outfmt", "7"]].concat()).stdout).unwrap();
+    let data: Vec<&str> = seven.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(data, six.lines().collect::<Vec<_>>());
+    let titles: Vec<&str> = seven.lines().filter_map(|l| l.strip_prefix("# Query: ")).collect();
+    assert_eq!(titles.len(), 7, "{seven}");
+    assert_eq!(titles[6], "no_hit nothing like it");
+    assert!(seven.contains("# Query: no_hit nothing like it\n# Database: db.fasta.gz\n# 0 hits found\n"), "{seven}");
+    assert!(seven.ends_with("# BLAST processed 7 queries\n"), "{seven}");
+    let o = run(&["align", "--pairs", &ex("pairs.tsv"), "--outfmt", "7"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--outfmt 6"), "{}", String::from_utf8_lossy(&o.stderr));
 }

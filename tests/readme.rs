@@ -32,3 +32,61 @@ fn readme_commands_run_in_order_on_a_fresh_copy() {
     assert!(output.status.success(), "README commands failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("every README command ran"), "{stdout}");
 }
+
+/// Issue 35, item 17: the README's performance table and `docs/perf.svg` are what
+/// `scripts/perf-plot.py` makes of `docs/perf.tsv`, and every figure there is in the
+/// BENCHMARKS.md section its row names (`perf-plot.py --check`).
+#[test]
+fn performance_table_and_plot_follow_the_recorded_figures() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("python3")
+        .arg(root.join("scripts/perf-plot.py"))
+        .arg("--check")
+        .current_dir(&root)
+        .output()
+        .expect("run python3 scripts/perf-plot.py --check");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// The features of every crate `package`'s build compiles, as `cargo tree` resolves them:
+/// one line per crate and version, its feature lists (host and target builds apart) sorted.
+fn build_features(package: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(env!("CARGO"))
+        .args(["tree", "--locked", "--offline", "-e", "normal,build", "-f", "{p}|{f}", "--prefix", "none"])
+        .args(["--no-dedupe", "-p", package])
+        .current_dir(&root)
+        .output()
+        .expect("run cargo tree");
+    assert!(output.status.success(), "cargo tree -p {package}: {}", String::from_utf8_lossy(&output.stderr));
+    let mut crates: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in String::from_utf8(output.stdout).unwrap().lines() {
+        let Some((name, features)) = line.split_once('|') else { continue };
+        let name = name.trim_end_matches(" (*)").trim().to_string();
+        let lists = crates.entry(name).or_default();
+        if !lists.contains(&features.to_string()) {
+            lists.push(features.to_string());
+            lists.sort();
+        }
+    }
+    crates
+}
+
+/// Issue 35, item 16: `pip install ./python` reuses the release build `examples/run.sh` made
+/// (the README's first two steps) only if every crate both builds compile gets the same
+/// features in each: else cargo compiles that crate, and everything above it up to this
+/// library, a second time.
+#[test]
+fn the_python_package_and_the_command_line_build_shared_crates_alike() {
+    let command_line = build_features("swarrow");
+    let python = build_features("swarrow-python");
+    let differ: Vec<String> = command_line
+        .iter()
+        .filter_map(|(name, lists)| {
+            let theirs = python.get(name)?;
+            (theirs != lists).then(|| format!("{name}: swarrow {lists:?}, swarrow-python {theirs:?}"))
+        })
+        .collect();
+    assert!(command_line.contains_key("arrow v60.1.0") || command_line.keys().any(|k| k.starts_with("arrow v")));
+    assert!(differ.is_empty(), "shared crates built with other features:\n{}", differ.join("\n"));
+}

@@ -153,6 +153,16 @@ pub struct ResultBatch {
     theader: Ids,
     /// Input columns carried through (align from a pair table), row for row.
     carried: Vec<RecordBatch>,
+    /// Search: every query of the batch with its number of rows, in row order (queries
+    /// without hits too), for outputs that list queries (`-outfmt 7`); empty for align.
+    queries: Vec<QueryRows>,
+}
+
+/// A query of a search batch: its FASTA header (its id where it has none) and its rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryRows {
+    pub title: String,
+    pub hits: usize,
 }
 
 impl Default for ResultBatch {
@@ -184,7 +194,18 @@ impl ResultBatch {
             qheader: Ids::default(),
             theader: Ids::default(),
             carried: Vec::new(),
+            queries: Vec::new(),
         }
+    }
+
+    /// The next query of a search batch, after its rows were pushed.
+    pub fn push_query(&mut self, title: &str, hits: usize) {
+        self.queries.push(QueryRows { title: title.to_string(), hits });
+    }
+
+    /// The queries of a search batch, in row order (empty for other batches).
+    pub fn queries(&self) -> &[QueryRows] {
+        &self.queries
     }
 
     /// The FASTA headers of the next row (None or "" where there is none).
@@ -293,6 +314,7 @@ impl ResultBatch {
         self.query = IdColumn::Rows(Ids::default());
         self.target = IdColumn::Rows(Ids::default());
         self.carried.clear();
+        self.queries.clear();
         self.score.clear();
         self.bits.clear();
         self.evalue.clear();

@@ -188,6 +188,40 @@ impl Column {
     }
 }
 
+impl Column {
+    /// The column's name on BLAST's `# Fields:` comment line (`-outfmt 7`), as BLAST+ 2.12
+    /// writes it for the specifier (`qseqid`: `query id`; see [`Columns::blast_fields`] for
+    /// `std`'s ids); columns BLAST has not, by their own name.
+    pub fn blast_field(self) -> &'static str {
+        use Column::*;
+        match self {
+            Query => "query id",
+            Target => "subject id",
+            Score => "score",
+            Bits => "bit score",
+            Evalue => "evalue",
+            Qstart => "q. start",
+            Qend => "q. end",
+            Tstart => "s. start",
+            Tend => "s. end",
+            Qlen => "query length",
+            Tlen => "subject length",
+            Pident => "% identity",
+            Nident => "identical",
+            Length => "alignment length",
+            Mismatch => "mismatches",
+            Gapopen => "gap opens",
+            Gaps => "gaps",
+            Qaln => "query seq",
+            Taln => "subject seq",
+            Theader => "subject title",
+            Qcovhsp => "% query coverage per hsp",
+            Qheader => "query title",
+            Recomputed | Rank | Qcov | Tcov | Cigar => self.name(),
+        }
+    }
+}
+
 /// True when `name` is a result column's canonical name (any output may hold it).
 pub fn is_column_name(name: &str) -> bool {
     SPECS.iter().any(|s| s.name == name)
@@ -229,7 +263,7 @@ impl Columns {
     /// The default of `format` in `mode`: BLAST tabular's twelve, else score and coordinates
     /// (with `rank` in search mode).
     pub fn default_for(mode: Mode, format: Format) -> Columns {
-        if format == Format::Blast {
+        if format.is_blast_tabular() {
             return Columns(BLAST_TABULAR.to_vec());
         }
         use Column::*;
@@ -273,6 +307,19 @@ impl Columns {
             return Err(Error::usage("--columns: give at least one column"));
         }
         Ok(Columns(out))
+    }
+
+    /// BLAST's `# Fields:` line for these columns (`-outfmt 7`): BLAST's `std`, its default,
+    /// names the ids `query acc.ver` and `subject acc.ver`, so columns that begin with `std`'s
+    /// twelve (the default, `7 std ...`) are named so; otherwise each by its specifier.
+    pub fn blast_fields(&self) -> String {
+        let std_first = self.0.starts_with(&BLAST_TABULAR);
+        let name = |k: usize, c: Column| match (std_first, k) {
+            (true, 0) => "query acc.ver",
+            (true, 1) => "subject acc.ver",
+            _ => c.blast_field(),
+        };
+        self.0.iter().enumerate().map(|(k, &c)| name(k, c)).collect::<Vec<_>>().join(", ")
     }
 
     /// The most any column needs computed.

@@ -20,17 +20,38 @@ pub enum Format {
     /// BLAST tabular (`blast`): `-outfmt 6`'s twelve columns `qseqid sseqid pident length
     /// mismatch gapopen qstart qend sstart send evalue bitscore` by default, no header.
     Blast,
+    /// BLAST tabular with comment lines (`-outfmt 7`): per query `# BLASTP ...`, `# Query:`,
+    /// `# Database:`, `# Fields:` (where it has hits) and `# N hits found` before its lines,
+    /// `# BLAST processed N queries` at the end. Search only: the comments list every query,
+    /// those without hits included.
+    BlastCommented,
 }
 
 impl Format {
     /// A `--format`/`--outfmt` value that may carry BLAST's column list (`6 qseqid sseqid
     /// pident`): the format, and the list when given.
+    /// BLAST's `7` (commented tabular) is read here only: search writes it.
     pub fn parse_with_columns(s: &str) -> Result<(Format, Option<String>)> {
         let trimmed = s.trim();
+        let tabular = |number: &str| match number {
+            "6" => Some(Format::Blast),
+            "7" => Some(Format::BlastCommented),
+            _ => None,
+        };
         match trimmed.split_once(char::is_whitespace) {
-            Some((six, list)) if six == "6" => Ok((Format::Blast, Some(list.trim().to_string()))),
-            _ => Ok((Format::parse(trimmed)?, None)),
+            Some((number, list)) if tabular(number).is_some() => {
+                Ok((tabular(number).unwrap_or(Format::Blast), Some(list.trim().to_string())))
+            }
+            _ => match tabular(trimmed) {
+                Some(Format::BlastCommented) => Ok((Format::BlastCommented, None)),
+                _ => Ok((Format::parse(trimmed)?, None)),
+            },
         }
+    }
+
+    /// BLAST tabular, with or without comment lines: BLAST's columns and number formats.
+    pub fn is_blast_tabular(self) -> bool {
+        matches!(self, Format::Blast | Format::BlastCommented)
     }
 
     /// Every format with its `--format` name, in the order help texts list them.
@@ -44,7 +65,10 @@ impl Format {
 
     /// The `--format` name.
     pub fn name(self) -> &'static str {
-        Format::ALL.iter().find(|(f, _)| *f == self).map(|(_, n)| *n).unwrap_or("?")
+        match self {
+            Format::BlastCommented => "7",
+            _ => Format::ALL.iter().find(|(f, _)| *f == self).map(|(_, n)| *n).unwrap_or("?"),
+        }
     }
 
     /// Parses a `--format` (or `--outfmt`) value, case-insensitive: a name, or the names
@@ -58,6 +82,12 @@ impl Format {
                  sstart send evalue bitscore)",
                 columns.trim()
             )));
+        }
+        if wanted == "7" || wanted.starts_with("7 ") {
+            return Err(Error::usage(
+                "--outfmt 7 (BLAST tabular with comment lines per query) is written by search only; \
+                 use 6 (or blast) for tabular lines without comments",
+            ));
         }
         if matches!(wanted.as_str(), "6" | "m8" | "tabular") {
             return Ok(Format::Blast);
@@ -164,48 +194,41 @@ fn is_stream_target(path: &Path) -> bool {
     }
 }
 
+/// What a run says when standard output is a pipe and the format was not chosen.
+pub const PIPE_NOTE: &str = "note: stdout is a pipe, so results are written as an Arrow IPC stream (binary, \
+                             for pyarrow, Polars, DuckDB); for text tools (cut, sort, awk) add --format tsv";
+
 /// The note for a run whose output became an Arrow IPC stream only because standard output
 /// is a pipe (`swarrow search ... | awk` would otherwise read binary without a word): None
 /// when the user chose the format (`--format`, `-o` with an extension) or output goes
 /// elsewhere.
 pub fn default_format_note(explicit: Option<Format>, output: Option<&Path>, stdout: &Stdout) -> Option<&'static str> {
     let to_stdout = output.is_none_or(|p| p.as_os_str() == "-");
-    (explicit.is_none() && to_stdout && *stdout == Stdout::Pipe)
-        .then_some("writing an Arrow IPC stream; --format tsv for text")
+    (explicit.is_none() && to_stdout && *stdout == Stdout::Pipe).then_some(PIPE_NOTE)
 }
 
 /// The format to write: `explicit` (`--format`) wins; else the extension of `output`; else
 /// (standard output: `None` or `-`) TSV onto a terminal, the extension of the file standard
 /// output is redirected to, TSV for a file without a known extension, and an Arrow IPC
-/// stream into a pipe or device. An output file (`-o`) without a known extension is an error
-/// asking for `--format`, unless it is a FIFO, socket or device (`-o /dev/null`): an Arrow
-/// IPC stream, as into a pipe.
+/// stream into a pipe or device. An output file (`-o`) without a known extension is TSV, as
+/// the same name behind `>` is (BLAST users name their tables `.out`, `.m8`, `.blast`), unless
+/// it is a FIFO, socket or device (`-o /dev/null`): an Arrow IPC stream, as into a pipe.
 pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &Stdout) -> Result<Format> {
     if let Some(format) = explicit {
         return Ok(format);
     }
-    match output {
-        Some(path) if path.as_os_str() != "-" && Format::from_extension(path).is_none() && is_stream_target(path) => {
-            Ok(Format::ArrowStream)
-        }
-        Some(path) if path.as_os_str() != "-" => Format::from_extension(path).ok_or_else(|| {
-            let ext = match path.extension() {
-                Some(ext) => format!("extension '.{}'", ext.to_string_lossy()),
-                None => "no extension".to_string(),
-            };
-            Error::usage(format!(
-                "{}: cannot tell the output format from {ext}; use --format ({}) or one of the \
-                 extensions .parquet .pq .arrows .arrow .ipc .feather .tsv .txt .m8 .blast .tab",
-                path.display(),
-                Format::ALL.map(|(_, n)| n).join(", ")
-            ))
-        }),
-        _ => Ok(match stdout {
+    Ok(match output {
+        Some(path) if path.as_os_str() != "-" => match Format::from_extension(path) {
+            Some(format) => format,
+            None if is_stream_target(path) => Format::ArrowStream,
+            None => Format::Tsv,
+        },
+        _ => match stdout {
             Stdout::Terminal => Format::Tsv,
             Stdout::File(path) => path.as_deref().and_then(Format::from_extension).unwrap_or(Format::Tsv),
             Stdout::Pipe | Stdout::Device => Format::ArrowStream,
-        }),
-    }
+        },
+    })
 }
 
 #[cfg(test)]
@@ -238,10 +261,13 @@ mod tests {
     #[test]
     fn devices_need_no_format_and_only_a_pipe_chosen_by_default_gets_the_note() {
         assert_eq!(resolve_format(None, Some(Path::new("/dev/null")), &Stdout::Terminal).unwrap(), Format::ArrowStream);
-        assert!(resolve_format(None, Some(Path::new("/tmp/no-such-dir/x.out")), &Stdout::Terminal).is_err());
+        // Any other name is TSV, as behind `>` (issue 35, item 11).
+        for name in ["/tmp/no-such-dir/x.out", "hits.out", "hits.blast6", "hits"] {
+            assert_eq!(resolve_format(None, Some(Path::new(name)), &Stdout::Terminal).unwrap(), Format::Tsv, "{name}");
+        }
         let note =
             |explicit, output: Option<&str>, stdout| default_format_note(explicit, output.map(Path::new), &stdout);
-        assert_eq!(note(None, None, Stdout::Pipe), Some("writing an Arrow IPC stream; --format tsv for text"));
+        assert_eq!(note(None, None, Stdout::Pipe), Some(PIPE_NOTE));
         assert!(note(None, Some("-"), Stdout::Pipe).is_some());
         assert_eq!(note(Some(Format::ArrowStream), None, Stdout::Pipe), None);
         assert_eq!(note(None, Some("x.arrows"), Stdout::Pipe), None);
@@ -256,6 +282,12 @@ mod tests {
             assert_eq!(Format::parse(name).unwrap(), Format::Blast, "{name}");
         }
         assert!(Format::parse("6 qseqid sseqid pident").is_err());
+        assert_eq!(Format::parse_with_columns("7").unwrap(), (Format::BlastCommented, None));
+        assert_eq!(
+            Format::parse_with_columns(" 7 std qlen").unwrap(),
+            (Format::BlastCommented, Some("std qlen".into()))
+        );
+        assert!(Format::parse("7").unwrap_err().to_string().contains("search only"));
         assert!(Format::parse("5").is_err());
     }
 }

@@ -28,7 +28,7 @@ mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow, Value};
 pub use columns::{Column, Columns, Need};
-pub use format::{default_format_note, resolve_format, Format, Stdout};
+pub use format::{default_format_note, resolve_format, Format, Stdout, PIPE_NOTE};
 pub use sink::OutputTime;
 pub use table::{create_table_writer, table_batches, TableWriter};
 pub use text::{blast_bitscore, blast_evalue};
@@ -65,7 +65,8 @@ impl std::fmt::Display for Mode {
 /// Key/value facts about the run (swarrow version, mode, scoring, gap costs, database name,
 /// residues and sequences, search-space rule, ...), filled by the caller. Stored as Arrow schema
 /// metadata (IPC stream and file, and Parquet through the embedded Arrow schema) and as Parquet
-/// key-value metadata. TSV and BLAST outputs stay clean: no comment lines.
+/// key-value metadata. TSV and BLAST outputs stay clean: no comment lines (but BLAST's own
+/// in `-outfmt 7`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunMetadata(pub Vec<(String, String)>);
 
@@ -224,7 +225,7 @@ fn writer_on(
     carried: &Schema,
     metadata: &RunMetadata,
 ) -> Result<Box<dyn ResultWriter>> {
-    let carried = if format == Format::Blast { Schema::empty() } else { carried.clone() };
+    let carried = if format.is_blast_tabular() { Schema::empty() } else { carried.clone() };
     let schema = schema_with_metadata(columns, &carried, metadata);
     let c = columns.clone();
     Ok(match format {
@@ -233,6 +234,10 @@ fn writer_on(
         Format::Parquet => Box::new(pq::ParquetWriter::new(sink, c, schema, metadata)?),
         Format::Tsv => Box::new(text::TextWriter::new(sink, c, schema, text::Style::Tsv)?),
         Format::Blast => Box::new(text::TextWriter::new(sink, c, schema, text::Style::Blast)?),
+        Format::BlastCommented => {
+            let database = metadata.iter().find(|(k, _)| *k == "database").map_or("", |(_, v)| v);
+            Box::new(text::TextWriter::new(sink, c, schema, text::Style::Blast)?.with_comments(database))
+        }
     })
 }
 
@@ -343,6 +348,7 @@ mod tests {
                 Format::Parquet => assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1") && bytes.len() > 8),
                 Format::Tsv => assert!(bytes.starts_with(b"query\ttarget\tscore\t") && bytes.ends_with(b"rank\n")),
                 Format::Blast => assert!(bytes.is_empty()),
+                Format::BlastCommented => assert_eq!(bytes, b"# BLAST processed 0 queries\n"),
                 _ => assert!(!bytes.is_empty(), "{format}"),
             }
         }

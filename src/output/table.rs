@@ -30,7 +30,7 @@ pub fn create_table_writer(
     metadata: &RunMetadata,
     output: Option<&std::path::Path>,
 ) -> Result<Box<dyn TableWriter>> {
-    if format == Format::Blast {
+    if format.is_blast_tabular() {
         return Err(Error::usage(
             "--format blast has no columns for these results: use arrow, arrow-file, parquet or tsv",
         ));

@@ -11,6 +11,12 @@
 //! gapopen qstart qend sstart send evalue bitscore`, formatted as BLAST+ does (pident `%.3f`,
 //! [`blast_evalue`], [`blast_bitscore`]); null `bitscore`/`evalue` are `*`.
 //!
+//! BLAST with comments (`-outfmt 7`): the same lines, each query's preceded by the comment
+//! lines BLAST+ writes (checked against `blastp -outfmt 7` in tests/blast.rs): `# BLASTP`
+//! with the program's version, `# Query:` with the query's FASTA header, `# Database:`,
+//! `# Fields:` (only where the query has hits) and `# N hits found`; at the end `# BLAST
+//! processed N queries`.
+//!
 //! Both write the chosen columns (`--columns`) in their order; TSV adds carried input columns.
 //!
 //! Both: a tab, newline or carriage return inside an id (impossible for FASTA ids, which end
@@ -39,6 +45,15 @@ pub(super) struct TextWriter {
     status: Status,
     columns: Columns,
     style: Style,
+    comments: Option<Comments>,
+}
+
+/// `-outfmt 7`'s comment lines: the database's name, the columns' names, and the queries
+/// written so far.
+struct Comments {
+    database: String,
+    fields: String,
+    queries: usize,
 }
 
 impl TextWriter {
@@ -50,7 +65,41 @@ impl TextWriter {
             let names: Vec<String> = schema.fields().iter().map(|f| f.name().to_string()).collect();
             writeln!(out, "{}", names.join("\t")).map_err(|e| status.io_fail(e))?;
         }
-        Ok(TextWriter { out, status, columns, style })
+        Ok(TextWriter { out, status, columns, style, comments: None })
+    }
+
+    /// BLAST's comment lines around each query's lines (`-outfmt 7`), naming `database`.
+    pub(super) fn with_comments(mut self, database: &str) -> Self {
+        let fields = self.columns.blast_fields();
+        self.comments = Some(Comments { database: database.to_string(), fields, queries: 0 });
+        self
+    }
+
+    /// A batch with each query's comment lines before its rows: batches of a search list
+    /// their queries (those without hits too) in row order.
+    fn write_commented(&mut self, batch: &ResultBatch) -> Result<()> {
+        let Some(comments) = &mut self.comments else { return Ok(()) };
+        let queries = batch.queries();
+        if queries.iter().map(|q| q.hits).sum::<usize>() != batch.len() {
+            return Err(Error::Internal("commented BLAST output without the queries of its rows".into()));
+        }
+        let mut text = String::new();
+        let mut row = 0;
+        for query in queries {
+            let _ = writeln!(text, "# BLASTP swarrow-{}", env!("CARGO_PKG_VERSION"));
+            let _ = writeln!(text, "# Query: {}", query.title);
+            let _ = writeln!(text, "# Database: {}", comments.database);
+            if query.hits > 0 {
+                let _ = writeln!(text, "# Fields: {}", comments.fields);
+            }
+            let _ = writeln!(text, "# {} hits found", query.hits);
+            for i in row..row + query.hits {
+                push_line(&mut text, &self.columns, self.style, batch, None, i)?;
+            }
+            row += query.hits;
+        }
+        comments.queries += queries.len();
+        self.out.write_all(text.as_bytes()).map_err(|e| self.status.io_fail(e))
     }
 }
 
@@ -61,6 +110,10 @@ const ROWS_PER_TASK: usize = 4096;
 impl ResultWriter for TextWriter {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
         use rayon::prelude::*;
+        if self.comments.is_some() {
+            self.write_commented(batch)?;
+            return self.flush_to_stdout();
+        }
         let carried = if self.style == Style::Tsv { carried_text(batch)? } else { None };
         // Formatting, not writing, bounds a text output (numbers, E-values and identities
         // printed one by one: ~1 us a row): the rows are formatted on every core, in
@@ -81,15 +134,24 @@ impl ResultWriter for TextWriter {
         for text in texts {
             self.out.write_all(text?.as_bytes()).map_err(|e| self.status.io_fail(e))?;
         }
-        // A reader at the other end of a pipe sees each batch as soon as it is done.
+        self.flush_to_stdout()
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        if let Some(comments) = &self.comments {
+            writeln!(self.out, "# BLAST processed {} queries", comments.queries).map_err(|e| self.status.io_fail(e))?;
+        }
+        Sink::commit_buffered(self.out, &self.status)
+    }
+}
+
+impl TextWriter {
+    /// A reader at the other end of a pipe sees each batch as soon as it is done.
+    fn flush_to_stdout(&mut self) -> Result<()> {
         if self.status.is_stdout() {
             self.out.flush().map_err(|e| self.status.io_fail(e))?;
         }
         Ok(())
-    }
-
-    fn finish(self: Box<Self>) -> Result<()> {
-        Sink::commit_buffered(self.out, &self.status)
     }
 }
 

@@ -153,5 +153,13 @@ pub fn search_batch(
         rows.push_headers(Some(queries[*qi].header.as_str()), db.header(t))?;
     }
     super::add_paths(engine, pairs.view(), &alignments, opts.need, &mut rows)?;
+    let mut hits = vec![0; queries.len()];
+    for (qi, _, _) in &kept {
+        hits[*qi] += 1;
+    }
+    for (query, hits) in queries.iter().zip(hits) {
+        let title = if query.header.is_empty() { &query.id } else { &query.header };
+        rows.push_query(title, hits);
+    }
     Ok(rows)
 }

@@ -15,7 +15,9 @@ process SWARROW_ALIGN {
     path seqs
 
     output:
-    tuple val(meta), path("*.parquet"), emit: alignments
+    // Named apart from every input (`.aligned.parquet`): an input staged as pairs.parquet
+    // of meta.id `pairs` must not be the output too.
+    tuple val(meta), path("*.aligned.parquet"), emit: alignments
     path "versions.yml"               , emit: versions
 
     when:
@@ -30,7 +32,7 @@ process SWARROW_ALIGN {
     swarrow align \\
         --pairs ${pairs} \\
         ${by_id} \\
-        -o ${prefix}.parquet \\
+        -o ${prefix}.aligned.parquet \\
         --threads ${task.cpus} \\
         --quiet \\
         ${args}
@@ -44,7 +46,7 @@ process SWARROW_ALIGN {
     stub:
     def prefix = task.ext.prefix ?: "${meta.id}"
     """
-    touch ${prefix}.parquet
+    touch ${prefix}.aligned.parquet
 
     cat <<-END_VERSIONS > versions.yml
     "${task.process}":

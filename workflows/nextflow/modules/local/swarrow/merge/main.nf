@@ -12,7 +12,8 @@ process SWARROW_MERGE {
     val top
 
     output:
-    tuple val(meta), path("*.parquet"), emit: hits
+    // Named apart from every input (`.merged.parquet`), as in the other modules.
+    tuple val(meta), path("*.merged.parquet"), emit: hits
     path "versions.yml"               , emit: versions
 
     when:
@@ -23,7 +24,7 @@ process SWARROW_MERGE {
     def prefix = task.ext.prefix ?: "${meta.id}"
     def inputs = (shards instanceof List ? shards : [shards]).join(' ')
     """
-    swarrow merge --top ${top} -o ${prefix}.parquet ${args} ${inputs}
+    swarrow merge --top ${top} -o ${prefix}.merged.parquet ${args} ${inputs}
 
     cat <<-END_VERSIONS > versions.yml
     "${task.process}":

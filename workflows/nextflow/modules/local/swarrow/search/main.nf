@@ -13,7 +13,9 @@ process SWARROW_SEARCH {
     path db
 
     output:
-    tuple val(meta), path("*.parquet"), emit: hits
+    // Named apart from every input (`.hits.parquet`): an input staged as pairs.parquet
+    // of meta.id `pairs` must not be the output too.
+    tuple val(meta), path("*.hits.parquet"), emit: hits
     path "versions.yml"               , emit: versions
 
     when:
@@ -28,7 +30,7 @@ process SWARROW_SEARCH {
     swarrow search \\
         -q ${queries} \\
         -d ${db} \\
-        -o ${prefix}.parquet \\
+        -o ${prefix}.hits.parquet \\
         --threads ${task.cpus} \\
         --quiet \\
         ${args}
@@ -42,7 +44,7 @@ process SWARROW_SEARCH {
     stub:
     def prefix = task.ext.prefix ?: "${meta.id}"
     """
-    touch ${prefix}.parquet
+    touch ${prefix}.hits.parquet
 
     cat <<-END_VERSIONS > versions.yml
     "${task.process}":
