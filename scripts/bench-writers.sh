@@ -79,5 +79,5 @@ for r in $(seq "$REPEAT"); do
     a=$(wall "$sw --format arrow | cat > /dev/null")
     p=$(wall "$sw -o $WORK/out.parquet")
     rm -f "$WORK/out.parquet"
-    python3 -c "import sys; n,a,p=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]); print(f'run {sys.argv[4]}: arrow stream {a:.2f} s {n/a/1e6:.3f} M pairs/s;  parquet file {p:.2f} s {n/p/1e6:.3f} M pairs/s = {a/p:.1%} of the stream')" "$N" "$a" "$p" "$r"
+    python3 -c "import sys; n,a,p=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]); print(f'run {sys.argv[4]}: arrow stream {a:.2f} s {n/a:,.0f} pairs/s;  parquet file {p:.2f} s {n/p:,.0f} pairs/s = {a/p:.1%} of the stream')" "$N" "$a" "$p" "$r"
 done
