@@ -45,9 +45,22 @@ impl Profile {
     }
 
     #[inline]
-    fn row(&self, c: u8) -> &[i32] {
+    pub(crate) fn row(&self, c: u8) -> &[i32] {
         &self.rows[c as usize * self.qlen..(c as usize + 1) * self.qlen]
     }
+
+    /// Query rows.
+    pub(crate) fn len(&self) -> usize {
+        self.qlen
+    }
+}
+
+/// One cell of the recurrences: E(i,j) from the cell to its left (`e_left`, `h_left`),
+/// and H(i,j) before the floor at 0 (local passes apply it, the anchored start pass not).
+#[inline(always)]
+pub(crate) fn cell(e_left: i32, h_left: i32, diag: i32, s: i32, f: i32, sc: &Scoring) -> (i32, i32) {
+    let e = e_left.max(h_left - sc.gap_open) - sc.gap_extend;
+    (e, (diag + s).max(e).max(f))
 }
 
 /// Reusable column buffers, so scanning a database allocates once per thread.
@@ -74,8 +87,8 @@ pub fn score_end(profile: &Profile, target: &[u8], sc: &Scoring, scratch: &mut S
         let mut col_best = 0;
         let mut col_best_i = 0;
         for i in 0..m {
-            let e = ecol[i].max(hcol[i] - open) - ext;
-            let h = (diag + prow[i]).max(e).max(f).max(0);
+            let (e, h) = cell(ecol[i], hcol[i], diag, prow[i], f, sc);
+            let h = h.max(0);
             diag = hcol[i];
             hcol[i] = h;
             ecol[i] = e;
@@ -111,8 +124,7 @@ pub fn start_from_end(query: &[u8], target: &[u8], sc: &Scoring, end: ScoreEnd) 
         hcol[0] = NEG; // only H(0,0) may start the alignment
         let mut f = NEG;
         for i in 1..=qe {
-            let e = ecol[i].max(hcol[i] - open) - ext;
-            let h = (diag + sc.score(query[qe - i], t)).max(e).max(f);
+            let (e, h) = cell(ecol[i], hcol[i], diag, sc.score(query[qe - i], t), f, sc);
             diag = hcol[i];
             hcol[i] = h;
             ecol[i] = e;
