@@ -110,21 +110,27 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
     let score = end.score as u32;
     let s = scratch;
     let mut best = Best::default();
-    let start_span = Span { target: &t[..te], rev: true, from: 0, stop_at: score, widen_at: u32::MAX };
-    let start = if score <= tabs.narrow.exact_limit() {
+    // No cell of the start pass passes the score, so below a width's `widen_at` it never
+    // widens (and its wrapping score add never wraps).
+    let start_span = Span { target: &t[..te], rev: true, from: 0, stop_at: score, widen_at: 0 };
+    let start = if score < tabs.narrow.widen_at() {
         s.narrow_prof.build(&tabs.narrow, &q[..qe], true);
         s.narrow_cols.reset(s.narrow_prof.segs);
-        match run(&s.narrow_prof, &tabs.narrow, start_span, &mut best, &mut s.narrow_cols) {
+        let span = Span { widen_at: tabs.narrow.widen_at(), ..start_span };
+        match run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
             Pass::Done => s.narrow_cols.end(&s.narrow_prof, &best),
             _ => None,
         }
-    } else {
+    } else if score < tabs.wide.widen_at() {
         s.wide_prof.build(&tabs.wide, &q[..qe], true);
         s.wide_cols.reset(s.wide_prof.segs);
-        match run(&s.wide_prof, &tabs.wide, start_span, &mut best, &mut s.wide_cols) {
+        let span = Span { widen_at: tabs.wide.widen_at(), ..start_span };
+        match run(&s.wide_prof, &tabs.wide, span, &mut best, &mut s.wide_cols) {
             Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
             _ => None,
         }
+    } else {
+        return PairResult::Saturated;
     };
     match start {
         Some(st) if st.score == end.score => PairResult::Aligned(coordinates(end, st)),
@@ -161,7 +167,14 @@ unsafe fn end_cell<N: Vector, W: Vector>(
             0
         }
     };
-    match run(&s.wide_prof, &tabs.wide, Span { from, widen_at: u32::MAX, ..span }, &mut best, &mut s.wide_cols) {
+    // Past the 16-bit `widen_at` (Pass::Widen here) the scalar reference takes over.
+    match run(
+        &s.wide_prof,
+        &tabs.wide,
+        Span { from, widen_at: tabs.wide.widen_at(), ..span },
+        &mut best,
+        &mut s.wide_cols,
+    ) {
         Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
         _ => None,
     }
