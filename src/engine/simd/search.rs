@@ -88,7 +88,7 @@ pub(super) fn search<K: Kernels>(
                 let targets: Vec<&[u8]> = range.clone().map(|t| db.seq(t)).collect();
                 w.narrow_cols.fill::<K::Narrow>(&targets, K::BLOCK_NARROW);
             }
-            for qi in 0..queries.len() {
+            for (qi, q) in queries.iter().enumerate() {
                 if shared.narrow.usable() {
                     w.score_narrow(&shared, qi, first, range.len());
                 } else {
@@ -97,7 +97,7 @@ pub(super) fn search<K: Kernels>(
                 while w.waiting[qi].len() >= K::Wide::LANES {
                     w.score_wide(&shared, qi);
                 }
-                work.add((queries[qi].len() * batch_residues) as u64);
+                work.add((q.len() * batch_residues) as u64);
             }
             w
         })
