@@ -184,7 +184,6 @@ impl Band<'_> {
         stop: &AtomicUsize,
     ) -> Result<Found> {
         let m = self.profile.len();
-        let (open, ext) = (self.sc.gap_open, self.sc.gap_extend);
         let local = self.pass == Pass::Local;
         let mut hcol = vec![if local { 0 } else { NEG }; m];
         let mut ecol = vec![NEG; m];
@@ -202,25 +201,15 @@ impl Band<'_> {
                     if j > stop.load(Ordering::Relaxed) {
                         break; // past a column where a band above reached the goal
                     }
-                    let prow = self.profile.row(self.target[j]);
-                    let mut diag = self.above.h[j].load(Ordering::Relaxed); // H(r0-1, j-1)
-                    let mut f = self.above.f[j].load(Ordering::Relaxed); // F(r0, j)
-                    let mut col_best = 0;
-                    let mut col_best_i = 0;
-                    for i in 0..m {
-                        let (e, mut h) = scalar::cell(ecol[i], hcol[i], diag, prow[i], f, self.sc);
-                        if local {
-                            h = h.max(0);
-                        }
-                        diag = hcol[i];
-                        hcol[i] = h;
-                        ecol[i] = e;
-                        f = f.max(h - open) - ext;
-                        if h > col_best {
-                            col_best = h;
-                            col_best_i = i;
-                        }
-                    }
+                    let (col_best, col_best_i, f) = scalar::column(
+                        self.profile.row(self.target[j]),
+                        &mut hcol,
+                        &mut ecol,
+                        self.above.h[j].load(Ordering::Relaxed), // H(r0-1, j-1)
+                        self.above.f[j].load(Ordering::Relaxed), // F(r0, j)
+                        local,
+                        self.sc,
+                    );
                     if let Some(below) = self.below {
                         below.h[j + 1].store(hcol[m - 1], Ordering::Relaxed);
                         below.f[j].store(f, Ordering::Relaxed);
