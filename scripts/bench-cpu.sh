@@ -4,6 +4,13 @@
 #   scripts/bench-cpu.sh search [QUERIES.fasta] [DB.fasta(.gz)] [THREADS...]
 #   scripts/bench-cpu.sh align  [PAIRS]         [THREADS...]
 #   scripts/bench-cpu.sh pipe   [PAIRS]         [THREADS]
+#   scripts/bench-cpu.sh table  (env: ROUNDS=3 THREADS=2 LONG=200000 PAIRS=20000 SEED=3
+#                                SECTIONS=search,queries,align,long)
+#
+# table: issue 36's table in one run (scripts/bench_cpu_table.py): the 20 queries x DB,
+#   each query alone, align of PAIRS make_pairs.py pairs (seed SEED) against parasail, and
+#   one LONG-residue pair against itself on 1 and THREADS threads; each pair of runs
+#   alternated ROUNDS times, wall and CPU time, ratios with their spread, the CPU model.
 #
 # search: every query against the whole database, BLOSUM62 gap open 11 extend 1 (parasail's
 #   open 12 extend 1), wall time including reading. parasail: parasail_aligner with
@@ -112,8 +119,22 @@ print(f"cli: cat pairs.tsv | swarrow align --pairs - --device cpu --threads {th}
 print(f"threads={th} ratio cli/engine = {g / float(engine):.3f}")
 PY
     ;;
+table)
+    db=/work/shared/data/DB.fasta.gz
+    plain="$work/DB.fasta"
+    [[ -s $plain ]] || zcat "$db" >"$plain"
+    n=${PAIRS:-20000}
+    seed=${SEED:-3}
+    q="$work/pairs${n}s$seed.q.fa"
+    t="$work/pairs${n}s$seed.t.fa"
+    [[ -s $q ]] || /usr/bin/python3 /work/shared/bench/make_pairs.py "$db" --pairs "$n" --seed "$seed" \
+        --query "$q" --target "$t"
+    echo "swarrow $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo +changes), $(date -u '+%Y-%m-%d %H:%M UTC')"
+    /usr/bin/python3 scripts/bench_cpu_table.py "$bench" "$plain" /work/shared/data/allqueries.fasta "$q" "$t" \
+        "${THREADS:-2}" "${ROUNDS:-3}" "${LONG:-200000}" "${SECTIONS:-search,queries,align,long}"
+    ;;
 *)
-    echo "usage: $0 search|align|pipe ..." >&2
+    echo "usage: $0 search|align|pipe|table ..." >&2
     exit 2
     ;;
 esac

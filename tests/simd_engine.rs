@@ -86,6 +86,15 @@ fn scorings() -> Vec<Scoring> {
     ]
 }
 
+/// `scorings()` and every protein matrix at gap open 11, extend 1.
+fn scorings_and_every_matrix() -> Vec<Scoring> {
+    let mut schemes = scorings();
+    for name in swarrow::scoring::matrix::protein_matrix_names() {
+        schemes.push(Scoring::new(Matrix::protein(name).unwrap(), 11, 1).unwrap());
+    }
+    schemes
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -181,10 +190,7 @@ fn lengths_scoring_near(sc: &Scoring, around: i64, top_only: bool) -> Vec<usize>
 /// bias): the 8-bit pass must widen or finish exactly at every score around its limit.
 #[test]
 fn scores_around_lane_limits_are_exact() {
-    let mut schemes = scorings();
-    for name in swarrow::scoring::matrix::protein_matrix_names() {
-        schemes.push(Scoring::new(Matrix::protein(name).unwrap(), 11, 1).unwrap());
-    }
+    let schemes = scorings_and_every_matrix();
     for sc in &schemes {
         let bias = -sc.matrix.min_score().min(0) as i64;
         let size = sc.matrix.size() as u8;
@@ -216,6 +222,40 @@ fn scores_around_lane_limits_are_exact() {
         assert!(pairs.len() >= 2);
         check_align(&sc, &pairs);
     }
+}
+
+/// Search lanes whose scores cross the 8-bit lanes' exact range wherever a scheme puts it
+/// (it shrinks by the top score and the gap costs' headroom), in numbers that fill several
+/// 16-bit batches, mixed in each 8-bit batch with lanes that stay exact; and lanes around
+/// the 16-bit range's end, where the scalar reference takes over.
+#[test]
+fn search_lanes_across_their_range_are_exact() {
+    let schemes = scorings_and_every_matrix();
+    for sc in &schemes {
+        let size = sc.matrix.size() as u8;
+        let flank: Vec<u8> = (0..40u32).map(|i| ((i * 7 + 3) % size as u32) as u8).collect();
+        let query = positive_run(sc, 400, false);
+        let mut targets: Vec<Vec<u8>> = Vec::new();
+        for (k, len) in (1..400)
+            .filter(|&len| {
+                let s: i64 = query[..len].iter().map(|&c| sc.score(c, c) as i64).sum();
+                (100..=320).contains(&s)
+            })
+            .enumerate()
+        {
+            let mut t = flank[..k % flank.len()].to_vec();
+            t.extend_from_slice(&query[..len]);
+            targets.push(t);
+            targets.push(flank.repeat(1 + k % 5)); // low scores beside them
+        }
+        assert!(targets.len() >= 40, "{}: few targets", sc.describe());
+        let reversed: Vec<u8> = query.iter().rev().copied().collect();
+        check_search(sc, &[query.clone(), reversed], &targets, targets.len());
+    }
+    let sc = Scoring::blosum62();
+    let w = Alphabet::Protein.encode(b"W").unwrap()[0];
+    let targets: Vec<Vec<u8>> = (5950..5961).map(|len| vec![w; len]).chain([vec![w; 30], vec![w; 3000]]).collect();
+    check_search(&sc, &[vec![w; 5960]], &targets, targets.len());
 }
 
 /// Many fixed pseudo-random pairs (half of them related) for every scoring scheme: the

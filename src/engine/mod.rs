@@ -11,6 +11,7 @@ pub mod scalar;
 pub mod simd;
 pub mod topk;
 pub mod traceback;
+pub mod wavefront;
 
 use crate::database::Database;
 use crate::error::{Error, Result};

@@ -45,9 +45,54 @@ impl Profile {
     }
 
     #[inline]
-    fn row(&self, c: u8) -> &[i32] {
+    pub(crate) fn row(&self, c: u8) -> &[i32] {
         &self.rows[c as usize * self.qlen..(c as usize + 1) * self.qlen]
     }
+
+    /// Query rows.
+    pub(crate) fn len(&self) -> usize {
+        self.qlen
+    }
+}
+
+/// One cell of the recurrences: E(i,j) from the cell to its left (`e_left`, `h_left`),
+/// and H(i,j) before the floor at 0 (local passes apply it, the anchored start pass not).
+#[inline(always)]
+pub(crate) fn cell(e_left: i32, h_left: i32, diag: i32, s: i32, f: i32, sc: &Scoring) -> (i32, i32) {
+    let e = e_left.max(h_left - sc.gap_open) - sc.gap_extend;
+    (e, (diag + s).max(e).max(f))
+}
+
+/// One column j down rows `0..prow.len()`: `hcol`/`ecol` hold H(i, j-1) and E(i, j) on
+/// entry and H(i, j), E(i, j+1) on return; `diag` is H(-1, j-1) and `f` F(0, j). H is
+/// floored at 0 when `local`. Returns the column's best H (above 0 or 0), its first row,
+/// and F below the last row.
+#[inline(always)]
+pub(crate) fn column(
+    prow: &[i32],
+    hcol: &mut [i32],
+    ecol: &mut [i32],
+    mut diag: i32,
+    mut f: i32,
+    local: bool,
+    sc: &Scoring,
+) -> (i32, usize, i32) {
+    let (mut col_best, mut col_best_i) = (0, 0);
+    for i in 0..prow.len() {
+        let (e, mut h) = cell(ecol[i], hcol[i], diag, prow[i], f, sc);
+        if local {
+            h = h.max(0);
+        }
+        diag = hcol[i];
+        hcol[i] = h;
+        ecol[i] = e;
+        f = f.max(h - sc.gap_open) - sc.gap_extend;
+        if h > col_best {
+            col_best = h;
+            col_best_i = i;
+        }
+    }
+    (col_best, col_best_i, f)
 }
 
 /// Reusable column buffers, so scanning a database allocates once per thread.
@@ -60,7 +105,6 @@ pub struct Scratch {
 /// Best local score of the profiled query against `target`, with its end cell.
 pub fn score_end(profile: &Profile, target: &[u8], sc: &Scoring, scratch: &mut Scratch) -> ScoreEnd {
     let m = profile.qlen;
-    let (open, ext) = (sc.gap_open, sc.gap_extend);
     scratch.h.clear();
     scratch.h.resize(m, 0);
     scratch.e.clear();
@@ -68,23 +112,8 @@ pub fn score_end(profile: &Profile, target: &[u8], sc: &Scoring, scratch: &mut S
     let (hcol, ecol) = (&mut scratch.h[..], &mut scratch.e[..]);
     let mut best = ScoreEnd::default();
     for (j, &t) in target.iter().enumerate() {
-        let prow = profile.row(t);
-        let mut diag = 0; // H(i-1, j-1)
-        let mut f = NEG; // F(i, j), carried down the column
-        let mut col_best = 0;
-        let mut col_best_i = 0;
-        for i in 0..m {
-            let e = ecol[i].max(hcol[i] - open) - ext;
-            let h = (diag + prow[i]).max(e).max(f).max(0);
-            diag = hcol[i];
-            hcol[i] = h;
-            ecol[i] = e;
-            f = f.max(h - open) - ext;
-            if h > col_best {
-                col_best = h;
-                col_best_i = i;
-            }
-        }
+        // The row above the first is 0 (local), and no F comes from above it.
+        let (col_best, col_best_i, _) = column(profile.row(t), hcol, ecol, 0, NEG, true, sc);
         if col_best > best.score {
             best = ScoreEnd { score: col_best, qend: col_best_i as u32 + 1, tend: j as u32 + 1 };
         }
@@ -111,8 +140,7 @@ pub fn start_from_end(query: &[u8], target: &[u8], sc: &Scoring, end: ScoreEnd) 
         hcol[0] = NEG; // only H(0,0) may start the alignment
         let mut f = NEG;
         for i in 1..=qe {
-            let e = ecol[i].max(hcol[i] - open) - ext;
-            let h = (diag + sc.score(query[qe - i], t)).max(e).max(f);
+            let (e, h) = cell(ecol[i], hcol[i], diag, sc.score(query[qe - i], t), f, sc);
             diag = hcol[i];
             hcol[i] = h;
             ecol[i] = e;

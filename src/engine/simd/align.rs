@@ -1,7 +1,9 @@
 //! Align: each pair scored striped for its end cell, at 8 bits until the best score comes
 //! near their limit and on at 16 bits from that column, then the reversed prefixes up to
 //! that end for the start cell, at the narrowest width that holds the known score; threads
-//! take pairs, each thread reusing its profiles and column buffers.
+//! take pairs, each thread reusing its profiles and column buffers. A long pair whose
+//! score passes 16 bits is aligned at 32 bits by the wavefront on every thread, after the
+//! others (`wavefront`); a short one by the scalar reference on its own thread.
 //!
 //! Why a forward local pass over the reversed prefixes finds the reference's start: every
 //! local alignment inside the prefixes that scores the best score S ends at the end cell
@@ -15,7 +17,7 @@ use super::striped::{run, widen, Best, Columns, Pass, Profile, Span, Tables};
 use super::vector::Vector;
 use super::AlignKernels;
 use crate::engine::scalar::{self, ScoreEnd};
-use crate::engine::Alignment;
+use crate::engine::{wavefront, Alignment};
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use rayon::prelude::*;
@@ -65,17 +67,25 @@ pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> 
     }
     // Safe: the engine checked at construction that this CPU runs K's instruction set.
     let tabs = unsafe { AlignTables { narrow: Tables::<K::Narrow>::new(sc), wide: Tables::<K::Wide>::new(sc) } };
-    pairs
+    let threads = rayon::current_num_threads();
+    // `None`: a long pair past 16 bits, left for the wavefront on every thread.
+    let results: Vec<Option<Result<Alignment>>> = pairs
         .par_iter()
         .map_init(AlignScratch::<K::Narrow, K::Wide>::default, |scratch, (q, t)| {
             match unsafe { K::align_pair(&tabs, q, t, scratch) } {
-                PairResult::Aligned(a) => Ok(a),
-                PairResult::Saturated => scalar::align_pair(q, t, sc),
+                PairResult::Aligned(a) => Some(Ok(a)),
+                PairResult::Saturated if threads > 1 && q.len() * t.len() >= wavefront::MIN_CELLS => None,
+                PairResult::Saturated => Some(scalar::align_pair(q, t, sc)),
                 PairResult::Mismatch { forward, reverse } => {
-                    Err(Error::Internal(format!("reverse pass scored {:?}, forward pass {}", reverse, forward)))
+                    Some(Err(Error::Internal(format!("reverse pass scored {:?}, forward pass {}", reverse, forward))))
                 }
             }
         })
+        .collect();
+    results
+        .into_iter()
+        .zip(pairs)
+        .map(|(r, (q, t))| r.unwrap_or_else(|| wavefront::align_pair(q, t, sc, threads)))
         .collect()
 }
 
@@ -100,21 +110,27 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
     let score = end.score as u32;
     let s = scratch;
     let mut best = Best::default();
-    let start_span = Span { target: &t[..te], rev: true, from: 0, stop_at: score, widen_at: u32::MAX };
-    let start = if score <= tabs.narrow.exact_limit() {
+    // No cell of the start pass passes the score, so below a width's `widen_at` it never
+    // widens (and its wrapping score add never wraps).
+    let start_span = Span { target: &t[..te], rev: true, from: 0, stop_at: score, widen_at: 0 };
+    let start = if score < tabs.narrow.widen_at() {
         s.narrow_prof.build(&tabs.narrow, &q[..qe], true);
         s.narrow_cols.reset(s.narrow_prof.segs);
-        match run(&s.narrow_prof, &tabs.narrow, start_span, &mut best, &mut s.narrow_cols) {
+        let span = Span { widen_at: tabs.narrow.widen_at(), ..start_span };
+        match run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
             Pass::Done => s.narrow_cols.end(&s.narrow_prof, &best),
             _ => None,
         }
-    } else {
+    } else if score < tabs.wide.widen_at() {
         s.wide_prof.build(&tabs.wide, &q[..qe], true);
         s.wide_cols.reset(s.wide_prof.segs);
-        match run(&s.wide_prof, &tabs.wide, start_span, &mut best, &mut s.wide_cols) {
+        let span = Span { widen_at: tabs.wide.widen_at(), ..start_span };
+        match run(&s.wide_prof, &tabs.wide, span, &mut best, &mut s.wide_cols) {
             Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
             _ => None,
         }
+    } else {
+        return PairResult::Saturated;
     };
     match start {
         Some(st) if st.score == end.score => PairResult::Aligned(coordinates(end, st)),
@@ -151,7 +167,14 @@ unsafe fn end_cell<N: Vector, W: Vector>(
             0
         }
     };
-    match run(&s.wide_prof, &tabs.wide, Span { from, widen_at: u32::MAX, ..span }, &mut best, &mut s.wide_cols) {
+    // Past the 16-bit `widen_at` (Pass::Widen here) the scalar reference takes over.
+    match run(
+        &s.wide_prof,
+        &tabs.wide,
+        Span { from, widen_at: tabs.wide.widen_at(), ..span },
+        &mut best,
+        &mut s.wide_cols,
+    ) {
         Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
         _ => None,
     }

@@ -1,11 +1,23 @@
 //! Inter-sequence (SWIPE-style) scoring for search: one query against a batch of targets,
 //! one target per lane, score only.
 //!
-//! Lanes are unsigned and saturating. Substitution scores are stored biased (`s + bias`,
-//! never negative), so `subs(adds(diag, s + bias), bias) = max(0, diag + s)` and H, E, F
-//! are the reference's values clamped at 0, which changes no H value. A lane that reaches
-//! `MAX - bias` may have saturated: its score is not trusted and the caller rescores it
-//! wider. Below that, no intermediate value saturated, so the score is exact.
+//! Lanes are signed and the arithmetic wraps (`add_lanes`, `sub_lanes`); only the maximum
+//! is a comparison. x86 runs wrapping adds on more ports than saturating adds and maxima
+//! (on Sapphire Rapids, 512-bit saturating adds and maxima issue on one port, wrapping adds
+//! on two), so the kernel keeps the saturating kind out of the inner loop.
+//!
+//! A lane holds `value + ZERO` with `ZERO = MIN + headroom`, `headroom = max(gap_first +
+//! gap_extend, -min score)`. Why nothing wraps while the lane's best stays at or below
+//! `MAX - top score` (`exact_limit`):
+//! - H is floored at `ZERO` (the reference's 0) by one maximum, so H >= ZERO.
+//! - `H - gap_first` >= MIN + gap_extend, and E = max(E - extend, H - gap_first) (F alike)
+//!   stays >= that, so `E - extend` >= MIN: the subtractions never wrap below.
+//! - `diag + s` >= ZERO + min score >= MIN; and `diag` is an earlier H, already in the
+//!   lane's best, so while best <= MAX - top score, `diag + s` <= MAX.
+//!
+//! A lane whose best passes that bound may have wrapped; the caller rescores it wider.
+//! Below it, every H is the reference's exactly (E and F may run below 0, where the
+//! reference clamps them, which changes no H since H is floored).
 //!
 //! Each target's residue codes are looked up with two byte shuffles per residue code and
 //! column (codes 0..15 and 16..31), giving the column's score vector for every code the
@@ -15,15 +27,19 @@
 use super::vector::Vector;
 use crate::scoring::Scoring;
 
-/// Code that pads short targets: both shuffles give score byte 0 (`-bias`), and a padded
-/// column can never raise a lane's best score (every value in it is below one before it).
+/// Code that pads short targets: both shuffles give score byte 0 (the least score, once
+/// the bias is taken off), and a padded column can never raise a lane's best score (every
+/// value in it is at most one before it).
 pub const PAD: u8 = 0x90;
 
-/// The biased substitution rows of every query code, as shuffle tables.
+/// The biased substitution rows of every query code, as shuffle tables, and the constants
+/// of one lane width.
 pub struct Lookup<V> {
     lo: Vec<V>,
     hi: Vec<V>,
     bias: u32,
+    top_score: u32,
+    headroom: u32,
     gap_first: u32,
     gap_extend: u32,
 }
@@ -54,12 +70,39 @@ impl<V: Vector> Lookup<V> {
             lo.push(V::load(lo_bytes.as_ptr()));
             hi.push(V::load(hi_bytes.as_ptr()));
         }
-        Lookup { lo, hi, bias, gap_first: sc.gap_first() as u32, gap_extend: sc.gap_extend as u32 }
+        let gap_first = sc.gap_first() as u32;
+        let gap_extend = sc.gap_extend as u32;
+        Lookup {
+            lo,
+            hi,
+            bias,
+            top_score: sc.matrix.max_score().max(0) as u32,
+            headroom: (gap_first + gap_extend).max(bias),
+            gap_first,
+            gap_extend,
+        }
     }
 
-    /// The largest score a lane can report exactly.
-    pub fn exact_limit(&self) -> u32 {
-        V::MAX - self.bias - 1
+    /// The largest score a lane reports exactly (negative: none, this width is no use).
+    pub fn exact_limit(&self) -> i64 {
+        V::MAX as i64 - self.top_score as i64 - self.headroom as i64
+    }
+
+    /// Whether this width can score anything: its lanes hold every score exactly (signed
+    /// lanes of this width) and leave room for some alignment scores.
+    pub fn usable(&self) -> bool {
+        let half = (V::MAX / 2) as i64;
+        self.top_score as i64 <= half && (self.bias as i64) <= half + 1 && self.exact_limit() > 0
+    }
+
+    /// The lane value (as unsigned bits) that stands for score 0: `MIN + headroom`.
+    fn zero(&self) -> u32 {
+        (V::MAX / 2 + 1 + self.headroom) & V::MAX
+    }
+
+    /// The score of a lane of `score_batch`'s result (unsigned bits of a signed lane).
+    pub fn score(&self, lane: u32) -> i64 {
+        ((lane + V::MAX / 2 + 1) & V::MAX) as i64 - self.headroom as i64
     }
 }
 
@@ -105,7 +148,8 @@ impl<V> Default for Scratch<V> {
     }
 }
 
-/// Best score of `query` in every lane of `cols`. `used` lists the codes the query holds.
+/// Best score of `query` in every lane of `cols`, as lane values (`Lookup::score` reads
+/// them). `used` lists the codes the query holds.
 #[inline(always)]
 pub unsafe fn score_batch<V: Vector, const BLOCK: usize>(
     query: &[u8],
@@ -115,7 +159,7 @@ pub unsafe fn score_batch<V: Vector, const BLOCK: usize>(
     scratch: &mut Scratch<V>,
 ) -> V {
     let m = query.len();
-    let zero = V::zero();
+    let zero = V::splat(look.zero());
     let bias = V::splat(look.bias);
     let gap_first = V::splat(look.gap_first);
     let gap_extend = V::splat(look.gap_extend);
@@ -140,7 +184,7 @@ pub unsafe fn score_batch<V: Vector, const BLOCK: usize>(
             let idx_hi = idx.sub_bytes(idx_hi_sub); // codes < 16 wrap to the high bit
             for &a in used {
                 let s = V::shuffle_bytes(look.lo[a as usize], idx_lo).or(V::shuffle_bytes(look.hi[a as usize], idx_hi));
-                *svec.add(k * 32 + a as usize) = s;
+                *svec.add(k * 32 + a as usize) = s.sub_lanes(bias);
             }
         }
         let mut up = [zero; BLOCK]; // H(i-1, j+k)
@@ -153,11 +197,11 @@ pub unsafe fn score_batch<V: Vector, const BLOCK: usize>(
             let mut e = *ecol.add(i); // E(i, j)
             for k in 0..BLOCK {
                 let s = *svec.add(k * 32 + code);
-                let h = diag.adds(s).subs(bias).max(e.max(f[k]));
-                best = best.max(h);
-                let h_open = h.subs(gap_first);
-                e = e.subs(gap_extend).max(h_open);
-                f[k] = f[k].subs(gap_extend).max(h_open);
+                let h = diag.add_lanes(s).floor(zero).max_signed(e.max_signed(f[k]));
+                best = best.max_signed(h);
+                let h_open = h.sub_lanes(gap_first);
+                e = e.sub_lanes(gap_extend).max_signed(h_open);
+                f[k] = f[k].sub_lanes(gap_extend).max_signed(h_open);
                 diag = up[k];
                 up[k] = h;
             }

@@ -1,8 +1,9 @@
 //! The CPU SIMD engine: the scalar reference's exact results, vectorised.
 //!
 //! - search: inter-sequence scoring (`intersequence`), one database target per lane, 8-bit
-//!   lanes first; lanes that may have saturated are rescored at 16 bits, and those that
-//!   saturate again at 32 bits by the scalar reference (`Hit::recomputed`).
+//!   lanes first; lanes that may have passed their range are rescored at 16 bits (pooled
+//!   into whole batches), and those that pass again at 32 bits by the scalar reference
+//!   (`Hit::recomputed`).
 //! - align: striped scoring of each pair (`striped`) for the end cell, 8-bit lanes until
 //!   the best score nears their limit and 16-bit lanes on from that column, then the same
 //!   on the reversed prefixes for the start cell at the narrowest width holding the score;
@@ -164,7 +165,7 @@ macro_rules! kernels {
 }
 
 #[cfg(target_arch = "x86_64")]
-kernels!(Avx512 ["avx512bw"], vector::Avx512x8, vector::Avx512x16, block: 4, 4);
+kernels!(Avx512 ["avx512bw"], vector::Avx512x8, vector::Avx512x16, block: 8, 8);
 #[cfg(target_arch = "x86_64")]
 kernels!(Avx2 ["avx2"], vector::Avx2x8, vector::Avx2x16, block: 4, 4);
 #[cfg(target_arch = "x86_64")]

@@ -261,7 +261,7 @@ pub unsafe fn widen<N: Vector, W: Vector>(
 /// stops at the first column reaching `stop_at` (the start pass knows the best score: no
 /// later column can beat it), and before any column that starts with the best score at
 /// `widen_at` or above (a column scores at most the matrix's top score above the best
-/// before it).
+/// before it). Every pass needs `widen_at` at most `Tables::widen_at`: the score add wraps.
 #[derive(Clone, Copy)]
 pub struct Span<'a> {
     pub target: &'a [u8],
@@ -354,7 +354,9 @@ unsafe fn run_segs<V: Vector, const SEGS: usize>(
             let e = *ev.add(s);
             // F below opens from H before F's own share: the latter (F - open - extend)
             // is below the F - extend carried on anyway, and this keeps F's chain short.
-            let h_open = diag.adds(*vp.add(s)).subs(bias).max(e);
+            // A wrapping add (more ports than the saturating one): `diag` is at most the
+            // best before this column, below `widen_at`, so diag + score + bias <= MAX.
+            let h_open = diag.add_lanes(*vp.add(s)).subs(bias).max(e);
             let h = h_open.max(f);
             diag = *hv.add(s);
             *hv.add(s) = h;

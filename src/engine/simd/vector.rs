@@ -31,6 +31,18 @@ pub trait Vector: Copy + Send + Sync {
     unsafe fn subs(self, o: Self) -> Self;
     unsafe fn max(self, o: Self) -> Self;
     unsafe fn or(self, o: Self) -> Self;
+    /// Lane-wise wrapping add and subtract.
+    unsafe fn add_lanes(self, o: Self) -> Self;
+    unsafe fn sub_lanes(self, o: Self) -> Self;
+    /// Lane-wise maximum of lanes read as signed.
+    unsafe fn max_signed(self, o: Self) -> Self;
+    /// `max_signed(self, floor)`, where the instruction set can spare the maximum's port:
+    /// AVX-512 compares into a mask and blends, which issue on other ports than the
+    /// maximum (Sapphire Rapids runs 512-bit maxima on one port only).
+    #[inline(always)]
+    unsafe fn floor(self, floor: Self) -> Self {
+        self.max_signed(floor)
+    }
     /// Byte-wise saturating add and wrapping subtract (for building shuffle indices).
     unsafe fn adds_bytes(self, o: Self) -> Self;
     unsafe fn sub_bytes(self, o: Self) -> Self;
@@ -102,6 +114,7 @@ mod x86 {
         ($name:ident, $reg:ty, $feat:literal, width: $w:expr,
          zero: $zero:ident, set1: $set1:ident as $set1_ty:ty, set1_8: $set1_8:ident,
          adds: $adds:ident, subs: $subs:ident, max: $max:ident, or: $or:ident,
+         add: $add:ident, sub: $sub:ident, max_signed: $smax:ident, $(floor: $floor:ident,)?
          adds8: $adds8:ident, sub8: $sub8:ident, shuffle: $shuffle:ident,
          is_zero: $is_zero:ident, shift_bytes: $shift_bytes:ident) => {
             #[derive(Clone, Copy)]
@@ -158,6 +171,28 @@ mod x86 {
                 unsafe fn or(self, o: Self) -> Self {
                     $name($or(self.0, o.0))
                 }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn add_lanes(self, o: Self) -> Self {
+                    $name($add(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn sub_lanes(self, o: Self) -> Self {
+                    $name($sub(self.0, o.0))
+                }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn max_signed(self, o: Self) -> Self {
+                    $name($smax(self.0, o.0))
+                }
+                $(
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn floor(self, floor: Self) -> Self {
+                    $name($floor(self.0, floor.0))
+                }
+                )?
                 #[inline]
                 #[target_feature(enable = $feat)]
                 unsafe fn adds_bytes(self, o: Self) -> Self {
@@ -248,41 +283,66 @@ mod x86 {
         }
     }
 
+    /// `max(x, floor)` of signed lanes as a compare into a mask and a blend. Written in
+    /// assembly because the compiler turns the intrinsics back into the maximum.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_floor8(x: __m512i, floor: __m512i) -> __m512i {
+        let mut r = x;
+        std::arch::asm!("vpcmpgtb {k}, {f}, {r}", "vpblendmb {r} {{{k}}}, {r}, {f}",
+            r = inout(zmm_reg) r, f = in(zmm_reg) floor, k = out(kreg) _, options(pure, nomem, nostack));
+        r
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_floor16(x: __m512i, floor: __m512i) -> __m512i {
+        let mut r = x;
+        std::arch::asm!("vpcmpgtw {k}, {f}, {r}", "vpblendmw {r} {{{k}}}, {r}, {f}",
+            r = inout(zmm_reg) r, f = in(zmm_reg) floor, k = out(kreg) _, options(pure, nomem, nostack));
+        r
+    }
+
     x86_vector!(Sse41x8, __m128i, "sse4.1", width: 1,
         zero: _mm_setzero_si128, set1: _mm_set1_epi8 as i8, set1_8: _mm_set1_epi8,
         adds: _mm_adds_epu8, subs: _mm_subs_epu8, max: _mm_max_epu8, or: _mm_or_si128,
+        add: _mm_add_epi8, sub: _mm_sub_epi8, max_signed: _mm_max_epi8,
         adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
         is_zero: sse_is_zero, shift_bytes: sse_shift_bytes);
     x86_vector!(Sse41x16, __m128i, "sse4.1", width: 2,
         zero: _mm_setzero_si128, set1: _mm_set1_epi16 as i16, set1_8: _mm_set1_epi8,
         adds: _mm_adds_epu16, subs: _mm_subs_epu16, max: _mm_max_epu16, or: _mm_or_si128,
+        add: _mm_add_epi16, sub: _mm_sub_epi16, max_signed: _mm_max_epi16,
         adds8: _mm_adds_epu8, sub8: _mm_sub_epi8, shuffle: _mm_shuffle_epi8,
         is_zero: sse_is_zero, shift_bytes: sse_shift_bytes);
     x86_vector!(Avx2x8, __m256i, "avx2", width: 1,
         zero: _mm256_setzero_si256, set1: _mm256_set1_epi8 as i8, set1_8: _mm256_set1_epi8,
         adds: _mm256_adds_epu8, subs: _mm256_subs_epu8, max: _mm256_max_epu8, or: _mm256_or_si256,
+        add: _mm256_add_epi8, sub: _mm256_sub_epi8, max_signed: _mm256_max_epi8,
         adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
         is_zero: avx2_is_zero, shift_bytes: avx2_shift_bytes);
     x86_vector!(Avx2x16, __m256i, "avx2", width: 2,
         zero: _mm256_setzero_si256, set1: _mm256_set1_epi16 as i16, set1_8: _mm256_set1_epi8,
         adds: _mm256_adds_epu16, subs: _mm256_subs_epu16, max: _mm256_max_epu16, or: _mm256_or_si256,
+        add: _mm256_add_epi16, sub: _mm256_sub_epi16, max_signed: _mm256_max_epi16,
         adds8: _mm256_adds_epu8, sub8: _mm256_sub_epi8, shuffle: _mm256_shuffle_epi8,
         is_zero: avx2_is_zero, shift_bytes: avx2_shift_bytes);
     x86_vector!(Avx512x8, __m512i, "avx512bw", width: 1,
         zero: _mm512_setzero_si512, set1: _mm512_set1_epi8 as i8, set1_8: _mm512_set1_epi8,
         adds: _mm512_adds_epu8, subs: _mm512_subs_epu8, max: _mm512_max_epu8, or: _mm512_or_si512,
+        add: _mm512_add_epi8, sub: _mm512_sub_epi8, max_signed: _mm512_max_epi8, floor: avx512_floor8,
         adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
         is_zero: avx512_is_zero, shift_bytes: avx512_shift_bytes);
     x86_vector!(Avx512x16, __m512i, "avx512bw", width: 2,
         zero: _mm512_setzero_si512, set1: _mm512_set1_epi16 as i16, set1_8: _mm512_set1_epi8,
         adds: _mm512_adds_epu16, subs: _mm512_subs_epu16, max: _mm512_max_epu16, or: _mm512_or_si512,
+        add: _mm512_add_epi16, sub: _mm512_sub_epi16, max_signed: _mm512_max_epi16, floor: avx512_floor16,
         adds8: _mm512_adds_epu8, sub8: _mm512_sub_epi8, shuffle: _mm512_shuffle_epi8,
         is_zero: avx512_is_zero, shift_bytes: avx512_shift_bytes);
 }
 
 /// The portable fallback: 16 bytes of plain Rust lanes (the compiler vectorises what it can).
 macro_rules! portable_vector {
-    ($name:ident, $elem:ty, $lanes:expr) => {
+    ($name:ident, $elem:ty, $signed:ty, $lanes:expr) => {
         #[derive(Clone, Copy)]
         pub struct $name([$elem; $lanes]);
 
@@ -367,6 +427,18 @@ macro_rules! portable_vector {
                 self.zip(o, |a, b| a | b)
             }
             #[inline(always)]
+            unsafe fn add_lanes(self, o: Self) -> Self {
+                self.zip(o, <$elem>::wrapping_add)
+            }
+            #[inline(always)]
+            unsafe fn sub_lanes(self, o: Self) -> Self {
+                self.zip(o, <$elem>::wrapping_sub)
+            }
+            #[inline(always)]
+            unsafe fn max_signed(self, o: Self) -> Self {
+                self.zip(o, |a, b| (a as $signed).max(b as $signed) as $elem)
+            }
+            #[inline(always)]
             unsafe fn adds_bytes(self, o: Self) -> Self {
                 self.zip_bytes(o, u8::saturating_add)
             }
@@ -405,8 +477,8 @@ macro_rules! portable_vector {
     };
 }
 
-portable_vector!(Portable8, u8, 16);
-portable_vector!(Portable16, u16, 8);
+portable_vector!(Portable8, u8, i8, 16);
+portable_vector!(Portable16, u16, i16, 8);
 
 #[cfg(test)]
 mod tests {
@@ -439,24 +511,59 @@ mod tests {
         assert_eq!(V::zero().hmax(), 0);
     }
 
+    /// Wrapping adds and subtracts, signed maxima and the floor against plain integer
+    /// arithmetic, on lane values around both signed limits.
+    unsafe fn check_signed_lanes<V: Vector>() {
+        let bits = 8 * V::WIDTH as u32;
+        let modulus = 1i64 << bits;
+        let signed = |u: u32| if (u as i64) < modulus / 2 { u as i64 } else { u as i64 - modulus };
+        let edge = [0u32, 1, 2, 0x7e, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x7ffe, 0x7fff, 0x8000, 0x8001, 0xfffe, 0xffff];
+        let vals: Vec<u32> = edge.iter().map(|&v| v & V::MAX).collect();
+        let mut a = [0u8; 128];
+        let mut b = [0u8; 128];
+        let mut want: Vec<[i64; 4]> = Vec::new();
+        for l in 0..V::LANES {
+            let (x, y) = (vals[l % vals.len()], vals[(l * 7 + 3) % vals.len()]);
+            for (buf, v) in [(&mut a, x), (&mut b, y)] {
+                buf[l * V::WIDTH..(l + 1) * V::WIDTH].copy_from_slice(&v.to_le_bytes()[..V::WIDTH]);
+            }
+            let (sx, sy) = (signed(x), signed(y));
+            want.push([(sx + sy).rem_euclid(modulus), (sx - sy).rem_euclid(modulus), sx.max(sy), sx.max(sy)]);
+        }
+        let (va, vb) = (V::load(a.as_ptr()), V::load(b.as_ptr()));
+        let got = [va.add_lanes(vb).lanes(), va.sub_lanes(vb).lanes(), va.max_signed(vb).lanes(), va.floor(vb).lanes()];
+        for l in 0..V::LANES {
+            let g = [got[0][l] as i64, got[1][l] as i64, signed(got[2][l]), signed(got[3][l])];
+            assert_eq!(g, want[l], "lane {} (add, sub, max, floor)", l);
+        }
+    }
+
     #[test]
     fn lane_moves_on_every_instruction_set() {
         unsafe {
             check_lane_moves::<Portable8>();
             check_lane_moves::<Portable16>();
+            check_signed_lanes::<Portable8>();
+            check_signed_lanes::<Portable16>();
             #[cfg(target_arch = "x86_64")]
             {
                 if is_x86_feature_detected!("sse4.1") {
                     check_lane_moves::<Sse41x8>();
                     check_lane_moves::<Sse41x16>();
+                    check_signed_lanes::<Sse41x8>();
+                    check_signed_lanes::<Sse41x16>();
                 }
                 if is_x86_feature_detected!("avx2") {
                     check_lane_moves::<Avx2x8>();
                     check_lane_moves::<Avx2x16>();
+                    check_signed_lanes::<Avx2x8>();
+                    check_signed_lanes::<Avx2x16>();
                 }
                 if is_x86_feature_detected!("avx512bw") {
                     check_lane_moves::<Avx512x8>();
                     check_lane_moves::<Avx512x16>();
+                    check_signed_lanes::<Avx512x8>();
+                    check_signed_lanes::<Avx512x16>();
                 }
             }
         }
