@@ -89,7 +89,7 @@ for c in $classes; do
     if [ "${PROFILE:-0}" = 1 ]; then
         R=${OUT:-$WORK}
         ncu --clock-control none --csv -k regex:'align_pairs|bins_' --launch-count 8 \
-            --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size,launch__registers_per_thread \
+            --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,launch__registers_per_thread \
             $B bench --query "$d.q.fa" --target "$d.t.fa" $dna --streams 1 --depth 1 > "$R/ncu-$c.csv" 2>/dev/null || true
         echo "ncu $c: $(grep -c gpu__time_duration "$R/ncu-$c.csv" 2>/dev/null) launches -> ncu-$c.csv"
     fi
