@@ -462,7 +462,19 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         // column that raises a running best along the path (most of a reverse pass's
         // steps on homologous pairs). Halves without a goal never improve.
         V best = bias;
-        if (REVERSE) {
+        if (!REVERSE) {
+            // A later pass looks only for cells reaching the running best (ties may win on
+            // an earlier column; the merge below applies the tie rule): restarting from
+            // zero, every pass ran the slow path along its rising scores, in every step
+            // where any of a warp's pairs rose (groups of one thread: 64 pairs a warp).
+#if PACKED
+            const u32 lo = run[0].score > 0 ? (u32)(run[0].score + bias_i - 1) : (u32)bias_i;
+            const u32 hi = run[HALVES - 1].score > 0 ? (u32)(run[HALVES - 1].score + bias_i - 1) : (u32)bias_i;
+            best = (lo & 0xffffu) | (hi << 16);
+#else
+            best = run[0].score > 0 ? run[0].score + bias_i - 1 : bias_i;
+#endif
+        } else {
 #if PACKED
             const u32 lo = goal[0] > 0 ? (u32)(goal[0] + bias_i - 1) : 0x7fffu;
             const u32 hi = goal[HALVES - 1] > 0 ? (u32)(goal[HALVES - 1] + bias_i - 1) : 0x7fffu;
@@ -635,7 +647,8 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
             const int score = lane_of(best, h) - bias_i;
-            const bool found = REVERSE ? goal[h] > 0 && score >= goal[h] : score > 0;
+            // bcol: a cell of this thread's rows made the best (not the carried threshold).
+            const bool found = bcol[h] != NONE && (REVERSE ? goal[h] > 0 && score >= goal[h] : score > 0);
             Best b = found ? Best{score, bcol[h], row0 + brow[h]} : Best{0, NONE, NONE};
             b = group_best(b, G);
             if (better(b, run[h])) run[h] = b;
