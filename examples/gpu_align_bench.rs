@@ -21,7 +21,7 @@
 //!
 //! bench options: --preload (parse one pass of the files before the clock, then stream it
 //! --repeat times), --in-flight N (calls in flight), and the engine's tuning: --streams,
-//! --piece, --depth (pieces in flight per stream), --max-rows, --min-group, --multipass,
+//! --piece, --pieces-per-stream (pieces a call is cut into per stream), --depth (pieces in flight per stream), --max-rows, --min-group, --multipass,
 //! --host-bins (every piece binned on the host), --no-pipeline (multi-pass groups on one warp),
 //! --upload staged|direct.
 
@@ -173,6 +173,7 @@ fn cuda_config(args: &[String]) -> CudaConfig {
         align_streams: num(args, "--streams", d.align_streams),
         align_piece_pairs: num(args, "--piece", d.align_piece_pairs),
         align_depth: num(args, "--depth", d.align_depth),
+        align_pieces_per_worker: num(args, "--pieces-per-stream", d.align_pieces_per_worker),
         align_multipass: args.iter().any(|a| a == "--multipass"),
         align_min_group: arg(args, "--min-group").and_then(|v| v.parse().ok()),
         align_host_bins: args.iter().any(|a| a == "--host-bins"),

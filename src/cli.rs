@@ -217,6 +217,9 @@ pub struct RunArgs {
     /// GPU tuning (hidden): pairs per piece one stream takes.
     #[arg(long, hide = true, value_name = "N")]
     pub gpu_piece: Option<usize>,
+    /// GPU tuning (hidden): pieces an align call is cut into per stream.
+    #[arg(long, hide = true, value_name = "N")]
+    pub gpu_pieces_per_stream: Option<usize>,
     /// GPU tuning (hidden): stream the search database in chunks of this many bytes.
     #[arg(long, hide = true, value_name = "BYTES")]
     pub gpu_chunk_bytes: Option<usize>,
@@ -234,6 +237,9 @@ impl RunArgs {
         }
         if let Some(n) = self.gpu_piece {
             cuda.align_piece_pairs = n.max(1);
+        }
+        if let Some(n) = self.gpu_pieces_per_stream {
+            cuda.align_pieces_per_worker = n.max(1);
         }
         cuda.search_chunk_bytes = self.gpu_chunk_bytes;
         cuda.nvrtc_options = self.gpu_nvrtc.iter().flat_map(|o| o.split_whitespace().map(String::from)).collect();
@@ -808,10 +814,23 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
     let engine_ready = AtomicBool::new(false);
     let (engine, sets) = std::thread::scope(|s| {
         let sets = crate::threads::spawn_scoped(s, "sw-load-seqs", || {
-            let query = Arc::new(io::SeqSet::load(seqs, alphabet, &set_columns)?);
-            let target = match &target_seqs {
-                Some(t) if t != seqs || t.as_os_str() == "-" => Arc::new(io::SeqSet::load(t, alphabet, &set_columns)?),
-                _ => query.clone(),
+            // Two sets load side by side (each is read, encoded and indexed on one thread).
+            let other = match &target_seqs {
+                Some(t) if t != seqs || t.as_os_str() == "-" => {
+                    Some(crate::threads::spawn_scoped(s, "sw-load-seqs", || {
+                        io::SeqSet::load(t, alphabet, &set_columns)
+                    }))
+                }
+                _ => None,
+            };
+            let query = io::SeqSet::load(seqs, alphabet, &set_columns).map(Arc::new);
+            let target = other
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("loading the sequences panicked".into()))));
+            // The query set's problem first, as when they loaded one after the other.
+            let query = query?;
+            let target = match target {
+                Some(t) => Arc::new(t?),
+                None => query.clone(),
             };
             if !engine_ready.load(Ordering::Relaxed) {
                 progress.phase(starting_phase(args.run.device));

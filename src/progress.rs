@@ -60,6 +60,11 @@ impl<R: Read> Read for CountingRead<R> {
     }
 }
 
+/// Counts `n` input bytes read without a [`CountingRead`] (positional reads of a file).
+pub fn count_input(n: u64) {
+    INPUT_BYTES.fetch_add(n, Relaxed);
+}
+
 fn input_bytes() -> u64 {
     INPUT_BYTES.load(Relaxed)
 }

@@ -143,6 +143,12 @@ impl Head {
         matches!(self.source, Source::File { regular: true, .. })
     }
 
+    /// A regular file whose first bytes begin no format's magic number: plain text that a
+    /// reader may take straight from the file (positional reads on several threads).
+    pub fn is_plain_regular_file(&self) -> bool {
+        self.is_regular_file() && told(&self.bytes) && !MAGICS.iter().any(|m| self.bytes.starts_with(m))
+    }
+
     /// The whole raw stream, head included, without decompression.
     pub fn into_raw(self) -> Input {
         let head = io::Cursor::new(self.bytes);
@@ -210,6 +216,22 @@ pub fn peek(place: &Where, mut input: Input, n: usize) -> Result<(Vec<u8>, Input
     read_head(&mut input, &mut head, n, true).map_err(|e| read_error(place, e))?;
     let rest: Input = Box::new(io::Cursor::new(head.clone()).chain(input));
     Ok((head, rest))
+}
+
+/// Bytes a file's text starts at: 3 after a UTF-8 byte order mark (see [`skip_bom`]), else 0.
+pub fn bom_len(place: &Where, file: &File) -> Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 3];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read_at(&mut head[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(read_error(place, e)),
+        }
+    }
+    Ok(if &head[..got] == UTF8_BOM { 3 } else { 0 })
 }
 
 /// `input` without the UTF-8 byte order mark it may start with (TSV saved by a spreadsheet):

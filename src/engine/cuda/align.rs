@@ -411,7 +411,9 @@ impl GpuAligner {
             let c = q.len() as u64 * t.len() as u64;
             (sum + c, most.max(c))
         });
-        let piece = piece_pairs(pairs.len(), cells, longest, self.workers(), self.config.align_piece_pairs);
+        let per_worker = self.config.align_pieces_per_worker;
+        let piece =
+            piece_pairs_spread(pairs.len(), cells, longest, self.workers(), per_worker, self.config.align_piece_pairs);
         self.on_workers(pairs, piece, |d, w, pieces, next, done| self.align_worker(d, w, pairs, pieces, next, done))
     }
 

@@ -417,9 +417,14 @@ pub const TAIL_FACTOR: u64 = 1_000;
 /// pair); never fewer than two pieces a worker where the call has the pairs, never below
 /// [`MIN_PIECE_PAIRS`] or above `most`.
 pub fn piece_pairs(n: usize, cells: u64, longest: u64, workers: usize, most: usize) -> usize {
+    piece_pairs_spread(n, cells, longest, workers, PIECES_PER_WORKER, most)
+}
+
+/// [`piece_pairs`] with `per_worker` pieces a worker instead of [`PIECES_PER_WORKER`].
+pub fn piece_pairs_spread(n: usize, cells: u64, longest: u64, workers: usize, per_worker: usize, most: usize) -> usize {
     let w = workers.max(1);
     let mean = (cells / n.max(1) as u64).max(1);
-    let spread = n.div_ceil(PIECES_PER_WORKER * w);
+    let spread = n.div_ceil(per_worker.max(1) * w);
     let tail = usize::try_from(longest.saturating_mul(TAIL_FACTOR) / mean).unwrap_or(usize::MAX);
     spread.max(tail).min(n.div_ceil(2 * w)).max(MIN_PIECE_PAIRS).min(most.max(1))
 }

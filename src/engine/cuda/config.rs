@@ -9,6 +9,9 @@ pub struct CudaConfig {
     /// Most pairs in a piece of work one stream takes (`align_plan::piece_pairs` picks
     /// fewer for most calls).
     pub align_piece_pairs: usize,
+    /// Pieces an align call is cut into per stream (`align_plan::piece_pairs_spread`):
+    /// more balance the streams, fewer cost less per piece.
+    pub align_pieces_per_worker: usize,
     /// Pieces one stream keeps in flight (slots per stream): 2 overlaps the host's work on
     /// one with the GPU's on the other; 1 serialises them (timing the kernels alone).
     pub align_depth: usize,
@@ -42,6 +45,7 @@ impl Default for CudaConfig {
         CudaConfig {
             align_streams: 4,
             align_piece_pairs: 65_536,
+            align_pieces_per_worker: super::align_plan::PIECES_PER_WORKER,
             align_depth: 2,
             align_max_rows: None,
             align_multipass: false,
