@@ -261,6 +261,23 @@ pub struct GpuAligner {
     pool: rayon::ThreadPool,
     config: CudaConfig,
     counters: Counters,
+    /// Align calls running on each GPU: a call that starts while others run takes the least
+    /// busy GPU alone (see [`GpuAligner::claim_gpus`]).
+    busy: Vec<AtomicUsize>,
+}
+
+/// Marks an align call on some GPUs, unmarked when the call ends (errors included).
+struct Busy<'a> {
+    counts: &'a [AtomicUsize],
+    on: Vec<usize>,
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        for &g in &self.on {
+            self.counts[g].fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl GpuAligner {
@@ -326,7 +343,6 @@ impl GpuAligner {
             return Err(Error::Device("no GPU to align on".into()));
         }
         Ok(GpuAligner {
-            devices,
             nc1: nc1 as i32,
             gap_oe: sc.gap_open + sc.gap_extend,
             gap_ext: sc.gap_extend,
@@ -337,6 +353,8 @@ impl GpuAligner {
             )?,
             config: config.clone(),
             counters: Counters::default(),
+            busy: (0..devices.len()).map(|_| AtomicUsize::new(0)).collect(),
+            devices,
         })
     }
 
@@ -411,10 +429,32 @@ impl GpuAligner {
             let c = q.len() as u64 * t.len() as u64;
             (sum + c, most.max(c))
         });
+        let busy = self.claim_gpus();
+        let workers: usize = busy.on.iter().map(|&g| self.devices[g].streams.len()).sum();
         let per_worker = self.config.align_pieces_per_worker;
-        let piece =
-            piece_pairs_spread(pairs.len(), cells, longest, self.workers(), per_worker, self.config.align_piece_pairs);
-        self.on_workers(pairs, piece, |d, w, pieces, next, done| self.align_worker(d, w, pairs, pieces, next, done))
+        let piece = piece_pairs_spread(pairs.len(), cells, longest, workers, per_worker, self.config.align_piece_pairs);
+        self.on_gpus(&busy.on, pairs, piece, |d, w, pieces, next, done| {
+            self.align_worker(d, w, pairs, pieces, next, done)
+        })
+    }
+
+    /// The GPUs an align call runs on: all of them when no other call is running (one call
+    /// at a time gets every GPU), else the least busy one alone. Calls that overlap (the
+    /// pipeline keeps several in flight) then each end on one GPU instead of waiting on all:
+    /// short pairs by id ran slower on two H200s than on one when every call was split.
+    fn claim_gpus(&self) -> Busy<'_> {
+        let counts = &self.busy[..];
+        let idle = counts.iter().all(|c| c.load(Ordering::Relaxed) == 0);
+        let on: Vec<usize> = if idle || counts.len() == 1 {
+            (0..counts.len()).collect()
+        } else {
+            let least = (0..counts.len()).min_by_key(|&g| counts[g].load(Ordering::Relaxed)).unwrap_or(0);
+            vec![least]
+        };
+        for &g in &on {
+            counts[g].fetch_add(1, Ordering::Relaxed);
+        }
+        Busy { counts, on }
     }
 
     /// Cuts `pairs` into pieces ([`Self::piece_pairs`]) and runs `worker` on one host thread
@@ -426,8 +466,20 @@ impl GpuAligner {
         piece_pairs: usize,
         worker: impl Fn(&Device, usize, &[std::ops::Range<usize>], &AtomicUsize, &Done<T>) -> Result<()> + Sync,
     ) -> Result<Vec<T>> {
+        let all: Vec<usize> = (0..self.devices.len()).collect();
+        self.on_gpus(&all, pairs, piece_pairs, worker)
+    }
+
+    /// [`Self::on_workers`] on the streams of the GPUs `gpus` only.
+    fn on_gpus<T: Clone + Default + Send>(
+        &self,
+        gpus: &[usize],
+        pairs: PairSeqs<'_>,
+        piece_pairs: usize,
+        worker: impl Fn(&Device, usize, &[std::ops::Range<usize>], &AtomicUsize, &Done<T>) -> Result<()> + Sync,
+    ) -> Result<Vec<T>> {
         let workers: Vec<(&Device, usize)> =
-            self.devices.iter().flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
+            gpus.iter().map(|&g| &self.devices[g]).flat_map(|d| (0..d.streams.len()).map(move |s| (d, s))).collect();
         let pieces = piece_ranges(pairs, piece_pairs, CHUNK_BYTES);
         let next = AtomicUsize::new(0);
         let done: Done<T> = Mutex::new(Vec::new());

@@ -173,10 +173,10 @@ impl Engine for CudaEngine {
             .collect())
     }
 
-    /// Each call ends in a barrier (every worker drains): calls must be long enough that
-    /// it costs little, and split into several pieces per stream of every GPU.
+    /// Each call ends in a barrier (every worker of its GPUs drains): calls must be long
+    /// enough that it costs little, and split into several pieces per stream.
     fn align_batch_pairs(&self) -> usize {
-        262_144 * self.devices.len().max(1)
+        262_144
     }
 
     /// A call leaves the GPU idle while it plans its pieces and after its last one, and
@@ -184,7 +184,8 @@ impl Engine for CudaEngine {
     /// once kept it busy (H100, 20M pairs by id: 6.95 s at 2, 5.28 at 3, 4.91 at 4, 4.81
     /// at 6; 10M DNA pairs with paths: 14.1 s at 2, 12.1 at 4).
     fn align_calls_in_flight(&self) -> usize {
-        4
+        // Per GPU: overlapping calls each take one GPU (`GpuAligner::claim_gpus`).
+        4 * self.devices.len().max(1)
     }
 
     fn statistics(&self) -> Vec<(String, String)> {
