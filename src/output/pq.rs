@@ -21,9 +21,7 @@ use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Schema, SchemaRef};
-use parquet::arrow::arrow_writer::{
-    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
-};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::errors::{ParquetError, Result as PqResult};
@@ -88,7 +86,8 @@ pub(super) fn properties(metadata: &RunMetadata, schema: &Schema) -> PqResult<Wr
 fn row_bytes(batch: &RecordBatch) -> Vec<usize> {
     let mut bytes = vec![0; batch.num_rows()];
     for column in batch.columns() {
-        let mut add = |lengths: &mut dyn Iterator<Item = usize>| bytes.iter_mut().zip(lengths).for_each(|(b, n)| *b += n);
+        let mut add =
+            |lengths: &mut dyn Iterator<Item = usize>| bytes.iter_mut().zip(lengths).for_each(|(b, n)| *b += n);
         match column.data_type() {
             DataType::Utf8 => add(&mut column.as_string::<i32>().offsets().lengths()),
             DataType::LargeUtf8 => add(&mut column.as_string::<i64>().offsets().lengths()),
@@ -475,8 +474,9 @@ mod tests {
                 split.push(total - split.iter().sum::<usize>());
                 let (batches, _) = batches(&schema, &split);
                 let got = pool.install(|| {
-                    let mut parallel =
-                        ParquetEncoder::new(Vec::new(), schema.clone(), props(group_rows)).unwrap().group_bytes(group_bytes);
+                    let mut parallel = ParquetEncoder::new(Vec::new(), schema.clone(), props(group_rows))
+                        .unwrap()
+                        .group_bytes(group_bytes);
                     for b in &batches {
                         parallel.write(b).unwrap();
                     }
@@ -488,7 +488,12 @@ mod tests {
 
         let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(want)).unwrap();
         let sizes: Vec<i64> = reader.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
-        let want_sizes: Vec<i64> = std::iter::once(0).chain(ends.iter().copied()).collect::<Vec<_>>().windows(2).map(|w| (w[1] - w[0]) as i64).collect();
+        let want_sizes: Vec<i64> = std::iter::once(0)
+            .chain(ends.iter().copied())
+            .collect::<Vec<_>>()
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as i64)
+            .collect();
         assert_eq!(sizes, want_sizes);
         let read: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
         assert_eq!(arrow::compute::concat_batches(&schema, &read).unwrap(), all);
