@@ -17,7 +17,8 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, TryRecvError};
+use std::time::Duration;
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Schema, SchemaRef};
@@ -52,8 +53,8 @@ const ZSTD_LEVEL: i32 = 3;
 
 /// The traceback's strings (CIGAR, aligned query and target) are nearly all of an alignment
 /// table's bytes and nearly unique per row: level 1 compresses them 1.7 times as fast as level
-/// 3 for a file 7% larger, a dictionary would only be tried and dropped, and min/max
-/// statistics of aligned strings serve no filter.
+/// 3 for a file 7% larger, and a dictionary would only be tried and dropped. (Their
+/// statistics, truncated to 64 bytes, cost nothing measurable: kept, as every column's.)
 const PATH_TEXT_ZSTD_LEVEL: i32 = 1;
 
 /// The writer properties every Parquet output of `schema` uses, with `metadata` as key-value
@@ -71,10 +72,7 @@ pub(super) fn properties(metadata: &RunMetadata, schema: &Schema) -> PqResult<Wr
         let ours = Column::parse(field.name()).filter(|c| c.name() == field.name());
         if ours.is_some_and(|c| c.need() == Need::Path && c.kind() == Kind::Text) {
             let path = ColumnPath::from(field.name().as_str());
-            props = props
-                .set_column_compression(path.clone(), path_text)
-                .set_column_dictionary_enabled(path.clone(), false)
-                .set_column_statistics_enabled(path, EnabledStatistics::None);
+            props = props.set_column_compression(path.clone(), path_text).set_column_dictionary_enabled(path, false);
         }
     }
     Ok(props.build())
@@ -165,6 +163,17 @@ impl<W: Write + Send> ParquetEncoder<W> {
     }
 
     pub(super) fn write(&mut self, batch: &RecordBatch) -> PqResult<()> {
+        // Checked here, not where the row group is encoded, long after.
+        let types = batch.columns().iter().map(|c| c.data_type());
+        if batch.num_columns() != self.schema.fields().len()
+            || types.zip(self.schema.fields()).any(|(t, f)| t != f.data_type())
+        {
+            return Err(ParquetError::General(format!(
+                "a batch of {} columns does not match the output's schema: {}",
+                batch.num_columns(),
+                self.schema
+            )));
+        }
         let mut from = 0;
         for (row, bytes) in row_bytes(batch).into_iter().enumerate() {
             self.rows += 1;
@@ -227,16 +236,20 @@ impl<W: Write + Send> ParquetEncoder<W> {
         let Some(encoded) = self.encoding.pop_front() else { return Ok(()) };
         let chunks = if rayon::current_thread_index().is_some() {
             // On a thread of the pool (perhaps its only one), the encoding may be queued
-            // behind this very thread: run pool work while waiting.
+            // behind this very thread: run pool work while waiting, and block only briefly
+            // when there is none (the encoding is on another thread).
             loop {
-                match encoded.try_recv() {
-                    Ok(chunks) => break chunks,
-                    Err(TryRecvError::Empty) => {
-                        if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                            std::thread::yield_now();
-                        }
+                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                    match encoded.try_recv() {
+                        Ok(chunks) => break chunks,
+                        Err(TryRecvError::Empty) => continue,
+                        Err(TryRecvError::Disconnected) => break Err(lost()),
                     }
-                    Err(TryRecvError::Disconnected) => break Err(lost()),
+                }
+                match encoded.recv_timeout(Duration::from_millis(1)) {
+                    Ok(chunks) => break chunks,
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break Err(lost()),
                 }
             }
         } else {
@@ -429,6 +442,21 @@ mod tests {
             let written = arrow::compute::concat_batches(&schema, &batches).unwrap();
             assert_eq!(read, written, "{sizes:?}");
         }
+    }
+
+    #[test]
+    fn a_batch_of_another_schema_is_an_error() {
+        let schema = schema();
+        let mut encoder = ParquetEncoder::new(Vec::new(), schema.clone(), props(100)).unwrap();
+        let fewer = batch(&schema, 0, 10).project(&[0, 1]).unwrap();
+        let other = Arc::new(Schema::new(vec![Field::new("query", DataType::Int32, false)]));
+        let retyped = RecordBatch::try_new(other, vec![Arc::new(Int32Array::from(vec![1]))]).unwrap();
+        for bad in [fewer, retyped] {
+            let e = encoder.write(&bad).unwrap_err().to_string();
+            assert!(e.contains("does not match the output's schema"), "{e}");
+        }
+        encoder.write(&batch(&schema, 0, 10)).unwrap();
+        assert!(encoder.finish().is_ok());
     }
 
     // Row groups end after the row that fills them: the `group_rows`th, or the first to reach
