@@ -1,7 +1,8 @@
 //! The output writers alone, on the same rows: an Arrow IPC stream against Parquet (and any
 //! other format), as `swarrow align` drives them (batches of `ResultBatch` rows, written in
-//! order on one thread; Parquet's columns encoded on the rayon pool). Prints rows/s per
-//! format and each format's rate over the Arrow stream's, per repetition (alternated).
+//! order on one thread; Parquet's row groups and their columns encoded on the rayon pool).
+//! Prints rows/s per format and each format's rate over the Arrow stream's, per repetition
+//! (alternated).
 //!
 //!   bench_writers RESULTS [--rows N] [--batch N] [--threads N] [--repeat R]
 //!                 [--formats arrow,parquet] [--out PATH] [--columns LIST]

@@ -81,7 +81,7 @@ fn start(format: Format, schema: SchemaRef, metadata: &RunMetadata, sink: Sink) 
         }
         Format::ArrowFile => Encoder::File(FileWriter::try_new(sink.buffered(), &schema).map_err(|e| status.fail(e))?),
         Format::Parquet => {
-            let props = super::pq::properties(metadata).map_err(|e| status.fail(e))?;
+            let props = super::pq::properties(metadata, &schema).map_err(|e| status.fail(e))?;
             Encoder::Parquet(super::pq::ParquetEncoder::new(sink, schema, props).map_err(|e| status.fail(e))?)
         }
         _ => {
