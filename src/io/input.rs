@@ -218,19 +218,26 @@ pub fn peek(place: &Where, mut input: Input, n: usize) -> Result<(Vec<u8>, Input
     Ok((head, rest))
 }
 
-/// Bytes a file's text starts at: 3 after a UTF-8 byte order mark (see [`skip_bom`]), else 0.
-pub fn bom_len(place: &Where, file: &File) -> Result<u64> {
+/// Fills `buf` from `file` at offset `at` (positional reads: any thread, no shared cursor);
+/// fewer bytes only at the end of the file. Returns the bytes read.
+pub fn read_full_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
     use std::os::unix::fs::FileExt;
-    let mut head = [0u8; 3];
-    let mut got = 0;
-    while got < head.len() {
-        match file.read_at(&mut head[got..], got as u64) {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], at + done as u64) {
             Ok(0) => break,
-            Ok(n) => got += n,
+            Ok(n) => done += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(read_error(place, e)),
+            Err(e) => return Err(e),
         }
     }
+    Ok(done)
+}
+
+/// Bytes a file's text starts at: 3 after a UTF-8 byte order mark (see [`skip_bom`]), else 0.
+pub fn bom_len(place: &Where, file: &File) -> Result<u64> {
+    let mut head = [0u8; 3];
+    let got = read_full_at(file, &mut head, 0).map_err(|e| read_error(place, e))?;
     Ok(if &head[..got] == UTF8_BOM { 3 } else { 0 })
 }
 

@@ -432,7 +432,7 @@ impl GpuAligner {
         let busy = self.claim_gpus();
         let workers: usize = busy.on.iter().map(|&g| self.devices[g].streams.len()).sum();
         let per_worker = self.config.align_pieces_per_worker;
-        let piece = piece_pairs_spread(pairs.len(), cells, longest, workers, per_worker, self.config.align_piece_pairs);
+        let piece = piece_pairs(pairs.len(), cells, longest, workers, per_worker, self.config.align_piece_pairs);
         self.on_gpus(&busy.on, pairs, piece, |d, w, pieces, next, done| {
             self.align_worker(d, w, pairs, pieces, next, done)
         })

@@ -412,16 +412,12 @@ pub const PIECES_PER_WORKER: usize = 8;
 pub const TAIL_FACTOR: u64 = 1_000;
 
 /// Pairs per piece for an align call of `n` pairs holding `cells` cells, its largest pair
-/// `longest` cells, over `workers` workers: [`PIECES_PER_WORKER`] pieces each, unless that
+/// `longest` cells, over `workers` workers: `per_worker` pieces each (default
+/// [`PIECES_PER_WORKER`]), unless that
 /// leaves a piece less than [`TAIL_FACTOR`] times its longest pair's work (pieces of the mean
 /// pair); never fewer than two pieces a worker where the call has the pairs, never below
 /// [`MIN_PIECE_PAIRS`] or above `most`.
-pub fn piece_pairs(n: usize, cells: u64, longest: u64, workers: usize, most: usize) -> usize {
-    piece_pairs_spread(n, cells, longest, workers, PIECES_PER_WORKER, most)
-}
-
-/// [`piece_pairs`] with `per_worker` pieces a worker instead of [`PIECES_PER_WORKER`].
-pub fn piece_pairs_spread(n: usize, cells: u64, longest: u64, workers: usize, per_worker: usize, most: usize) -> usize {
+pub fn piece_pairs(n: usize, cells: u64, longest: u64, workers: usize, per_worker: usize, most: usize) -> usize {
     let w = workers.max(1);
     let mean = (cells / n.max(1) as u64).max(1);
     let spread = n.div_ceil(per_worker.max(1) * w);
@@ -831,20 +827,20 @@ mod tests {
     #[test]
     fn pieces_spread_over_the_workers_unless_a_long_pair_would_hold_them_up() {
         // Short pairs, a large call: eight pieces a worker.
-        assert_eq!(piece_pairs(524_288, 524_288 * 120_000, 250_000, 4, 65_536), 16_384);
+        assert_eq!(piece_pairs(524_288, 524_288 * 120_000, 250_000, 4, PIECES_PER_WORKER, 65_536), 16_384);
         // One pair far longer than the mean: pieces as large as two a worker allow.
-        assert_eq!(piece_pairs(262_144, 262_144 * 200_000, 15_000_000, 4, 65_536), 32_768);
+        assert_eq!(piece_pairs(262_144, 262_144 * 200_000, 15_000_000, 4, PIECES_PER_WORKER, 65_536), 32_768);
         // In between: the piece holds TAIL_FACTOR times the longest pair's work.
-        let p = piece_pairs(1 << 20, (1 << 20) * 100_000, 5_000_000, 4, 65_536);
+        let p = piece_pairs(1 << 20, (1 << 20) * 100_000, 5_000_000, 4, PIECES_PER_WORKER, 65_536);
         assert!(p > (1 << 20) / (PIECES_PER_WORKER * 4));
         assert_eq!(p as u64, 5_000_000 * TAIL_FACTOR / 100_000);
         // Bounds: the configured largest piece, the smallest one, and small calls.
-        assert_eq!(piece_pairs(1 << 24, 1 << 40, 1, 4, 65_536), 65_536);
-        assert_eq!(piece_pairs(1 << 24, 1 << 40, 1, 4, 1_000), 1_000);
-        assert_eq!(piece_pairs(10_000, 10_000 * 1_000, 1_000, 4, 65_536), MIN_PIECE_PAIRS);
-        assert_eq!(piece_pairs(0, 0, 0, 0, 0), 1);
+        assert_eq!(piece_pairs(1 << 24, 1 << 40, 1, 4, PIECES_PER_WORKER, 65_536), 65_536);
+        assert_eq!(piece_pairs(1 << 24, 1 << 40, 1, 4, PIECES_PER_WORKER, 1_000), 1_000);
+        assert_eq!(piece_pairs(10_000, 10_000 * 1_000, 1_000, 4, PIECES_PER_WORKER, 65_536), MIN_PIECE_PAIRS);
+        assert_eq!(piece_pairs(0, 0, 0, 0, PIECES_PER_WORKER, 0), 1);
         for (n, workers) in [(1usize, 1usize), (5_000, 3), (100_000, 16), (3_000_000, 8)] {
-            let p = piece_pairs(n, n as u64 * 50_000, 5_000_000, workers, 65_536);
+            let p = piece_pairs(n, n as u64 * 50_000, 5_000_000, workers, PIECES_PER_WORKER, 65_536);
             assert!((1..=65_536).contains(&p));
         }
     }

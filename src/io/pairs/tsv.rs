@@ -431,7 +431,6 @@ impl Cutter {
 /// ends, in pieces read at their offsets on the pool (the buffer grown in parallel too);
 /// returns the bytes appended.
 fn read_at_into(place: &Where, file: &std::fs::File, at: u64, buf: &mut Vec<u8>, want: usize) -> Result<usize> {
-    use std::os::unix::fs::FileExt;
     let have = buf.len();
     if want <= have {
         return Ok(0);
@@ -440,18 +439,7 @@ fn read_at_into(place: &Where, file: &std::fs::File, at: u64, buf: &mut Vec<u8>,
     let got: Vec<std::io::Result<usize>> = buf[have..]
         .par_chunks_mut(PIECE)
         .enumerate()
-        .map(|(k, piece)| {
-            let mut done = 0;
-            while done < piece.len() {
-                match file.read_at(&mut piece[done..], at + (k * PIECE + done) as u64) {
-                    Ok(0) => break,
-                    Ok(n) => done += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok(done)
-        })
+        .map(|(k, piece)| crate::io::input::read_full_at(file, piece, at + (k * PIECE) as u64))
         .collect();
     // The bytes read are the pieces up to the first short one (the end of the file).
     let mut n = 0;
