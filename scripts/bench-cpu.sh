@@ -5,10 +5,11 @@
 #   scripts/bench-cpu.sh align  [PAIRS]         [THREADS...]
 #   scripts/bench-cpu.sh pipe   [PAIRS]         [THREADS]
 #   scripts/bench-cpu.sh table  (env: ROUNDS=3 THREADS=2 LONG=200000 PAIRS=20000 SEED=3
-#                                SECTIONS=search,queries,align,long)
+#                                SECTIONS=search,queries,align,long SWARROW_BIN=...)
 #
 # table: issue 36's table in one run (scripts/bench_cpu_table.py): the 20 queries x DB,
-#   each query alone, align of PAIRS make_pairs.py pairs (seed SEED) against parasail, and
+#   each query alone, align of PAIRS make_pairs.py pairs (seed SEED) against parasail (the
+#   engine harness, and the command line from FASTA to an Arrow file), and
 #   one LONG-residue pair against itself on 1 and THREADS threads; each pair of runs
 #   alternated ROUNDS times, wall and CPU time, ratios with their spread, the CPU model.
 #
@@ -130,8 +131,10 @@ table)
     [[ -s $q ]] || /usr/bin/python3 /work/shared/bench/make_pairs.py "$db" --pairs "$n" --seed "$seed" \
         --query "$q" --target "$t"
     echo "swarrow $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo +changes), $(date -u '+%Y-%m-%d %H:%M UTC')"
+    sw=${SWARROW_BIN:-target/release/swarrow}
+    [[ -n ${SWARROW_BIN:-} ]] || cargo build --release --quiet --bin swarrow
     /usr/bin/python3 scripts/bench_cpu_table.py "$bench" "$plain" /work/shared/data/allqueries.fasta "$q" "$t" \
-        "${THREADS:-2}" "${ROUNDS:-3}" "${LONG:-200000}" "${SECTIONS:-search,queries,align,long}"
+        "${THREADS:-2}" "${ROUNDS:-3}" "${LONG:-200000}" "${SECTIONS:-search,queries,align,long}" "$sw"
     ;;
 *)
     echo "usage: $0 search|align|pipe|table ..." >&2

@@ -9,7 +9,7 @@ the spread over rounds; for the long pair, two threads / one thread.
 """
 import os, platform, resource, statistics, subprocess, sys, time
 
-BENCH, DB, QUERIES, PAIRS_Q, PAIRS_T, THREADS, ROUNDS, LONG, SECTIONS = sys.argv[1:10]
+BENCH, DB, QUERIES, PAIRS_Q, PAIRS_T, THREADS, ROUNDS, LONG, SECTIONS, SWARROW = sys.argv[1:11]
 THREADS, ROUNDS, LONG = int(THREADS), int(ROUNDS), int(LONG)
 SECTIONS = SECTIONS.split(",")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,9 +98,17 @@ if "queries" in SECTIONS:
                       (parasail_search(path), True))
         worst = min(worst or c, c)
     print(f"each query alone: lowest median CPU ratio {worst:.2f}")
+PARASAIL_PAIRS = ["/usr/bin/python3", os.path.join(HERE, "parasail_pairs.py"), PAIRS_Q, PAIRS_T, str(THREADS)]
 if "align" in SECTIONS:
     versus(f"align, pairs {PAIRS_Q} / {PAIRS_T}", ([BENCH, "align", PAIRS_Q, PAIRS_T, str(THREADS)],),
-           (["/usr/bin/python3", os.path.join(HERE, "parasail_pairs.py"), PAIRS_Q, PAIRS_T, str(THREADS)],))
+           (PARASAIL_PAIRS,))
+    # The same pairs as a user runs them: the command line reads both FASTA files, aligns
+    # (score and all four coordinates) and writes an Arrow file.
+    out = os.path.join(os.path.dirname(PAIRS_Q), "align-table.arrow")
+    versus("align, command line (FASTA in, Arrow file out)",
+           ([SWARROW, "align", "-q", PAIRS_Q, "-t", PAIRS_T, "--device", "cpu", "--threads", str(THREADS),
+             "--quiet", "--format", "arrow", "-o", out],),
+           (PARASAIL_PAIRS,))
 if "long" in SECTIONS:
     rw, lines = [], []
     for r in range(ROUNDS):

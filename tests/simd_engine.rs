@@ -169,34 +169,45 @@ fn positive_run(sc: &Scoring, len: usize, top_only: bool) -> Vec<u8> {
     good.iter().copied().cycle().take(len).collect()
 }
 
-/// Lengths of `positive_run` whose self-score lies within `around +- 12`.
-fn lengths_scoring_near(sc: &Scoring, around: i64, top_only: bool) -> Vec<usize> {
-    let run = positive_run(sc, (around as usize + 64) * 2, top_only);
+/// Lengths of `positive_run` whose self-score lies in `lo..=hi`.
+fn lengths_scoring_within(sc: &Scoring, lo: i64, hi: i64, top_only: bool) -> Vec<usize> {
+    let run = positive_run(sc, (hi.max(0) as usize + 64) * 2, top_only);
     let mut total = 0i64;
     let mut out = Vec::new();
     for (i, &c) in run.iter().enumerate() {
         total += sc.score(c, c) as i64;
-        if (total - around).abs() <= 12 {
+        if (lo..=hi).contains(&total) {
             out.push(i + 1);
         }
-        if total > around + 12 {
+        if total > hi {
             break;
         }
     }
     out
 }
 
+/// Scores around which a lane of `max` may stop holding a pass exactly, wherever an
+/// engine puts its zero: from `max` less the top score, the gap costs and the least score
+/// (the most headroom a lane layout keeps) to `max` less the least score alone.
+fn lane_limit_window(sc: &Scoring, max: i64) -> (i64, i64) {
+    let bias = -sc.matrix.min_score().min(0) as i64;
+    let top = sc.matrix.max_score().max(0) as i64;
+    let headroom = (sc.gap_first() as i64 + sc.gap_extend as i64).max(bias);
+    (max - top - headroom - 12, max - bias + 12)
+}
+
 /// Pairs whose scores cross the limits of 8- and 16-bit lanes (255 and 65535 less the
-/// bias): the 8-bit pass must widen or finish exactly at every score around its limit.
+/// headroom a layout keeps): the 8-bit pass must widen or finish exactly at every score
+/// around its limit.
 #[test]
 fn scores_around_lane_limits_are_exact() {
     let schemes = scorings_and_every_matrix();
     for sc in &schemes {
-        let bias = -sc.matrix.min_score().min(0) as i64;
         let size = sc.matrix.size() as u8;
         let flank: Vec<u8> = (0..57u32).map(|i| ((i * 7 + 3) % size as u32) as u8).collect();
         let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        for len in lengths_scoring_near(sc, 255 - bias, false) {
+        let (lo, hi) = lane_limit_window(sc, 255);
+        for len in lengths_scoring_within(sc, lo, hi, false) {
             let core = positive_run(sc, len, false);
             let mut far = flank.repeat(3);
             far.extend_from_slice(&core);
@@ -215,8 +226,8 @@ fn scores_around_lane_limits_are_exact() {
     }
     // Across the 16-bit limit, for two protein matrices (DNA would need 30,000-base pairs).
     for sc in [Scoring::blosum62(), Scoring::new(Matrix::protein("PAM30").unwrap(), 9, 1).unwrap()] {
-        let bias = -sc.matrix.min_score().min(0) as i64;
-        let lens = lengths_scoring_near(&sc, 65535 - bias, true);
+        let (lo, hi) = lane_limit_window(&sc, 65535);
+        let lens = lengths_scoring_within(&sc, lo, hi, true);
         let pairs: Vec<(Vec<u8>, Vec<u8>)> =
             lens.iter().map(|&len| (positive_run(&sc, len, true), positive_run(&sc, len, true))).collect();
         assert!(pairs.len() >= 2);

@@ -115,18 +115,18 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
     let start_span = Span { target: &t[..te], rev: true, from: 0, stop_at: score, widen_at: 0 };
     let start = if score < tabs.narrow.widen_at() {
         s.narrow_prof.build(&tabs.narrow, &q[..qe], true);
-        s.narrow_cols.reset(s.narrow_prof.segs);
+        s.narrow_cols.reset(&tabs.narrow, s.narrow_prof.segs);
         let span = Span { widen_at: tabs.narrow.widen_at(), ..start_span };
         match run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
-            Pass::Done => s.narrow_cols.end(&s.narrow_prof, &best),
+            Pass::Done => s.narrow_cols.end(&tabs.narrow, &s.narrow_prof, &best),
             _ => None,
         }
     } else if score < tabs.wide.widen_at() {
         s.wide_prof.build(&tabs.wide, &q[..qe], true);
-        s.wide_cols.reset(s.wide_prof.segs);
+        s.wide_cols.reset(&tabs.wide, s.wide_prof.segs);
         let span = Span { widen_at: tabs.wide.widen_at(), ..start_span };
         match run(&s.wide_prof, &tabs.wide, span, &mut best, &mut s.wide_cols) {
-            Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
+            Pass::Done => s.wide_cols.end(&tabs.wide, &s.wide_prof, &best),
             _ => None,
         }
     } else {
@@ -148,22 +148,37 @@ unsafe fn end_cell<N: Vector, W: Vector>(
     s: &mut AlignScratch<N, W>,
 ) -> Option<ScoreEnd> {
     let mut best = Best::default();
-    s.narrow_prof.build(&tabs.narrow, q, false);
-    s.narrow_cols.reset(s.narrow_prof.segs);
     let widen_at = tabs.narrow.widen_at();
     let span = Span { target: t, rev: false, from: 0, stop_at: u32::MAX, widen_at };
-    let from = match run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
-        Pass::Done => return s.narrow_cols.end(&s.narrow_prof, &best),
+    let narrow = if widen_at == 0 {
+        Pass::Saturated
+    } else {
+        s.narrow_prof.build(&tabs.narrow, q, false);
+        s.narrow_cols.reset(&tabs.narrow, s.narrow_prof.segs);
+        run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols)
+    };
+    let from = match narrow {
+        Pass::Done => return s.narrow_cols.end(&tabs.narrow, &s.narrow_prof, &best),
         Pass::Widen { col } => {
             s.wide_prof.build(&tabs.wide, q, false);
-            widen(&s.narrow_prof, &s.narrow_cols, &mut best, &s.wide_prof, &mut s.wide_cols, &mut s.rows)?;
+            widen(
+                &tabs.narrow,
+                &s.narrow_prof,
+                &s.narrow_cols,
+                &mut best,
+                &tabs.wide,
+                &s.wide_prof,
+                &mut s.wide_cols,
+                &mut s.rows,
+            )?;
             col
         }
-        // Cannot happen (widening comes first), but then the 16-bit pass starts afresh.
+        // 8-bit lanes that cannot hold one column (huge scores or gap costs): the 16-bit
+        // pass starts afresh.
         Pass::Saturated => {
             best = Best::default();
             s.wide_prof.build(&tabs.wide, q, false);
-            s.wide_cols.reset(s.wide_prof.segs);
+            s.wide_cols.reset(&tabs.wide, s.wide_prof.segs);
             0
         }
     };
@@ -175,7 +190,7 @@ unsafe fn end_cell<N: Vector, W: Vector>(
         &mut best,
         &mut s.wide_cols,
     ) {
-        Pass::Done => s.wide_cols.end(&s.wide_prof, &best),
+        Pass::Done => s.wide_cols.end(&tabs.wide, &s.wide_prof, &best),
         _ => None,
     }
 }

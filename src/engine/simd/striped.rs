@@ -1,9 +1,22 @@
 //! Striped (Farrar) scoring of one pair with the reference's end cell, for align.
 //!
 //! The query is laid out in `segs` segments of `LANES` rows: lane l of segment s holds
-//! query row `l * segs + s`, so each lane holds a block of `segs` consecutive rows. Lanes
-//! are unsigned saturating with biased scores, as in `intersequence`: values are the
-//! reference's clamped at 0, exact below `MAX - bias`.
+//! query row `l * segs + s`, so each lane holds a block of `segs` consecutive rows.
+//!
+//! A lane holds `value + ZERO` (`ZERO = max(gap open + 2 extend, -least score)`) and the
+//! inner loop's arithmetic wraps: x86 issues wrapping adds on more ports than saturating
+//! ones (on Sapphire Rapids, saturating adds and subtracts issue on the ports of the
+//! maximum, which bounded the loop). Why nothing wraps while the best score stays below
+//! `widen_at`:
+//! - H is floored at `ZERO` (the reference's 0), so `diag + score >= ZERO - bias >= 0`
+//!   (the profile holds scores as wrapping lane values, padding the least score).
+//! - `H - (open + extend) >= extend`, and E = max(E - extend, H - open - extend) (F
+//!   alike, from its own start value `ZERO - open - extend`) stays at or above that, so
+//!   `E - extend` never wraps below 0.
+//! - Every value is at most the best before the column plus the top score, which
+//!   `widen_at` keeps at or below `MAX`.
+//! E and F may run below the reference's 0 where it clamps them; that changes no H, as H
+//! is floored. Rare paths (the carry across lanes) keep saturating arithmetic.
 //!
 //! Vertical gaps (F) crossing from one lane's block into the next are settled after each
 //! column's pass. Sometimes they change nothing, which one compare shows; otherwise the
@@ -41,6 +54,8 @@ pub struct Tables<V> {
     gap_open: u32,
     gap_first: u32,
     gap_extend: u32,
+    /// The lane value of score 0.
+    zero: u32,
 }
 
 impl<V: Vector> Tables<V> {
@@ -66,22 +81,19 @@ impl<V: Vector> Tables<V> {
             gap_open: sc.gap_open as u32,
             gap_first: sc.gap_first() as u32,
             gap_extend: sc.gap_extend as u32,
+            zero: (sc.gap_first() as u32 + sc.gap_extend as u32).max(bias),
         }
     }
 
-    /// The largest score a lane holds exactly.
-    pub fn exact_limit(&self) -> u32 {
-        V::MAX - self.bias - 1
-    }
-
-    /// A best score from which the next column might saturate.
+    /// A best score from which the next column might wrap: its values reach at most the
+    /// best before it plus the top score.
     pub fn widen_at(&self) -> u32 {
-        (V::MAX - self.bias).saturating_sub(self.top_score)
+        (V::MAX + 1).saturating_sub(self.top_score + self.zero)
     }
 }
 
-/// Biased scores of every query row against each residue code, in striped order. One per
-/// thread and width, rebuilt for each query.
+/// Scores of every query row against each residue code, in striped order, as wrapping lane
+/// values (padding rows the least score). One per thread and width, rebuilt for each query.
 pub struct Profile<V> {
     vecs: Vec<V>,
     pub segs: usize,
@@ -106,7 +118,8 @@ impl<V: Vector> Profile<V> {
         self.segs = segs;
         self.len = m;
         // Padding rows get PAD, which both shuffles turn into 0 (score -bias); 16-bit
-        // lanes carry 0xff in their high byte, which the shuffles turn into 0 too.
+        // lanes carry 0xff in their high byte, which the shuffles turn into 0 too. Taking
+        // the bias off the lane gives the score, sign-extended at 16 bits.
         self.codes.clear();
         self.codes.resize(segs * V::BYTES, PAD);
         if V::WIDTH == 2 {
@@ -130,11 +143,12 @@ impl<V: Vector> Profile<V> {
         self.vecs.resize(n * segs, V::zero());
         let out = self.vecs.as_mut_ptr();
         let idx = self.idx.as_ptr();
+        let bias = V::splat(tabs.bias);
         for c in 0..n {
             let (lo, hi) = (tabs.lo[c], tabs.hi[c]);
             for s in 0..segs {
                 let v = V::shuffle_bytes(lo, *idx.add(2 * s)).or(V::shuffle_bytes(hi, *idx.add(2 * s + 1)));
-                *out.add(c * segs + s) = v;
+                *out.add(c * segs + s) = v.sub_lanes(bias);
             }
         }
     }
@@ -153,7 +167,7 @@ impl<V> Default for Columns<V> {
     }
 }
 
-/// Smallest real row (below `len`) of a striped column holding `value`.
+/// Smallest real row (below `len`) of a striped column holding lane value `value`.
 #[inline(always)]
 unsafe fn first_row<V: Vector>(col: &[V], len: usize, value: u32) -> Option<usize> {
     let segs = col.len();
@@ -170,8 +184,8 @@ unsafe fn first_row<V: Vector>(col: &[V], len: usize, value: u32) -> Option<usiz
     row
 }
 
-/// The best cell so far of a pass: its score, column, and row once known (`None`: look it
-/// up in the copy of its column).
+/// The best cell so far of a pass: its score (not a lane value), column, and row once known
+/// (`None`: look it up in the copy of its column).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Best {
     pub score: u32,
@@ -191,55 +205,60 @@ pub enum Pass {
 }
 
 impl<V: Vector> Columns<V> {
-    /// Zero buffers for a pass from column 0 of a query of `segs` segments.
+    /// Score-0 buffers for a pass from column 0 of a query of `segs` segments.
     #[inline(always)]
-    pub unsafe fn reset(&mut self, segs: usize) {
+    pub unsafe fn reset(&mut self, tabs: &Tables<V>, segs: usize) {
         for b in [&mut self.h, &mut self.e, &mut self.best_h] {
             b.clear();
-            b.resize(segs, V::zero());
+            b.resize(segs, V::splat(tabs.zero));
         }
     }
 
     /// The end cell of a finished pass.
     #[inline(always)]
-    pub unsafe fn end(&self, prof: &Profile<V>, best: &Best) -> Option<ScoreEnd> {
+    pub unsafe fn end(&self, tabs: &Tables<V>, prof: &Profile<V>, best: &Best) -> Option<ScoreEnd> {
         if best.score == 0 {
             return Some(ScoreEnd::default());
         }
         let row = match best.row {
             Some(r) => r,
-            None => first_row(&self.best_h, prof.len, best.score)?,
+            None => first_row(&self.best_h, prof.len, best.score + tabs.zero)?,
         };
         Some(ScoreEnd { score: best.score as i32, qend: row as u32 + 1, tend: best.col as u32 + 1 })
     }
 }
 
 /// Carries a pass stopped by `Pass::Widen` over to a wider width: H and E of the real rows
-/// into `to`'s striped layout (padding rows start at 0: they never reach a real row), and
-/// the best cell's row resolved, as its copied column does not move over.
+/// into `to`'s striped layout (padding rows start at score 0: they never reach a real
+/// row), and the best cell's row resolved, as its copied column does not move over.
 #[inline(always)]
 pub unsafe fn widen<N: Vector, W: Vector>(
+    from_tabs: &Tables<N>,
     from_prof: &Profile<N>,
     from: &Columns<N>,
     best: &mut Best,
+    to_tabs: &Tables<W>,
     to_prof: &Profile<W>,
     to: &mut Columns<W>,
     rows: &mut Vec<u32>,
 ) -> Option<()> {
     let m = from_prof.len;
     if best.score > 0 && best.row.is_none() {
-        best.row = Some(first_row(&from.best_h, m, best.score)?);
+        best.row = Some(first_row(&from.best_h, m, best.score + from_tabs.zero)?);
     }
-    to.reset(to_prof.segs);
+    to.reset(to_tabs, to_prof.segs);
+    // Lane values move from one zero to the other (E may lie below either: by at most
+    // open + extend, which both zeros exceed).
+    let shift = |x: u32| (x as i64 + to_tabs.zero as i64 - from_tabs.zero as i64) as u32;
     for (src, dst) in [(&from.h, &mut to.h), (&from.e, &mut to.e)] {
         rows.clear();
-        rows.resize(m, 0);
+        rows.resize(m, to_tabs.zero);
         let segs = src.len();
         for (s, v) in src.iter().enumerate() {
             let lanes = v.lanes();
             for (l, &x) in lanes[..N::LANES].iter().enumerate() {
                 if let Some(r) = rows.get_mut(l * segs + s) {
-                    *r = x;
+                    *r = shift(x);
                 }
             }
         }
@@ -248,7 +267,7 @@ pub unsafe fn widen<N: Vector, W: Vector>(
         for (s, d) in dst.iter_mut().enumerate() {
             bytes.fill(0);
             for l in 0..W::LANES {
-                let x = rows.get(l * segs + s).copied().unwrap_or(0);
+                let x = rows.get(l * segs + s).copied().unwrap_or(to_tabs.zero);
                 bytes[l * W::WIDTH..(l + 1) * W::WIDTH].copy_from_slice(&x.to_le_bytes()[..W::WIDTH]);
             }
             *d = W::load(bytes.as_ptr());
@@ -307,12 +326,22 @@ unsafe fn run_segs<V: Vector, const SEGS: usize>(
     let Span { target, rev, from, stop_at, widen_at } = span;
     let segs = if SEGS > 0 { SEGS } else { prof.segs };
     debug_assert!(cols.h.len() == segs && cols.e.len() == segs && cols.best_h.len() == segs);
+    debug_assert!(widen_at <= tabs.widen_at());
     let zero = V::zero();
-    let bias = V::splat(tabs.bias);
+    let z = tabs.zero;
+    let floor = V::splat(z);
+    // Lane 0 of a column's first diagonal: H of the row above the query, score 0.
+    let diag_in = {
+        let mut bytes = [0u8; 64];
+        bytes[..V::WIDTH].copy_from_slice(&z.to_le_bytes()[..V::WIDTH]);
+        V::load(bytes.as_ptr())
+    };
+    // F entering each column's first segment: below any H less open and extend, and at
+    // least `extend`, so that taking `extend` off never wraps.
+    let f_in = V::splat(z - tabs.gap_first);
     let gap_open = V::splat(tabs.gap_open);
     let gap_first = V::splat(tabs.gap_first);
     let gap_extend = V::splat(tabs.gap_extend);
-    let limit = V::MAX - tabs.bias;
     // What a carry loses crossing 2^k lanes' blocks, for the prefix scan's step k.
     let mut decay = [zero; 7];
     let mut decay_at = [0u64; 7];
@@ -331,10 +360,11 @@ unsafe fn run_segs<V: Vector, const SEGS: usize>(
     } else {
         (cols.h.as_mut_ptr(), cols.e.as_mut_ptr())
     };
-    let mut best_v = V::splat(best.score);
+    let mut best_v = V::splat(best.score + z);
     // Scan steps whose decay is below the highest carry there can be: a column scores at
     // most the matrix's top score above the best before it, and a carry is an H less
-    // open and extend. Later steps only ever subtract every carry to 0.
+    // open and extend. Later steps only ever leave carries below score 0, which change
+    // no H.
     let top_carry = |best: u32| (best as u64 + tabs.top_score as u64).saturating_sub(tabs.gap_first as u64);
     let needed = |best: u32| decay_at[..steps].iter().filter(|&&d| d < top_carry(best)).count();
     let mut scan_steps = needed(best.score);
@@ -347,25 +377,25 @@ unsafe fn run_segs<V: Vector, const SEGS: usize>(
         }
         let t = if rev { target[n - 1 - j] } else { target[j] };
         let vp = prof.vecs.as_ptr().add(t as usize * segs);
-        let mut f = zero;
-        let mut diag = (*hv.add(segs - 1)).shift_up();
+        let mut f = f_in;
+        let mut diag = (*hv.add(segs - 1)).shift_up().or(diag_in);
         let mut col_max = zero;
         for s in 0..segs {
             let e = *ev.add(s);
             // F below opens from H before F's own share: the latter (F - open - extend)
             // is below the F - extend carried on anyway, and this keeps F's chain short.
-            // A wrapping add (more ports than the saturating one): `diag` is at most the
-            // best before this column, below `widen_at`, so diag + score + bias <= MAX.
-            let h_open = diag.add_lanes(*vp.add(s)).subs(bias).max(e);
+            let h_open = diag.add_lanes(*vp.add(s)).max(e).max(floor);
             let h = h_open.max(f);
             diag = *hv.add(s);
             *hv.add(s) = h;
             col_max = col_max.max(h);
-            *ev.add(s) = e.subs(gap_extend).max(h.subs(gap_first));
-            f = f.subs(gap_extend).max(h_open.subs(gap_first));
+            *ev.add(s) = e.sub_lanes(gap_extend).max(h.sub_lanes(gap_first));
+            f = f.sub_lanes(gap_extend).max(h_open.sub_lanes(gap_first));
         }
         // F leaving each lane's block enters the next lane's first row. A carry no larger
-        // than H - open there changes neither H nor the F below it, in any lane.
+        // than H - open there changes neither H nor the F below it, in any lane. (Lane 0
+        // takes in 0, below every H; the carry's arithmetic saturates, as it may fall
+        // below 0 there.)
         let mut f = f.shift_up();
         if !f.subs((*hv).subs(gap_open)).is_zero() {
             for (k, d) in decay[..steps].iter().enumerate() {
@@ -379,23 +409,20 @@ unsafe fn run_segs<V: Vector, const SEGS: usize>(
                 let h = (*hv.add(s)).max(f);
                 *hv.add(s) = h;
                 col_max = col_max.max(h);
-                *ev.add(s) = (*ev.add(s)).max(h.subs(gap_first));
+                *ev.add(s) = (*ev.add(s)).max(h.sub_lanes(gap_first));
                 f = f.subs(gap_extend);
             }
         }
         if !col_max.subs(best_v).is_zero() {
-            let top = col_max.hmax();
-            if top >= limit {
-                outcome = Pass::Saturated;
-                break;
-            }
+            let top_lane = col_max.hmax();
+            let top = top_lane - z;
             *best = Best { score: top, col: j, row: None };
-            best_v = V::splat(top);
+            best_v = V::splat(top_lane);
             scan_steps = needed(top);
             if top >= stop_at {
                 // The stop column is still in `h`.
                 let col = std::slice::from_raw_parts(hv, segs);
-                if let Some(r) = first_row(col, prof.len, top) {
+                if let Some(r) = first_row(col, prof.len, top_lane) {
                     best.row = Some(r);
                 } else {
                     outcome = Pass::Saturated;
@@ -421,7 +448,7 @@ mod tests {
     use crate::engine::simd::vector::*;
     use crate::scoring::Matrix;
 
-    /// Every profile lane holds its row's biased score, forwards and reversed; padding 0.
+    /// Every profile lane holds its row's score, forwards and reversed; padding the least.
     unsafe fn check_profile<V: Vector>(sc: &Scoring) {
         let tabs = Tables::<V>::new(sc);
         let size = sc.matrix.size() as u8;
@@ -437,12 +464,14 @@ mod tests {
                         let lanes = prof.vecs[c as usize * segs + s].lanes();
                         for l in 0..V::LANES {
                             let row = l * segs + s;
-                            let want = if row < len {
+                            let score = if row < len {
                                 let q = if rev { query[len - 1 - row] } else { query[row] };
-                                (sc.score(q, c) + bias(sc) as i32) as u32
+                                sc.score(q, c)
                             } else {
-                                0
+                                -(bias(sc) as i32)
                             };
+                            // The score as a wrapping lane value.
+                            let want = (score as i64).rem_euclid(V::MAX as i64 + 1) as u32;
                             assert_eq!(lanes[l], want, "len {} rev {} code {} row {}", len, rev, c, row);
                         }
                     }
