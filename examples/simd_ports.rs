@@ -26,8 +26,10 @@ mod x86 {
         }
     }
 
+    /// Eight chains, the even ones running `$a`, the odd ones `$b` (the same operation for a
+    /// pure kind; a maximum and an add for how the two kinds share ports).
     macro_rules! kind {
-        ($name:ident, $feat:literal, $reg:ident, $op:literal) => {
+        ($name:ident, $feat:literal, $reg:ident, $a:literal, $b:literal) => {
             #[target_feature(enable = $feat)]
             unsafe fn $name(n: u64) {
                 let mut n = n;
@@ -38,10 +40,10 @@ mod x86 {
                     "vpxor {a6:x}, {a6:x}, {a6:x}", "vpxor {a7:x}, {a7:x}, {a7:x}",
                     "vpxor {b:x}, {b:x}, {b:x}",
                     "2:",
-                    concat!($op, " {a0}, {a0}, {b}"), concat!($op, " {a1}, {a1}, {b}"),
-                    concat!($op, " {a2}, {a2}, {b}"), concat!($op, " {a3}, {a3}, {b}"),
-                    concat!($op, " {a4}, {a4}, {b}"), concat!($op, " {a5}, {a5}, {b}"),
-                    concat!($op, " {a6}, {a6}, {b}"), concat!($op, " {a7}, {a7}, {b}"),
+                    concat!($a, " {a0}, {a0}, {b}"), concat!($b, " {a1}, {a1}, {b}"),
+                    concat!($a, " {a2}, {a2}, {b}"), concat!($b, " {a3}, {a3}, {b}"),
+                    concat!($a, " {a4}, {a4}, {b}"), concat!($b, " {a5}, {a5}, {b}"),
+                    concat!($a, " {a6}, {a6}, {b}"), concat!($b, " {a7}, {a7}, {b}"),
                     "dec {n}",
                     "jnz 2b",
                     n = inout(reg) n,
@@ -55,45 +57,14 @@ mod x86 {
         };
     }
 
-    kind!(max512, "avx512bw", zmm_reg, "vpmaxsb");
-    kind!(add512, "avx512bw", zmm_reg, "vpaddb");
-    kind!(adds512, "avx512bw", zmm_reg, "vpaddsb");
-    kind!(max256, "avx2", ymm_reg, "vpmaxsb");
-    kind!(add256, "avx2", ymm_reg, "vpaddb");
-    kind!(adds256, "avx2", ymm_reg, "vpaddsb");
-
-    /// Half maxima, half wrapping adds: how the two kinds share ports.
-    macro_rules! mixed {
-        ($name:ident, $feat:literal, $reg:ident, $max:literal, $add:literal) => {
-            #[target_feature(enable = $feat)]
-            unsafe fn $name(n: u64) {
-                let mut n = n;
-                asm!(
-                    "vpxor {a0:x}, {a0:x}, {a0:x}", "vpxor {a1:x}, {a1:x}, {a1:x}",
-                    "vpxor {a2:x}, {a2:x}, {a2:x}", "vpxor {a3:x}, {a3:x}, {a3:x}",
-                    "vpxor {a4:x}, {a4:x}, {a4:x}", "vpxor {a5:x}, {a5:x}, {a5:x}",
-                    "vpxor {a6:x}, {a6:x}, {a6:x}", "vpxor {a7:x}, {a7:x}, {a7:x}",
-                    "vpxor {b:x}, {b:x}, {b:x}",
-                    "2:",
-                    concat!($max, " {a0}, {a0}, {b}"), concat!($add, " {a1}, {a1}, {b}"),
-                    concat!($max, " {a2}, {a2}, {b}"), concat!($add, " {a3}, {a3}, {b}"),
-                    concat!($max, " {a4}, {a4}, {b}"), concat!($add, " {a5}, {a5}, {b}"),
-                    concat!($max, " {a6}, {a6}, {b}"), concat!($add, " {a7}, {a7}, {b}"),
-                    "dec {n}",
-                    "jnz 2b",
-                    n = inout(reg) n,
-                    a0 = out($reg) _, a1 = out($reg) _, a2 = out($reg) _, a3 = out($reg) _,
-                    a4 = out($reg) _, a5 = out($reg) _, a6 = out($reg) _, a7 = out($reg) _,
-                    b = out($reg) _,
-                    options(nostack, nomem),
-                );
-                let _ = n;
-            }
-        };
-    }
-
-    mixed!(mixed512, "avx512bw", zmm_reg, "vpmaxsb", "vpaddb");
-    mixed!(mixed256, "avx2", ymm_reg, "vpmaxsb", "vpaddb");
+    kind!(max512, "avx512bw", zmm_reg, "vpmaxsb", "vpmaxsb");
+    kind!(add512, "avx512bw", zmm_reg, "vpaddb", "vpaddb");
+    kind!(adds512, "avx512bw", zmm_reg, "vpaddsb", "vpaddsb");
+    kind!(mixed512, "avx512bw", zmm_reg, "vpmaxsb", "vpaddb");
+    kind!(max256, "avx2", ymm_reg, "vpmaxsb", "vpmaxsb");
+    kind!(add256, "avx2", ymm_reg, "vpaddb", "vpaddb");
+    kind!(adds256, "avx2", ymm_reg, "vpaddsb", "vpaddsb");
+    kind!(mixed256, "avx2", ymm_reg, "vpmaxsb", "vpaddb");
 
     pub fn main() {
         let secs: f64 = std::env::args().nth(1).map_or(0.3, |s| s.parse().expect("SECONDS_PER_KIND"));
