@@ -28,11 +28,7 @@ PATHS=${PATHS:-"tsv-stdin tsv-gz fasta arrow-stdin parquet"}
 SKIP=${SKIP:-}
 sets=${1:-all}
 mkdir -p "$WORK"
-export SWARROW_CACHE_DIR=${SWARROW_CACHE_DIR:-/tmp/swarrow-cache}
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
-    lib=$(find /usr/local -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
-    [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/gpu-env.sh"
 SW=$G/swarrow
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
 echo "host cores: $(nproc); swarrow $($SW --version 2>/dev/null)"

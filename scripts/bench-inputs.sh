@@ -57,11 +57,7 @@ done
 [ $((N % BASE)) -eq 0 ] || { echo "N ($N) must be a multiple of BASE ($BASE)" >&2; exit 2; }
 REPEAT=$((N / BASE))
 mkdir -p "$WORK"
-export SWARROW_CACHE_DIR=${SWARROW_CACHE_DIR:-/tmp/swarrow-cache}
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
-    lib=$(find /usr/local -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
-    [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/gpu-env.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
 echo "host cores: $(nproc); $("$SWARROW" --version 2>/dev/null); device $DEVICE; N=$N (BASE $BASE x $REPEAT)"
 

@@ -20,11 +20,7 @@ G=${G:-.gpu}
 WORK=${WORK:-/tmp/swarrow-shapes}
 SCALE=${SCALE:-1}
 mkdir -p "$WORK"
-export SWARROW_CACHE_DIR=${SWARROW_CACHE_DIR:-/tmp/swarrow-cache}
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
-    lib=$(find /usr/local -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
-    [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/gpu-env.sh"
 B=$G/gpu_align_bench
 SW=$G/swarrow
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true

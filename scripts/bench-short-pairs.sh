@@ -26,11 +26,7 @@ REPEAT=${REPEAT:-2}
 STATS=${STATS:-1}
 DEVICE=${DEVICE:-auto}
 mkdir -p "$WORK"
-export SWARROW_CACHE_DIR=${SWARROW_CACHE_DIR:-/tmp/swarrow-cache}
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
-    lib=$(find /usr/local -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
-    [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/gpu-env.sh"
 SW=$G/swarrow
 B=$G/gpu_align_bench
 PC=$G/pairs_convert

@@ -40,11 +40,7 @@ for f in "$SWARROW" "$BENCH_WRITERS"; do
     [ -x "$f" ] || { echo "missing $f (cargo build --release --bin swarrow --example bench_writers)" >&2; exit 2; }
 done
 [ $((N % BASE)) -eq 0 ] || { echo "N ($N) must be a multiple of BASE ($BASE)" >&2; exit 2; }
-export SWARROW_CACHE_DIR=${SWARROW_CACHE_DIR:-/tmp/swarrow-cache}
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
-    lib=$(find /usr/local -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
-    [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/gpu-env.sh"
 mkdir -p "$WORK"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $("$SWARROW" --version)"
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true

@@ -29,11 +29,7 @@ PROT_PAIRS=${PROT_PAIRS:-200000}
 REPEAT=${REPEAT:-50}
 DNA_PAIRS=${DNA_PAIRS:-10000000}
 mkdir -p "$WORK"
-# NVRTC from the CUDA 13 toolkit when it is not on the loader path already.
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
-  lib=$(find /usr/local -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
-  [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/gpu-env.sh"
 
 if [ ! -s "$WORK/prot.q.fa" ]; then
   python3 "$MAKE_PAIRS" "$DATA/DB.fasta.gz" --pairs "$PROT_PAIRS" \

@@ -17,11 +17,7 @@ CHECK_PAIRS=${CHECK_PAIRS:-1000000}
 REGIONS=${REGIONS:-6000}
 CPU_REGIONS=${CPU_REGIONS:-1500}
 CORES=$(nproc)
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
-  lib=$(find / -name 'libnvrtc.so.13*' 2>/dev/null | head -1 || true)
-  [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-fi
-export SWARROW_CACHE_DIR=/tmp/swarrow-cache
+. "$(dirname "$0")/gpu-env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
 echo "host cores: $CORES; $(grep -m1 'model name' /proc/cpuinfo)"
 grep -o -m1 -w avx512f /proc/cpuinfo >/dev/null && echo "host has AVX-512F"

@@ -14,12 +14,7 @@ set -uo pipefail
 mode="${1:-all}"; shift || true
 G="${GPU_DIR:-.gpu}"
 B="$G/gpu_bench"
-# NVRTC: the CUDA toolkit's, else a pip wheel's (torch ships one).
-if ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc.so.13'; then
-    lib="$(find /usr/local/cuda*/ /usr/local/lib /opt -name 'libnvrtc.so.13' 2>/dev/null | head -1)"
-    [ -n "$lib" ] && export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-export SWARROW_CACHE_DIR="${SWARROW_CACHE_DIR:-/tmp/swarrow-cache}"
+. "$(dirname "$0")/gpu-env.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader || true
 rc=0
 db200m() {
