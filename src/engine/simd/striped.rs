@@ -393,11 +393,13 @@ unsafe fn run_segs<V: Vector, const SEGS: usize>(
             f = f.sub_lanes(gap_extend).max(h_open.sub_lanes(gap_first));
         }
         // F leaving each lane's block enters the next lane's first row. A carry no larger
-        // than H - open there changes neither H nor the F below it, in any lane. (Lane 0
-        // takes in 0, below every H; the carry's arithmetic saturates, as it may fall
-        // below 0 there.)
+        // than H - open there changes neither H nor the F below it, in any lane; nor does
+        // one at or below score 0, as H is floored there (F runs below 0 in these lanes,
+        // and without that bound such carries set the walk off in most columns of DNA
+        // pairs). Lane 0 takes in 0, below every H; the carry's arithmetic saturates, as it
+        // may fall below 0 there.
         let mut f = f.shift_up();
-        if !f.subs((*hv).subs(gap_open)).is_zero() {
+        if !f.subs((*hv).sub_lanes(gap_open).max(floor)).is_zero() {
             for (k, d) in decay[..steps].iter().enumerate() {
                 if k < scan_steps {
                     f = f.max(f.shift_up_lanes(1 << k).subs(*d));
