@@ -78,7 +78,7 @@ fn main() {
                 q.iter().zip(&t).map(|(a, b)| (a.seq.as_slice(), b.seq.as_slice())).collect();
             let pairs_buf = swarrow::seq::SeqPairs::from_slices(&pairs);
             let engine_start = Instant::now();
-            let al = engine.align(pairs_buf.view()).unwrap();
+            let al = engine.align(pairs_buf.view(), swarrow::engine::Level::Coordinates).unwrap();
             let engine_secs = engine_start.elapsed().as_secs_f64();
             let secs = start.elapsed().as_secs_f64();
             let cells: f64 = pairs.iter().map(|(a, b)| a.len() as f64 * b.len() as f64).sum();
@@ -95,7 +95,7 @@ fn main() {
             let seq: Vec<u8> = read_fasta(&args[2]).into_iter().flat_map(|r| r.seq).take(len).collect();
             let pairs_buf = swarrow::seq::SeqPairs::from_slices(&[(seq.as_slice(), seq.as_slice())]);
             let engine_start = Instant::now();
-            let al = engine.align(pairs_buf.view()).unwrap();
+            let al = engine.align(pairs_buf.view(), swarrow::engine::Level::Coordinates).unwrap();
             let secs = engine_start.elapsed().as_secs_f64();
             let a = &al[0];
             println!(

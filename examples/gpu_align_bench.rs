@@ -312,6 +312,11 @@ fn bench(args: &[String]) {
     // `in_flight` threads call the aligner at once (as the CLI's pipeline does), so one
     // call's tail and the next call's host preparation overlap the GPU's work.
     let path_stats = args.iter().any(|a| a == "--path-stats");
+    // --score-end: the forward pass alone (score and end cell: the level of score/end columns).
+    let level = match args.iter().any(|a| a == "--score-end") {
+        true => swarrow::engine::Level::ScoreEnd,
+        false => swarrow::engine::Level::Coordinates,
+    };
     // --paths: traceback paths (CIGAR) on the GPU after each call, timed as statistics are.
     let paths = args.iter().any(|a| a == "--paths");
     let sc_paths = scoring(args, args.iter().any(|a| a == "--dna"));
@@ -326,7 +331,7 @@ fn bench(args: &[String]) {
                     loop {
                         let Ok((k, pairs)) = brx.lock().unwrap().recv() else { break };
                         let g = Instant::now();
-                        let res = aligner.align(pairs.view()).unwrap();
+                        let res = aligner.align(pairs.view(), level).unwrap();
                         gpu += g.elapsed().as_secs_f64();
                         if path_stats {
                             let g = Instant::now();
@@ -444,7 +449,7 @@ fn by_id(args: &[String]) {
         let view = batch.seqs.view();
         if let Some(aligner) = &aligner {
             let t = Instant::now();
-            std::hint::black_box(aligner.align(view).unwrap());
+            std::hint::black_box(aligner.align(view, swarrow::engine::Level::Coordinates).unwrap());
             in_align += t.elapsed().as_secs_f64();
         }
         pairs += view.len();
@@ -713,12 +718,22 @@ fn compare(name: &str, gpu: &GpuAligner, cpu: &dyn Engine, pairs: &[(Vec<u8>, Ve
     let longest = refs.iter().map(|(q, t)| q.len().max(t.len())).max().unwrap_or(0);
     let g = Instant::now();
     let owned = SeqPairs::from_slices(&refs);
-    let got = gpu.align(owned.view()).unwrap();
+    let got = gpu.align(owned.view(), swarrow::engine::Level::Coordinates).unwrap();
     let gs = g.elapsed().as_secs_f64();
     let c = Instant::now();
-    let want = cpu.align(owned.view()).unwrap();
+    let want = cpu.align(owned.view(), swarrow::engine::Level::Coordinates).unwrap();
     let cs = c.elapsed().as_secs_f64();
+    // Score and end alone: the CPU's alignments without their starts.
+    let ends = gpu.align(owned.view(), swarrow::engine::Level::ScoreEnd).unwrap();
     let mut bad = 0;
+    for (i, (a, b)) in ends.iter().zip(&want).enumerate() {
+        if *a != b.end_only() {
+            if bad < 10 {
+                eprintln!("{} pair {} score-end: gpu {:?} cpu {:?}", name, i, a, b);
+            }
+            bad += 1;
+        }
+    }
     let mut recomputed = 0;
     for (i, (a, b)) in got.iter().zip(&want).enumerate() {
         recomputed += a.recomputed as usize;
@@ -922,7 +937,7 @@ fn check_stats(args: &[String]) {
         for (name, pairs) in sets {
             let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
             let owned = SeqPairs::from_slices(&refs);
-            let alns = gpu.align(owned.view()).unwrap();
+            let alns = gpu.align(owned.view(), swarrow::engine::Level::Coordinates).unwrap();
             let g = Instant::now();
             let got = gpu.path_counts(owned.view(), &alns).unwrap();
             let gs = g.elapsed().as_secs_f64();
@@ -1002,7 +1017,7 @@ fn check_paths(args: &[String]) {
         for (name, pairs) in sets {
             let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
             let owned = SeqPairs::from_slices(&refs);
-            let alns = gpu.align(owned.view()).unwrap();
+            let alns = gpu.align(owned.view(), swarrow::engine::Level::Coordinates).unwrap();
             let g = Instant::now();
             let got = gpu.paths(owned.view(), &alns, &sc).unwrap();
             let gs = g.elapsed().as_secs_f64();

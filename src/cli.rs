@@ -4,7 +4,7 @@
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
 use crate::io::{self, PairColumns, PairInput};
-use crate::output::{self, Column, Columns, Format, Mode, Stdout};
+use crate::output::{self, Column, Columns, Format, Mode, Stdout, ThresholdValues, Thresholds};
 use crate::pipeline;
 use crate::progress::{input_size, Progress};
 use crate::scoring::{alphabet::NucleotideLook, stats::EvalueModel, Alphabet, Matrix, Scoring};
@@ -60,7 +60,7 @@ pub enum Command {
 /// BLAST+'s single-dash options and the options they mean here, as `swarrow search` (and
 /// `align`, where it has the option) reads them: same meaning, including the gap costs
 /// (BLAST's `-gapopen 11 -gapextend 1` is our `--gap-open 11 --gap-extend 1`).
-pub const BLAST_OPTIONS: [(&str, &str); 10] = [
+pub const BLAST_OPTIONS: [(&str, &str); 12] = [
     ("-query", "--query"),
     ("-db", "--db"),
     ("-out", "--output"),
@@ -71,6 +71,8 @@ pub const BLAST_OPTIONS: [(&str, &str); 10] = [
     ("-matrix", "--matrix"),
     ("-gapopen", "--gap-open"),
     ("-gapextend", "--gap-extend"),
+    ("-perc_identity", "--min-pident"),
+    ("-qcov_hsp_perc", "--query-cover"),
 ];
 
 /// The command line with BLAST+'s single-dash options ([`BLAST_OPTIONS`]) spelled as ours,
@@ -257,6 +259,71 @@ pub struct GapArgs {
     pub gap_extend: Option<i32>,
 }
 
+/// Row thresholds: a pair (search: a hit) failing one is not written. In the units of the
+/// output columns; the other tools' spellings convert theirs.
+#[derive(Args, Debug, Default)]
+pub struct ThresholdArgs {
+    /// Keep rows scoring at least N (raw score, the `score` column).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub min_score: Option<i64>,
+    /// Keep rows of at least B bits (DIAMOND's --min-score is this, in bits).
+    #[arg(long, value_name = "B", allow_negative_numbers = true)]
+    pub min_bits: Option<f64>,
+    /// Keep rows of at least P percent identity (0-100, the `pident` column; DIAMOND's --id,
+    /// BLAST's -perc_identity).
+    #[arg(long, visible_alias = "id", value_name = "P", allow_negative_numbers = true)]
+    pub min_pident: Option<f64>,
+    /// MMseqs2's --min-seq-id: identity as a fraction (0-1); 0.9 is --min-pident 90.
+    #[arg(long, value_name = "F", conflicts_with = "min_pident", allow_negative_numbers = true)]
+    pub min_seq_id: Option<f64>,
+    /// Keep rows covering at least F of the query (0-1, the `qcov` column).
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    pub min_qcov: Option<f64>,
+    /// DIAMOND's --query-cover, BLAST's -qcov_hsp_perc: query coverage in percent (0-100).
+    #[arg(long, value_name = "P", conflicts_with = "min_qcov", allow_negative_numbers = true)]
+    pub query_cover: Option<f64>,
+    /// Keep rows covering at least F of the target (0-1, the `tcov` column).
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    pub min_tcov: Option<f64>,
+    /// DIAMOND's --subject-cover: target coverage in percent (0-100).
+    #[arg(long, value_name = "P", conflicts_with = "min_tcov", allow_negative_numbers = true)]
+    pub subject_cover: Option<f64>,
+}
+
+impl ThresholdArgs {
+    /// The thresholds, with `max_evalue` (align's; search filters E-values itself), each
+    /// value checked in the units of the option that gave it.
+    pub fn thresholds(&self, max_evalue: Option<f64>) -> Result<Thresholds> {
+        // An option in other units: checked in its own range, then converted.
+        let converted = |name: &str, value: Option<f64>, hi: f64, scale: f64| -> Result<Option<f64>> {
+            match value {
+                Some(v) if v.is_nan() || !(0.0..=hi).contains(&v) => {
+                    Err(Error::usage(format!("--{name}: {v} is out of range (a number from 0 to {hi})")))
+                }
+                v => Ok(v.map(|v| v * scale)),
+            }
+        };
+        let values = ThresholdValues {
+            min_score: self.min_score,
+            min_bits: self.min_bits,
+            max_evalue,
+            min_pident: match self.min_seq_id {
+                Some(_) => converted("min-seq-id", self.min_seq_id, 1.0, 100.0)?,
+                None => self.min_pident,
+            },
+            min_qcov: match self.query_cover {
+                Some(_) => converted("query-cover", self.query_cover, 100.0, 0.01)?,
+                None => self.min_qcov,
+            },
+            min_tcov: match self.subject_cover {
+                Some(_) => converted("subject-cover", self.subject_cover, 100.0, 0.01)?,
+                None => self.min_tcov,
+            },
+        };
+        Thresholds::new(&values)
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct SearchArgs {
     /// Query FASTA (plain or gzip; `-` = stdin).
@@ -293,6 +360,8 @@ pub struct SearchArgs {
         allow_negative_numbers = true
     )]
     pub max_evalue: f64,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
     /// Substitution matrix: BLOSUM45/50/62/80/90, PAM30/70/250.
     #[arg(long, value_name = "NAME", default_value = "BLOSUM62")]
     pub matrix: String,
@@ -386,6 +455,11 @@ pub struct AlignArgs {
     pub mismatch: i32,
     #[command(flatten)]
     pub gaps: GapArgs,
+    /// Keep pairs with an E-value at most E (default: every pair).
+    #[arg(short = 'e', long, visible_alias = "evalue", value_name = "E", allow_negative_numbers = true)]
+    pub max_evalue: Option<f64>,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
     /// Pairs per engine batch (default: sized for the device).
     #[arg(long, value_name = "N", hide = true)]
     pub batch: Option<usize>,
@@ -565,6 +639,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
         db_size: args.db_size,
         db_seqs: args.db_seqs,
         evalue_model: args.evalue_model,
+        thresholds: args.thresholds.thresholds(None)?,
     };
     settings.check()?;
     check_threads(args.run.threads)?;
@@ -691,9 +766,10 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     if args.batch == Some(0) {
         return Err(Error::usage("--batch must be at least 1"));
     }
+    let thresholds = args.thresholds.thresholds(args.max_evalue)?;
     if let (Some(candidates), Some(seqs)) = (&args.pairs, &args.seqs) {
         let (candidates, seqs) = (candidates.clone(), seqs.clone());
-        return align_by_id(args, &candidates, &seqs, scoring, progress);
+        return align_by_id(args, &candidates, &seqs, scoring, thresholds, progress);
     }
     refuse_what_does_not_apply(&args)?;
     let input = match (&args.pairs, &args.query, &args.target) {
@@ -713,7 +789,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
     progress.phase(starting_phase(args.run.device));
     let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose)?;
-    let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?;
+    let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?.with_thresholds(thresholds)?;
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
     run_align(&args, &aligner, pairs, &inputs, false, format, &out_columns, progress)
 }
@@ -780,14 +856,23 @@ fn run_align(
         eprintln!("swarrow: note: {names}: no pairs; wrote an empty result");
     }
     if args.run.stats {
-        print_stats(aligner.engine().statistics().into_iter().chain(times.lines()));
+        let (read, kept) = progress.counts();
+        let pairs = [("pairs read".to_string(), read.to_string()), ("pairs kept".to_string(), kept.to_string())];
+        print_stats(aligner.engine().statistics().into_iter().chain(pairs).chain(times.lines()));
     }
     Ok(())
 }
 
 /// `align --pairs CANDIDATES --seqs SEQS [--target-seqs SEQS2]`: the sets are loaded (while
 /// the engine starts), then the candidate pairs stream through as any pair input does.
-fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring, progress: &Progress) -> Result<()> {
+fn align_by_id(
+    args: AlignArgs,
+    candidates: &Path,
+    seqs: &Path,
+    scoring: Scoring,
+    thresholds: Thresholds,
+    progress: &Progress,
+) -> Result<()> {
     let target_seqs = args.target_seqs.clone();
     let mut inputs: Vec<&Path> = vec![candidates, seqs];
     inputs.extend(target_seqs.as_deref());
@@ -842,7 +927,7 @@ fn align_by_id(args: AlignArgs, candidates: &Path, seqs: &Path, scoring: Scoring
         let sets = sets.join().unwrap_or_else(|_| Err(Error::Internal("loading the sequences panicked".into())));
         (engine, sets)
     });
-    let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?;
+    let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?.with_thresholds(thresholds)?;
     let (query_set, target_set) = sets?;
     // Column names apply to table sets: given where no set is one, they are a mistake.
     if set_columns_named(&args) && !query_set.is_table() && !target_set.is_table() {

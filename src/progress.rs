@@ -401,6 +401,11 @@ impl Progress {
         self.0.items.fetch_add(n, Relaxed);
     }
 
+    /// Items computed and result rows written so far (`--stats`: pairs read, pairs kept).
+    pub fn counts(&self) -> (u64, u64) {
+        (self.0.items.load(Relaxed), self.0.rows.load(Relaxed))
+    }
+
     /// Runs `write` (results going to stdout) with the progress line off the screen when
     /// stdout is the same terminal (indicatif's suspend: erased, then drawn again below).
     pub fn suspend<T>(&self, rows: u64, write: impl FnOnce() -> T) -> T {

@@ -11,7 +11,7 @@ use crate::database::Database;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::io::{BatchLimits, PairReader, SeqSet};
-use crate::output::{Need, ResultWriter, RunMetadata};
+use crate::output::{Need, ResultWriter, RunMetadata, Thresholds};
 use crate::pipeline::{self, StageTimes};
 use crate::progress::Progress;
 use crate::scoring::{
@@ -126,6 +126,8 @@ pub struct Aligner {
     /// Pairs per batch and batches in flight (tuning; `None`: the engine's defaults).
     batch_pairs: Option<usize>,
     in_flight: Option<usize>,
+    /// Rows kept (empty: every pair's).
+    thresholds: Thresholds,
 }
 
 impl Aligner {
@@ -141,7 +143,20 @@ impl Aligner {
             return Err(Error::usage("--batch must be at least 1"));
         }
         let stats = statistics(engine.scoring());
-        Ok(Aligner { engine, stats, evalue_model, batch_pairs, in_flight })
+        Ok(Aligner { engine, stats, evalue_model, batch_pairs, in_flight, thresholds: Thresholds::default() })
+    }
+
+    /// The same aligner writing only the pairs that pass `thresholds`; an error when one
+    /// needs statistics this scoring has not.
+    pub fn with_thresholds(mut self, thresholds: Thresholds) -> Result<Aligner> {
+        if thresholds.need_statistics() && self.stats.is_none() {
+            return Err(Error::usage(format!(
+                "thresholds on bits or E-values need BLAST statistics, which {} has not",
+                self.scoring().describe()
+            )));
+        }
+        self.thresholds = thresholds;
+        Ok(self)
     }
 
     pub fn engine(&self) -> &Arc<dyn Engine> {
@@ -161,18 +176,22 @@ impl Aligner {
             in_flight: self.in_flight,
             need,
             evalue_model: self.evalue_model,
+            thresholds: self.thresholds.clone(),
         }
     }
 
     /// How large pair readers make batches for this engine.
     pub fn limits(&self) -> BatchLimits {
-        pipeline::align::batch_limits(self.engine.as_ref(), &self.options(Need::Alignment, &Progress::hidden()))
+        pipeline::align::batch_limits(self.engine.as_ref(), &self.options(Need::ScoreEnd, &Progress::hidden()))
     }
 
     /// The run metadata of this aligner's outputs.
     pub fn metadata(&self) -> RunMetadata {
         let mut meta = run_metadata("align", self.scoring(), self.engine.as_ref());
         meta.push("evalue_model", self.evalue_model.name());
+        if !self.thresholds.is_empty() {
+            meta.push("thresholds", self.thresholds.describe());
+        }
         meta
     }
 
@@ -198,6 +217,8 @@ pub struct SearchSettings {
     pub db_size: Option<u64>,
     pub db_seqs: Option<u64>,
     pub evalue_model: EvalueModel,
+    /// Hits kept of each query's best `top` (E-values: `max_evalue`).
+    pub thresholds: Thresholds,
 }
 
 impl SearchSettings {
@@ -232,6 +253,9 @@ impl SearchSettings {
         let db_seqs = self.db_seqs.unwrap_or(db.len() as u64);
         let mut meta = run_metadata("search", scoring, engine);
         meta.push("evalue_model", self.evalue_model.name());
+        if !self.thresholds.is_empty() {
+            meta.push("thresholds", self.thresholds.describe());
+        }
         meta.push("database", db.name.as_str());
         meta.push("database_residues", &db.total_residues().to_string());
         meta.push("database_sequences", &db.len().to_string());
@@ -249,6 +273,7 @@ impl SearchSettings {
             stats: statistics(scoring),
             scoring: scoring.clone(),
             progress: progress.clone(),
+            thresholds: self.thresholds.clone(),
         };
         (opts, meta)
     }

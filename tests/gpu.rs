@@ -98,7 +98,7 @@ fn gpu_alignments_equal_the_scalar_reference() {
         // Small pieces and several streams: the piece queue and result placement are exercised.
         let config = CudaConfig { align_piece_pairs: 700, align_streams: 3, ..CudaConfig::default() };
         let gpu = GpuAligner::new(&sc, &config).expect("GPU aligner");
-        let got = gpu.align(seqs.view()).expect("GPU align");
+        let got = gpu.align(seqs.view(), swarrow::engine::Level::Coordinates).expect("GPU align");
         let want: Vec<Alignment> = refs.par_iter().map(|(q, t)| scalar::align_pair(q, t, &sc).unwrap()).collect();
         let wide = want.iter().filter(|a| a.recomputed).count();
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -174,7 +174,7 @@ fn gpu_path_counters_equal_a_naive_traceback() {
         let refs: Vec<(&[u8], &[u8])> = owned.iter().map(|(q, t)| (&q[..], &t[..])).collect();
         let seqs = SeqPairs::from_slices(&refs);
         let gpu = GpuAligner::new(&sc, &CudaConfig::default()).expect("GPU aligner");
-        let alns = gpu.align(seqs.view()).expect("GPU align");
+        let alns = gpu.align(seqs.view(), swarrow::engine::Level::Coordinates).expect("GPU align");
         let got = gpu.path_counts(seqs.view(), &alns).expect("GPU path counters");
         assert!(got.iter().all(|c| c.is_some()), "{name}: these rectangles are all small enough for the GPU");
         (0..refs.len()).into_par_iter().for_each(|i| {

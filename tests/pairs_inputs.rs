@@ -6,65 +6,18 @@
 //! or Parquet input fails with a message naming the file, and leaves no output behind.
 
 mod common;
+use common::pairs::*;
 use common::*;
 
-use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, BinaryArray, DictionaryArray, Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray,
-};
+use arrow::array::{ArrayRef, BinaryArray, DictionaryArray, LargeBinaryArray, LargeStringArray, RecordBatch};
 use arrow::datatypes::{Int16Type, Int32Type};
 
 /// Every output column but the FASTA headers (the TSV oracle has none), traceback included.
 const COLUMNS: &str = "query,target,score,evalue,qstart,qend,tstart,tend,qlen,tlen,pident,gaps,cigar";
-
-/// A pair: query id, query residues, target id, target residues.
-type Pair = [String; 4];
-
-/// `n` protein pairs (xorshift, no dependency), half of them related, ids unique.
-fn pairs(n: usize) -> Vec<Pair> {
-    const AA: &[u8] = b"ACDEFGHIKLMNPQRSTVWY";
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut below = |n: usize| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % n as u64) as usize
-    };
-    (0..n)
-        .map(|i| {
-            let q: String = (0..20 + below(160)).map(|_| AA[below(20)] as char).collect();
-            let t: String = if i % 2 == 0 {
-                let mut t = String::new();
-                for c in q.chars() {
-                    if below(10) != 0 {
-                        t.push(if below(6) == 0 { AA[below(20)] as char } else { c });
-                    }
-                }
-                t
-            } else {
-                (0..20 + below(160)).map(|_| AA[below(20)] as char).collect()
-            };
-            [format!("q{i}"), q, format!("t{i}"), t + "W"]
-        })
-        .collect()
-}
-
-fn tsv(pairs: &[Pair]) -> String {
-    let mut text = String::from("query_id\tquery_seq\ttarget_id\ttarget_seq\n");
-    for p in pairs {
-        text.push_str(&p.join("\t"));
-        text.push('\n');
-    }
-    text
-}
-
-fn fasta(pairs: &[Pair], id: usize) -> String {
-    pairs.iter().map(|p| format!(">{} pair\n{}\n", p[id], p[id + 1])).collect()
-}
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -76,27 +29,6 @@ fn bgzf(data: &[u8]) -> Vec<u8> {
     let mut w = noodles_bgzf::io::Writer::new(Vec::new());
     w.write_all(data).unwrap();
     w.finish().unwrap()
-}
-
-/// The pairs as a table: the pair columns as `make` builds them from their strings, with
-/// carried columns `key` (int64) and `note` (utf8) around them.
-fn table(pairs: &[Pair], make: [&dyn Fn(Vec<&str>) -> ArrayRef; 4]) -> RecordBatch {
-    let col = |k: usize| make[k](pairs.iter().map(|p| p[k].as_str()).collect());
-    let key: ArrayRef = Arc::new(Int64Array::from_iter_values((0..pairs.len() as i64).map(|i| 100 + i)));
-    let note: ArrayRef = Arc::new(StringArray::from_iter_values(pairs.iter().map(|p| format!("n-{}", p[0]))));
-    RecordBatch::try_from_iter([
-        ("key", key),
-        ("query_id", col(0)),
-        ("query_seq", col(1)),
-        ("note", note),
-        ("target_id", col(2)),
-        ("target_seq", col(3)),
-    ])
-    .unwrap()
-}
-
-fn utf8(v: Vec<&str>) -> ArrayRef {
-    Arc::new(StringArray::from(v))
 }
 
 fn large_utf8(v: Vec<&str>) -> ArrayRef {
@@ -119,32 +51,6 @@ fn dict16(v: Vec<&str>) -> ArrayRef {
     Arc::new(v.into_iter().collect::<DictionaryArray<Int16Type>>())
 }
 
-/// Parquet with row groups of 37 rows: more row groups than decoding threads.
-fn parquet(batch: &RecordBatch) -> Vec<u8> {
-    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(37)).build();
-    let mut out = Vec::new();
-    let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
-    w.write(batch).unwrap();
-    w.close().unwrap();
-    out
-}
-
-/// An Arrow IPC stream (or file) of the batch in three record batches.
-fn arrow_ipc(batch: &RecordBatch, file: bool) -> Vec<u8> {
-    let mut out = Vec::new();
-    let parts = [batch.slice(0, 50), batch.slice(50, 200), batch.slice(250, batch.num_rows() - 250)];
-    if file {
-        let mut w = arrow::ipc::writer::FileWriter::try_new(&mut out, &batch.schema()).unwrap();
-        parts.iter().for_each(|b| w.write(b).unwrap());
-        w.finish().unwrap();
-    } else {
-        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &batch.schema()).unwrap();
-        parts.iter().for_each(|b| w.write(b).unwrap());
-        w.finish().unwrap();
-    }
-    out
-}
-
 /// TSV output of `align` on the CPU engine; panics with stderr when it fails.
 fn align(input: &[&str]) -> Vec<u8> {
     let mut args = vec!["align", "--device", "cpu", "--quiet", "--format", "tsv", "--columns", COLUMNS];
@@ -152,12 +58,6 @@ fn align(input: &[&str]) -> Vec<u8> {
     let o = run(&args);
     assert!(o.status.success(), "swarrow {}: {}", args.join(" "), stderr(&o));
     o.stdout
-}
-
-fn write(dir: &Path, name: &str, data: &[u8]) -> String {
-    let path = dir.join(name);
-    fs::write(&path, data).unwrap();
-    path.to_str().unwrap().to_string()
 }
 
 #[test]

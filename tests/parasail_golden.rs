@@ -119,7 +119,7 @@ fn pair_scores_and_coordinates_match_parasail() {
         ("blosum62", Scoring::new(Matrix::protein("BLOSUM62").unwrap(), 10, 1).unwrap()),
         ("pam30", Scoring::new(Matrix::protein("PAM30").unwrap(), 9, 1).unwrap()),
     ] {
-        let ours = cpu_engine(&sc).align_slices(&pairs).unwrap();
+        let ours = cpu_engine(&sc).align_slices(&pairs, swarrow::engine::Level::Coordinates).unwrap();
         let jobs: Vec<_> = pairs.iter().map(|(q, t)| ("sw".to_string(), letters(q), letters(t))).collect();
         let theirs = parasail_scores(name, &sc, &jobs);
         for (k, (a, p)) in ours.iter().zip(&theirs).enumerate() {

@@ -6,7 +6,7 @@ use std::io::Read;
 use swarrow::database::Database;
 use swarrow::engine::scalar::ScalarEngine;
 use swarrow::engine::simd::{Isa, SimdEngine};
-use swarrow::engine::{Engine, Hit};
+use swarrow::engine::{Alignment, Engine, Hit, Level};
 use swarrow::progress::Work;
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
 use swarrow::seq::Record;
@@ -41,15 +41,27 @@ fn check_search(sc: &Scoring, queries: &[Vec<u8>], targets: &[Vec<u8>], top: usi
 
 fn check_align(sc: &Scoring, pairs: &[(Vec<u8>, Vec<u8>)]) {
     let ps: Vec<(&[u8], &[u8])> = pairs.iter().map(|(q, t)| (q.as_slice(), t.as_slice())).collect();
-    let want = ScalarEngine::new(sc.clone(), 2).unwrap().align_slices(&ps).unwrap();
+    let want = ScalarEngine::new(sc.clone(), 2).unwrap().align_slices(&ps, Level::Coordinates).unwrap();
     for isa in isas() {
-        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().align_slices(&ps).unwrap();
+        let got = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap().align_slices(&ps, Level::Coordinates).unwrap();
         // `recomputed` is one rule on every engine: the score exceeds the 16-bit range.
         for a in &got {
             assert_eq!(a.recomputed, a.score > 32767, "score {} on {}", a.score, isa.name());
         }
         assert_eq!(got, want, "align on {}", isa.name());
+        // The levels: score and end alone are the reference's without starts, and the start
+        // pass from those ends gives the reference's whole alignments.
+        let e = SimdEngine::with_isa(sc.clone(), 2, isa).unwrap();
+        let ends = e.align_slices(&ps, Level::ScoreEnd).unwrap();
+        let want_ends: Vec<Alignment> = want.iter().map(|a| Alignment { qstart: 0, tstart: 0, ..*a }).collect();
+        assert_eq!(ends, want_ends, "score and end on {}", isa.name());
+        let seqs = swarrow::seq::SeqPairs::from_slices(&ps);
+        assert_eq!(e.starts(seqs.view(), &ends).unwrap(), want, "starts from ends on {}", isa.name());
     }
+    let scalar = ScalarEngine::new(sc.clone(), 2).unwrap();
+    let ends = scalar.align_slices(&ps, Level::ScoreEnd).unwrap();
+    let seqs = swarrow::seq::SeqPairs::from_slices(&ps);
+    assert_eq!(scalar.starts(seqs.view(), &ends).unwrap(), want, "scalar starts from ends");
 }
 
 /// A sequence of `len` codes below `size`, or a mutated copy of `base` when given.
@@ -155,7 +167,7 @@ fn scores_beyond_8_and_16_bits_are_exact() {
         let hits = e.search(&[&huge], &db, 10, &Work::new()).unwrap();
         assert_eq!((hits[0][0].score, hits[0][0].recomputed), (66000, true), "{}", isa.name());
         assert!(!hits[0][1].recomputed);
-        let al = e.align_slices(&[(&huge, &huge)]).unwrap();
+        let al = e.align_slices(&[(&huge, &huge)], Level::Coordinates).unwrap();
         assert_eq!((al[0].score, al[0].recomputed), (66000, true));
     }
 }

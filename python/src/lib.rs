@@ -24,7 +24,7 @@ use pyo3::prelude::*;
 
 use swarrow::engine::{self, Device, EngineOptions};
 use swarrow::io::{self, PairColumns, PairReader, SeqSet, SetColumns, Table};
-use swarrow::output::{self, Columns, Format, Mode, ResultWriter};
+use swarrow::output::{self, Columns, Format, Mode, ResultWriter, ThresholdValues, Thresholds};
 use swarrow::progress::Progress;
 use swarrow::scoring::stats::EvalueModel;
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
@@ -42,7 +42,7 @@ fn err(e: swarrow::Error) -> PyErr {
 }
 
 /// The command line's options that Python takes as keyword arguments of the same meaning.
-const KEYWORDS: [&str; 12] = [
+const KEYWORDS: [&str; 18] = [
     "query-col",
     "target-col",
     "query-id-col",
@@ -55,6 +55,12 @@ const KEYWORDS: [&str; 12] = [
     "columns",
     "gap-open",
     "gap-extend",
+    "min-score",
+    "min-bits",
+    "max-evalue",
+    "min-pident",
+    "min-qcov",
+    "min-tcov",
 ];
 
 /// `message` (the command line's) with the options it names spelt as Python's keyword
@@ -295,7 +301,8 @@ impl Aligner {
     /// long the input stream is. (`align`, in Python, gathers them into a Table.)
     #[pyo3(signature = (pairs, seqs=None, target_seqs=None, *, columns=None, query_col="query_seq",
                         target_col="target_seq", query_id_col="query_id", target_id_col="target_id",
-                        carry="all", seqs_id_col="id", seqs_col="sequence"))]
+                        carry="all", seqs_id_col="id", seqs_col="sequence", min_score=None, max_evalue=None,
+                        min_bits=None, min_pident=None, min_qcov=None, min_tcov=None))]
     #[allow(clippy::too_many_arguments)]
     fn align_batches(
         &self,
@@ -311,7 +318,14 @@ impl Aligner {
         carry: &str,
         seqs_id_col: &str,
         seqs_col: &str,
+        min_score: Option<i64>,
+        max_evalue: Option<f64>,
+        min_bits: Option<f64>,
+        min_pident: Option<f64>,
+        min_qcov: Option<f64>,
+        min_tcov: Option<f64>,
     ) -> PyResult<BatchIter> {
+        let thresholds = ThresholdValues { min_score, min_bits, max_evalue, min_pident, min_qcov, min_tcov };
         let pair_columns = PairColumns {
             names: [query_id_col, query_col, target_id_col, target_col].map(String::from),
             carry: carry_list(carry),
@@ -320,9 +334,9 @@ impl Aligner {
         let pairs = table("pairs", pairs)?;
         let seqs = seqs.map(|s| table("seqs", s)).transpose()?;
         let target_seqs = target_seqs.map(|s| table("target_seqs", s)).transpose()?;
-        let aligner = self.inner.clone();
         let show = self.progress;
         py.detach(|| -> Res<BatchIter> {
+            let aligner = self.inner.clone().with_thresholds(Thresholds::new(&thresholds)?)?;
             let columns = output_columns(columns, Mode::Align)?;
             let source = self.open(pairs, seqs, target_seqs, pair_columns, set_columns)?;
             // Two batches ahead of the consumer at most.
@@ -394,7 +408,8 @@ impl BatchIter {
 #[pyo3(signature = (queries, database, *, top=10, max_evalue=10.0, matrix="BLOSUM62", gap_open=None,
                     gap_extend=None, columns=None, evalue_model="classic", db_size=None, db_seqs=None,
                     id_col="id", seq_col="sequence", device="auto", threads=None, verbose=false,
-                    progress=false))]
+                    progress=false, min_score=None, min_bits=None, min_pident=None, min_qcov=None,
+                    min_tcov=None))]
 #[allow(clippy::too_many_arguments)]
 fn search(
     py: Python<'_>,
@@ -415,7 +430,13 @@ fn search(
     threads: Option<usize>,
     verbose: bool,
     progress: bool,
+    min_score: Option<i64>,
+    min_bits: Option<f64>,
+    min_pident: Option<f64>,
+    min_qcov: Option<f64>,
+    min_tcov: Option<f64>,
 ) -> PyResult<Py<PyAny>> {
+    let thresholds = ThresholdValues { min_score, min_bits, max_evalue: None, min_pident, min_qcov, min_tcov };
     let evalue_model: EvalueModel = choice("evalue_model", evalue_model)?;
     let device: Device = choice("device", device)?;
     let queries = table("queries", queries)?;
@@ -425,7 +446,8 @@ fn search(
     let (schema, batches) = py
         .detach(|| -> Res<(SchemaRef, Vec<RecordBatch>)> {
             let scoring = Scoring::new(Matrix::protein(matrix)?, gap_open.unwrap_or(11), gap_extend.unwrap_or(1))?;
-            let settings = SearchSettings { top, max_evalue, db_size, db_seqs, evalue_model };
+            let thresholds = Thresholds::new(&thresholds)?;
+            let settings = SearchSettings { top, max_evalue, db_size, db_seqs, evalue_model, thresholds };
             settings.check()?;
             session::check_threads(threads)?;
             let columns = output_columns(columns, Mode::Search)?;

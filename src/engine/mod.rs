@@ -42,6 +42,36 @@ pub struct Alignment {
     pub recomputed: bool,
 }
 
+impl Alignment {
+    /// The alignment with its start cell dropped ([`Level::ScoreEnd`]): what every engine
+    /// returns at that level, whatever its path computed.
+    pub fn end_only(self) -> Alignment {
+        Alignment { qstart: 0, tstart: 0, ..self }
+    }
+
+    /// The [`Level::ScoreEnd`] alignment of a forward pass's best cell.
+    pub fn from_end(end: scalar::ScoreEnd) -> Alignment {
+        Alignment {
+            score: end.score,
+            qend: end.qend,
+            tend: end.tend,
+            recomputed: recomputed(end.score),
+            ..Default::default()
+        }
+    }
+}
+
+/// How much of each alignment an [`Engine::align`] call computes: the forward pass alone
+/// (score and end cell), or the reverse pass too (start cell). The pipelines ask for the
+/// least level their columns and thresholds need (`output::Need::level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Score and end cell; starts are 0.
+    ScoreEnd,
+    /// Score, end and start cells.
+    Coordinates,
+}
+
 /// The `recomputed` output column, one rule for every engine: the score exceeds the 16-bit
 /// range (32,767), so no 16-bit pass can have produced it and it was computed at 32 bits.
 /// Decided from the final score, never from an engine's internal path (an engine may widen
@@ -62,13 +92,24 @@ pub trait Engine: Send + Sync {
     /// progress line moves during one long call.
     fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>>;
 
-    /// Score, end and start of each (query, target) pair, in input order. Several calls
-    /// may run at once (the align pipeline keeps batches in flight): engines are `Sync`.
-    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>>;
+    /// Score and end of each (query, target) pair, in input order, and with
+    /// [`Level::Coordinates`] its start too (else starts are 0). Several calls may run at
+    /// once (the align pipeline keeps batches in flight): engines are `Sync`.
+    fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>>;
 
     /// [`Engine::align`] over borrowed pairs (copies them into one buffer first).
-    fn align_slices(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
-        self.align(SeqPairs::from_slices(pairs).view())
+    fn align_slices(&self, pairs: &[(&[u8], &[u8])], level: Level) -> Result<Vec<Alignment>> {
+        self.align(SeqPairs::from_slices(pairs).view(), level)
+    }
+
+    /// The start cells of alignments whose score and end an earlier [`Level::ScoreEnd`]
+    /// call gave (`ends`, one per pair of `pairs`): the same alignments at
+    /// [`Level::Coordinates`]. By default the pairs are aligned again at that level (the
+    /// forward pass runs twice); engines with a start pass of their own run it alone.
+    fn starts(&self, pairs: PairSeqs<'_>, ends: &[Alignment]) -> Result<Vec<Alignment>> {
+        let full = self.align(pairs, Level::Coordinates)?;
+        check_same_ends(ends, &full)?;
+        Ok(full)
     }
 
     /// What the engine has done so far (work done, time per phase), as (name, value) lines
@@ -101,6 +142,21 @@ pub trait Engine: Send + Sync {
     /// the next batch (a CPU engine spreads each call over every core already).
     fn align_calls_in_flight(&self) -> usize {
         2
+    }
+}
+
+/// The ends a start pass was given against the alignments it returned: the same score and
+/// end cell for every pair, or an internal error (an engine disagreeing with itself).
+pub fn check_same_ends(ends: &[Alignment], full: &[Alignment]) -> Result<()> {
+    if ends.len() != full.len() {
+        return Err(Error::Internal(format!("start pass returned {} alignments for {} ends", full.len(), ends.len())));
+    }
+    match ends.iter().zip(full).find(|(e, f)| (e.score, e.qend, e.tend) != (f.score, f.qend, f.tend)) {
+        Some((e, f)) => Err(Error::Internal(format!(
+            "start pass ended at score {} ({}, {}), the end pass at score {} ({}, {})",
+            f.score, f.qend, f.tend, e.score, e.qend, e.tend
+        ))),
+        None => Ok(()),
     }
 }
 

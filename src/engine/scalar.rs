@@ -8,7 +8,7 @@
 //! Columns (target positions j) are the outer loop, so the first strictly greater cell is
 //! the one the tie rule wants: smallest target end, then smallest query end.
 
-use super::{topk::TopK, Alignment, Engine, Hit};
+use super::{topk::TopK, Alignment, Engine, Hit, Level};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::progress::Work;
@@ -174,6 +174,22 @@ pub fn align_pair(query: &[u8], target: &[u8], sc: &Scoring) -> Result<Alignment
     })
 }
 
+/// Score and end of one pair, and with [`Level::Coordinates`] its start.
+pub fn align_pair_at(query: &[u8], target: &[u8], sc: &Scoring, level: Level) -> Result<Alignment> {
+    if level == Level::Coordinates {
+        return align_pair(query, target, sc);
+    }
+    let end = score_end(&Profile::new(query, sc), target, sc, &mut Scratch::default());
+    Ok(Alignment::from_end(end))
+}
+
+/// The start of one alignment whose score and end `end` holds.
+pub fn start_of(query: &[u8], target: &[u8], sc: &Scoring, end: &Alignment) -> Result<Alignment> {
+    let (qstart, tstart) =
+        start_from_end(query, target, sc, ScoreEnd { score: end.score, qend: end.qend, tend: end.tend })?;
+    Ok(Alignment { qstart, tstart, ..*end })
+}
+
 /// Every query against every target, threads from the current rayon pool: the reference
 /// search, and the fallback of faster engines for scoring schemes they cannot hold.
 pub fn search_all(sc: &Scoring, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Vec<Vec<Hit>> {
@@ -239,14 +255,30 @@ impl Engine for ScalarEngine {
         self.pool.install(|| super::traceback::trace_all(pairs, alignments, &self.scoring, path))
     }
 
-    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
         self.pool.install(|| {
             (0..pairs.len())
                 .into_par_iter()
                 .map(|i| {
                     let (q, t) = pairs.pair(i);
-                    align_pair(q, t, sc)
+                    align_pair_at(q, t, sc, level)
+                })
+                .collect()
+        })
+    }
+
+    fn starts(&self, pairs: PairSeqs<'_>, ends: &[Alignment]) -> Result<Vec<Alignment>> {
+        if ends.len() != pairs.len() {
+            return Err(Error::Internal(format!("{} ends for {} pairs", ends.len(), pairs.len())));
+        }
+        let sc = &self.scoring;
+        self.pool.install(|| {
+            (0..pairs.len())
+                .into_par_iter()
+                .map(|i| {
+                    let (q, t) = pairs.pair(i);
+                    start_of(q, t, sc, &ends[i])
                 })
                 .collect()
         })

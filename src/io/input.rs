@@ -27,6 +27,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 pub const ARROW_CONTINUATION: [u8; 4] = [0xff; 4];
 pub const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 pub const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
+/// The start of a `makedb` database (PNG-style: a high byte, a name, CR LF and ^Z catch
+/// text-mode transfers).
+pub const SWDB_MAGIC: [u8; 8] = *b"\x89SWDB\r\n\x1a";
 
 /// The byte order mark some editors and spreadsheets put before UTF-8 text: skipped before
 /// the first line of a TSV input.
@@ -36,8 +39,7 @@ const UTF8_BOM: &[u8; 3] = b"\xef\xbb\xbf";
 /// far as it could still be one of them: a text line shorter than a magic (`a<TAB>b` of a
 /// candidate list, written by a producer that then pauses) is not held back waiting for
 /// more bytes.
-const MAGICS: [&[u8]; 5] =
-    [&GZIP_MAGIC, &crate::io::makedb::SWDB_MAGIC, &ARROW_CONTINUATION, ARROW_FILE_MAGIC, PARQUET_MAGIC];
+const MAGICS: [&[u8]; 5] = [&GZIP_MAGIC, &SWDB_MAGIC, &ARROW_CONTINUATION, ARROW_FILE_MAGIC, PARQUET_MAGIC];
 
 /// Whether the bytes read so far already tell the format: they begin no magic number
 /// longer than they are.

@@ -37,11 +37,10 @@ use crate::atomic::AtomicFile;
 use crate::database::{Bytes, Database};
 use crate::error::{Error, Result, Where};
 use crate::io::fasta::FastaReader;
-use crate::io::input::{open_file, peek, Head, Input};
+use crate::io::input::{open_file, peek, Head, Input, SWDB_MAGIC};
 use crate::scoring::Alphabet;
 use crate::seq::Record;
 
-pub const SWDB_MAGIC: [u8; 8] = *b"\x89SWDB\r\n\x1a";
 pub const SWDB_VERSION: u32 = 2;
 const HEADER_LEN: u64 = 64;
 

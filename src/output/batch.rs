@@ -334,6 +334,123 @@ impl ResultBatch {
         self.theader = Ids::default();
     }
 
+    /// Keeps the rows whose `keep` is true, in order (every column, carried ones too);
+    /// a search batch's per-query row counts follow.
+    pub fn retain(&mut self, keep: &[bool]) -> Result<()> {
+        if keep.len() != self.len() {
+            return Err(Error::Internal(format!("{} marks for {} rows", keep.len(), self.len())));
+        }
+        if keep.iter().all(|&k| k) {
+            return Ok(());
+        }
+        fn vec<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
+            if v.len() == keep.len() {
+                let mut k = keep.iter();
+                v.retain(|_| *k.next().unwrap_or(&false));
+            }
+        }
+        fn ids(v: &mut Ids, keep: &[bool]) -> Result<()> {
+            if v.len() == keep.len() {
+                let mut out = Ids::default();
+                for i in (0..keep.len()).filter(|&i| keep[i]) {
+                    out.push(v.get(i))?;
+                }
+                *v = out;
+            }
+            Ok(())
+        }
+        let mask = arrow::array::BooleanArray::from(keep.to_vec());
+        for column in [&mut self.query, &mut self.target] {
+            match column {
+                IdColumn::Rows(v) => ids(v, keep)?,
+                IdColumn::Array(a) => {
+                    let kept = arrow::compute::filter(a, &mask).map_err(|e| Error::Internal(format!("ids: {e}")))?;
+                    *a = kept
+                        .as_any()
+                        .downcast_ref::<StringArray>()
+                        .cloned()
+                        .ok_or_else(|| Error::Internal("ids: not strings after filtering".into()))?;
+                }
+            }
+        }
+        let mut at = 0;
+        for rb in &mut self.carried {
+            let part = mask.slice(at, rb.num_rows());
+            at += rb.num_rows();
+            *rb = arrow::compute::filter_record_batch(rb, &part)
+                .map_err(|e| Error::Internal(format!("carried columns: {e}")))?;
+        }
+        if !self.queries.is_empty() {
+            let mut row = 0;
+            for q in &mut self.queries {
+                let kept = keep[row..row + q.hits].iter().filter(|&&k| k).count();
+                row += q.hits;
+                q.hits = kept;
+            }
+        }
+        for f in [&mut self.bits, &mut self.evalue] {
+            vec(&mut f.values, keep);
+            if let Some(v) = f.valid.as_mut() {
+                vec(v, keep);
+            }
+        }
+        for v in [
+            &mut self.score,
+            &mut self.qstart,
+            &mut self.qend,
+            &mut self.tstart,
+            &mut self.tend,
+            &mut self.qlen,
+            &mut self.tlen,
+            &mut self.rank,
+        ] {
+            vec(v, keep);
+        }
+        vec(&mut self.recomputed, keep);
+        vec(&mut self.stats, keep);
+        for v in [&mut self.cigar, &mut self.qaln, &mut self.taln, &mut self.qheader, &mut self.theader] {
+            ids(v, keep)?;
+        }
+        Ok(())
+    }
+
+    /// The start coordinates of every row, from alignments computed after the rows (the
+    /// start pass of the rows that passed the score thresholds).
+    pub fn set_starts(&mut self, starts: impl ExactSizeIterator<Item = (u32, u32)>) -> Result<()> {
+        if starts.len() != self.len() {
+            return Err(Error::Internal(format!("{} starts for {} rows", starts.len(), self.len())));
+        }
+        for (i, (q, t)) in starts.enumerate() {
+            self.qstart[i] = q as i32;
+            self.tstart[i] = t as i32;
+        }
+        Ok(())
+    }
+
+    /// Every row's coordinates from its alignment (search: the hits' rows come first).
+    pub fn set_coordinates(&mut self, alignments: &[crate::engine::Alignment]) -> Result<()> {
+        if alignments.len() != self.len() {
+            return Err(Error::Internal(format!("{} alignments for {} rows", alignments.len(), self.len())));
+        }
+        for (i, a) in alignments.iter().enumerate() {
+            (self.qstart[i], self.qend[i]) = (a.qstart as i32, a.qend as i32);
+            (self.tstart[i], self.tend[i]) = (a.tstart as i32, a.tend as i32);
+            self.recomputed[i] |= a.recomputed;
+        }
+        Ok(())
+    }
+
+    /// Search: every row's rank again, 1, 2, ... within its query (after rows were dropped).
+    pub fn rerank(&mut self) {
+        let mut row = 0;
+        for q in &self.queries {
+            for (k, r) in self.rank[row..row + q.hits].iter_mut().enumerate() {
+                *r = k as i32 + 1;
+            }
+            row += q.hits;
+        }
+    }
+
     fn path_stats(&self, i: usize, column: Column) -> Result<&PathStats> {
         self.stats
             .get(i)

@@ -38,15 +38,28 @@ pub enum Column {
     Qcovhsp,
 }
 
-/// What a column's values come from.
+/// What a column's values come from, from the least work to the most: each level
+/// includes those before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Need {
-    /// Score and coordinates (every engine's result).
-    Alignment,
+    /// Score and end cell: the forward pass alone.
+    ScoreEnd,
+    /// Start coordinates too: the reverse pass.
+    Coordinates,
     /// The traceback path's statistics (identity, length, mismatches, gaps).
     PathStats,
     /// The path itself (CIGAR, aligned strings).
     Path,
+}
+
+impl Need {
+    /// The engine level that gives this need's coordinates (paths start from them).
+    pub fn level(self) -> crate::engine::Level {
+        match self {
+            Need::ScoreEnd => crate::engine::Level::ScoreEnd,
+            _ => crate::engine::Level::Coordinates,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,19 +80,19 @@ struct Spec {
 }
 
 const SPECS: [Spec; 27] = [
-    spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::Alignment, "query id"),
-    spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::Alignment, "target id"),
-    spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::Alignment, "raw alignment score"),
-    spec(Column::Bits, "bits", &["bitscore"], Kind::Float, Need::Alignment, "bit score (null without statistics)"),
-    spec(Column::Evalue, "evalue", &[], Kind::Float, Need::Alignment, "E-value (null without statistics)"),
-    spec(Column::Qstart, "qstart", &[], Kind::Int, Need::Alignment, "first aligned query residue, 1-based"),
-    spec(Column::Qend, "qend", &[], Kind::Int, Need::Alignment, "last aligned query residue"),
-    spec(Column::Tstart, "tstart", &["sstart"], Kind::Int, Need::Alignment, "first aligned target residue"),
-    spec(Column::Tend, "tend", &["send"], Kind::Int, Need::Alignment, "last aligned target residue"),
-    spec(Column::Qlen, "qlen", &[], Kind::Int, Need::Alignment, "query length"),
-    spec(Column::Tlen, "tlen", &["slen"], Kind::Int, Need::Alignment, "target length"),
-    spec(Column::Recomputed, "recomputed", &[], Kind::Bool, Need::Alignment, "score above 32,767 (32-bit path)"),
-    spec(Column::Rank, "rank", &[], Kind::Int, Need::Alignment, "rank of the hit for its query (search)"),
+    spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::ScoreEnd, "query id"),
+    spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::ScoreEnd, "target id"),
+    spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::ScoreEnd, "raw alignment score"),
+    spec(Column::Bits, "bits", &["bitscore"], Kind::Float, Need::ScoreEnd, "bit score (null without statistics)"),
+    spec(Column::Evalue, "evalue", &[], Kind::Float, Need::ScoreEnd, "E-value (null without statistics)"),
+    spec(Column::Qstart, "qstart", &[], Kind::Int, Need::Coordinates, "first aligned query residue, 1-based"),
+    spec(Column::Qend, "qend", &[], Kind::Int, Need::ScoreEnd, "last aligned query residue"),
+    spec(Column::Tstart, "tstart", &["sstart"], Kind::Int, Need::Coordinates, "first aligned target residue"),
+    spec(Column::Tend, "tend", &["send"], Kind::Int, Need::ScoreEnd, "last aligned target residue"),
+    spec(Column::Qlen, "qlen", &[], Kind::Int, Need::ScoreEnd, "query length"),
+    spec(Column::Tlen, "tlen", &["slen"], Kind::Int, Need::ScoreEnd, "target length"),
+    spec(Column::Recomputed, "recomputed", &[], Kind::Bool, Need::ScoreEnd, "score above 32,767 (32-bit path)"),
+    spec(Column::Rank, "rank", &[], Kind::Int, Need::ScoreEnd, "rank of the hit for its query (search)"),
     spec(Column::Pident, "pident", &[], Kind::Float, Need::PathStats, "percent identity: 100 x nident / length"),
     spec(Column::Nident, "nident", &[], Kind::Int, Need::PathStats, "identical pairs"),
     spec(Column::Length, "length", &["alnlen"], Kind::Int, Need::PathStats, "alignment columns: pairs + gap positions"),
@@ -91,10 +104,10 @@ const SPECS: [Spec; 27] = [
         "qcov",
         &[],
         Kind::Float,
-        Need::Alignment,
+        Need::Coordinates,
         "aligned query span / query length, 0-1 (MMseqs2's qcov)",
     ),
-    spec(Column::Tcov, "tcov", &[], Kind::Float, Need::Alignment, "aligned target span / target length, 0-1"),
+    spec(Column::Tcov, "tcov", &[], Kind::Float, Need::Coordinates, "aligned target span / target length, 0-1"),
     spec(
         Column::Cigar,
         "cigar",
@@ -110,7 +123,7 @@ const SPECS: [Spec; 27] = [
         "qheader",
         &["qtitle"],
         Kind::Text,
-        Need::Alignment,
+        Need::ScoreEnd,
         "query's FASTA header (null without one)",
     ),
     spec(
@@ -118,7 +131,7 @@ const SPECS: [Spec; 27] = [
         "theader",
         &["stitle", "ttitle"],
         Kind::Text,
-        Need::Alignment,
+        Need::ScoreEnd,
         "target's FASTA header (null without one)",
     ),
     spec(
@@ -126,7 +139,7 @@ const SPECS: [Spec; 27] = [
         "qcovhsp",
         &[],
         Kind::Int,
-        Need::Alignment,
+        Need::Coordinates,
         "BLAST's query coverage per HSP: 100 x aligned query span / query length, as an integer",
     ),
 ];
@@ -324,7 +337,7 @@ impl Columns {
 
     /// The most any column needs computed.
     pub fn need(&self) -> Need {
-        self.0.iter().map(|c| c.need()).max().unwrap_or(Need::Alignment)
+        self.0.iter().map(|c| c.need()).max().unwrap_or(Need::ScoreEnd)
     }
 
     pub fn fields(&self) -> Vec<Field> {

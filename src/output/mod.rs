@@ -19,6 +19,7 @@
 
 mod batch;
 pub mod columns;
+mod filter;
 mod format;
 mod ipc;
 mod pq;
@@ -28,6 +29,7 @@ mod text;
 
 pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow, Value};
 pub use columns::{Column, Columns, Need};
+pub use filter::{ThresholdValues, Thresholds};
 pub use format::{default_format_note, resolve_format, Format, Stdout, PIPE_NOTE};
 pub use sink::OutputTime;
 pub use table::{create_table_writer, table_batches, TableWriter};

@@ -2,14 +2,14 @@
 //! input order, with several batches in the engine at once.
 
 use super::{run_ordered, StageTimes};
-use crate::engine::{Alignment, Engine};
+use crate::engine::{Alignment, Engine, Level};
 use crate::error::{Error, Result};
 use crate::io::pairs::{BatchLimits, PairReader};
-use crate::output::{Need, ResultBatch, ResultRow, ResultWriter};
+use crate::output::{Need, ResultBatch, ResultRow, ResultWriter, Thresholds};
 use crate::progress::Progress;
 use crate::scoring::stats::{EvalueModel, KarlinAltschul};
 use crate::scoring::Scoring;
-use crate::seq::PairBatch;
+use crate::seq::{PairBatch, PairSeqs, SeqPairs};
 use std::sync::Arc;
 
 /// Residues per batch, per pair of the engine's batch size: caps memory when sequences are
@@ -30,6 +30,15 @@ pub struct AlignOptions {
     /// What the output columns need computed (traceback only when a column asks for it).
     pub need: Need,
     pub evalue_model: EvalueModel,
+    /// Rows kept: pairs failing one are not written ([`Thresholds`]).
+    pub thresholds: Thresholds,
+}
+
+impl AlignOptions {
+    /// What the columns and the thresholds need computed together.
+    pub fn work_need(&self) -> Need {
+        self.thresholds.need().map_or(self.need, |t| t.max(self.need))
+    }
 }
 
 /// How large the readers make batches for `engine`.
@@ -47,6 +56,9 @@ pub fn align(
     mut writer: Box<dyn ResultWriter>,
 ) -> Result<StageTimes> {
     let progress = &opts.progress;
+    if opts.thresholds.need_statistics() && opts.stats.is_none() {
+        return Err(Error::usage("thresholds on bits or E-values need BLAST statistics, which this scoring has not"));
+    }
     let read = |batch: &mut PairBatch| {
         batch.clear();
         let more = pairs.fill(batch)?;
@@ -58,11 +70,9 @@ pub fn align(
     };
     let compute = |batch: &mut PairBatch| {
         check_representable(batch, &opts.scoring)?;
-        let alignments = engine.align(batch.seqs.view())?;
+        let rows = align_batch(engine.as_ref(), batch, &opts)?;
         progress.work().add(batch.seqs.view().cells());
         progress.items(batch.len() as u64);
-        let mut rows = results(batch, &alignments, opts.stats, opts.evalue_model)?;
-        super::add_paths(engine.as_ref(), batch.seqs.view(), &alignments, opts.need, &mut rows)?;
         Ok(rows)
     };
     let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
@@ -71,6 +81,40 @@ pub fn align(
     progress.phase("writing");
     super::finish_writer(writer, &mut times)?;
     Ok(times)
+}
+
+/// The rows of one batch: each level of work ([`Need`]) runs only for the pairs that
+/// passed the thresholds checked at the levels before it. Without thresholds, one engine
+/// call at the level the columns need, and the traceback where they ask for it.
+fn align_batch(engine: &dyn Engine, batch: &mut PairBatch, opts: &AlignOptions) -> Result<ResultBatch> {
+    let need = opts.work_need();
+    let th = &opts.thresholds;
+    // A score threshold first: the forward pass alone for every pair, the start pass later
+    // for the pairs it keeps.
+    let first = if th.at(Need::ScoreEnd) { Level::ScoreEnd } else { need.level() };
+    let mut alignments = engine.align(batch.seqs.view(), first)?;
+    let mut rows = results(batch, &alignments, opts.stats, opts.evalue_model)?;
+    // The pairs still kept, in order: the batch's own until a threshold drops one.
+    let mut kept: Option<SeqPairs> = None;
+    let all = &batch.seqs;
+    fn pick<'a>(all: &'a SeqPairs, kept: &'a Option<SeqPairs>) -> PairSeqs<'a> {
+        kept.as_ref().unwrap_or(all).view()
+    }
+    if let Some(keep) = th.apply(&mut rows, Need::ScoreEnd)? {
+        let (sub, al) = super::subset(pick(all, &kept), &alignments, &keep)?;
+        (kept, alignments) = (Some(sub), al);
+    }
+    if need.level() > first && !alignments.is_empty() {
+        alignments = engine.starts(pick(all, &kept), &alignments)?;
+        rows.set_starts(alignments.iter().map(|a| (a.qstart, a.tstart)))?;
+    }
+    if let Some(keep) = th.apply(&mut rows, Need::Coordinates)? {
+        let (sub, al) = super::subset(pick(all, &kept), &alignments, &keep)?;
+        (kept, alignments) = (Some(sub), al);
+    }
+    super::add_paths(engine, pick(all, &kept), &alignments, need, &mut rows)?;
+    th.apply(&mut rows, Need::PathStats)?;
+    Ok(rows)
 }
 
 /// Refuses a batch holding a pair whose score could leave the 32-bit range.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{Alignment, Engine};
 use crate::error::{Error, Result};
 use crate::output::{Need, ResultBatch, ResultWriter};
-use crate::seq::PairSeqs;
+use crate::seq::{PairSeqs, SeqPairs};
 
 /// Where a pipeline's time went, for `--stats`: each stage's busy time and the time it
 /// waited on its neighbours. A stage busy for most of the wall bounds the run; one that mostly
@@ -235,6 +235,19 @@ fn write_in_order<R>(
             next += 1;
         }
     }
+}
+
+/// The pairs and alignments of `pairs` whose `keep` is true, in order (copied together):
+/// what the next level of work runs on after a threshold dropped rows.
+pub(crate) fn subset(
+    pairs: PairSeqs<'_>,
+    alignments: &[Alignment],
+    keep: &[bool],
+) -> Result<(SeqPairs, Vec<Alignment>)> {
+    let at: Vec<usize> = (0..keep.len()).filter(|&i| keep[i]).collect();
+    let mut seqs = SeqPairs::default();
+    seqs.extend_par_with(at.len(), |k| pairs.pair(at[k]))?;
+    Ok((seqs, at.iter().map(|&i| alignments[i]).collect()))
 }
 
 /// Adds the traceback columns `need` asks for to `rows` (one row per pair, in order): the

@@ -5,7 +5,7 @@ use super::{run_ordered, StageTimes};
 use crate::database::Database;
 use crate::engine::{Engine, Hit};
 use crate::error::{Error, Result};
-use crate::output::{Need, ResultBatch, ResultRow, ResultWriter};
+use crate::output::{Need, ResultBatch, ResultRow, ResultWriter, Thresholds};
 use crate::progress::Progress;
 use crate::scoring::stats::{EvalueModel, KarlinAltschul};
 use crate::scoring::Scoring;
@@ -35,6 +35,8 @@ pub struct SearchOptions {
     /// What the output columns need computed (the traceback of the reported hits only).
     pub need: Need,
     pub evalue_model: EvalueModel,
+    /// Hits kept of each query's best `top` ([`Thresholds`]).
+    pub thresholds: Thresholds,
 }
 
 /// Runs the search and finishes the writer on success; says where the time went.
@@ -118,12 +120,48 @@ pub fn search_batch(
             kept.push((qi, *hit, stat));
         }
     }
-    let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
-    let pairs = SeqPairs::from_slices(&pairs);
-    let alignments = engine.align(pairs.view())?;
+    // Rows of every kept hit first, coordinates from the alignments below: a threshold on
+    // the score drops hits before they are aligned.
     let mut rows = ResultBatch::new();
     let mut rank = 0;
-    for (k, ((qi, hit, stat), aln)) in kept.iter().zip(&alignments).enumerate() {
+    for (k, (qi, hit, stat)) in kept.iter().enumerate() {
+        rank = if k > 0 && kept[k - 1].0 == *qi { rank + 1 } else { 1 };
+        let t = hit.target as usize;
+        rows.push(ResultRow {
+            query: &queries[*qi].id,
+            target: db.id(t),
+            score: hit.score,
+            bits: stat.map(|s| s.0),
+            evalue: stat.map(|s| s.1),
+            qstart: 0,
+            qend: 0,
+            tstart: 0,
+            tend: 0,
+            qlen: queries[*qi].seq.len() as i32,
+            tlen: db.seq_len(t) as i32,
+            recomputed: hit.recomputed,
+            rank,
+        });
+        rows.push_headers(Some(queries[*qi].header.as_str()), db.header(t))?;
+    }
+    let mut hits = vec![0; queries.len()];
+    for (qi, _, _) in &kept {
+        hits[*qi] += 1;
+    }
+    for (query, hits) in queries.iter().zip(hits) {
+        let title = if query.header.is_empty() { &query.id } else { &query.header };
+        rows.push_query(title, hits);
+    }
+    let th = &opts.thresholds;
+    let need = th.need().map_or(opts.need, |t| t.max(opts.need));
+    if let Some(keep) = th.apply(&mut rows, Need::ScoreEnd)? {
+        let mut k = keep.iter();
+        kept.retain(|_| *k.next().unwrap_or(&false));
+    }
+    let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
+    let mut pairs = SeqPairs::from_slices(&pairs);
+    let mut alignments = engine.align(pairs.view(), need.level())?;
+    for ((qi, hit, _), aln) in kept.iter().zip(&alignments) {
         if aln.score != hit.score {
             return Err(Error::Internal(format!(
                 "query {} target {}: search score {} but alignment score {}",
@@ -133,33 +171,16 @@ pub fn search_batch(
                 aln.score
             )));
         }
-        rank = if k > 0 && kept[k - 1].0 == *qi { rank + 1 } else { 1 };
-        let t = hit.target as usize;
-        rows.push(ResultRow {
-            query: &queries[*qi].id,
-            target: db.id(t),
-            score: hit.score,
-            bits: stat.map(|s| s.0),
-            evalue: stat.map(|s| s.1),
-            qstart: aln.qstart as i32,
-            qend: aln.qend as i32,
-            tstart: aln.tstart as i32,
-            tend: aln.tend as i32,
-            qlen: queries[*qi].seq.len() as i32,
-            tlen: db.seq_len(t) as i32,
-            recomputed: hit.recomputed || aln.recomputed,
-            rank,
-        });
-        rows.push_headers(Some(queries[*qi].header.as_str()), db.header(t))?;
     }
-    super::add_paths(engine, pairs.view(), &alignments, opts.need, &mut rows)?;
-    let mut hits = vec![0; queries.len()];
-    for (qi, _, _) in &kept {
-        hits[*qi] += 1;
+    rows.set_coordinates(&alignments)?;
+    if let Some(keep) = th.apply(&mut rows, Need::Coordinates)? {
+        let (sub, al) = super::subset(pairs.view(), &alignments, &keep)?;
+        (pairs, alignments) = (sub, al);
     }
-    for (query, hits) in queries.iter().zip(hits) {
-        let title = if query.header.is_empty() { &query.id } else { &query.header };
-        rows.push_query(title, hits);
+    super::add_paths(engine, pairs.view(), &alignments, need, &mut rows)?;
+    th.apply(&mut rows, Need::PathStats)?;
+    if !th.is_empty() {
+        rows.rerank();
     }
     Ok(rows)
 }

@@ -2,6 +2,8 @@
 //! its stderr, the bundled examples. Each test file uses a part of it.
 #![allow(dead_code)]
 
+pub mod pairs;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -293,3 +293,24 @@ def test_the_readme_python_example_runs_as_shown():
     assert p.returncode == 0, p.stderr
     rows = sum(1 for line in (EXAMPLES / "pairs.tsv").read_text().splitlines()[1:] if line.strip())
     assert p.stdout.startswith(f"{rows} pairs aligned"), p.stdout
+
+
+def test_thresholds_keep_the_rows_of_the_full_table_that_pass(tmp_path):
+    """Thresholds as keyword arguments: the full result filtered here (pyarrow), and the
+    command line's thresholded output, metadata included."""
+    import pyarrow.compute as pc
+
+    table = pairs_table()
+    cols = "query,target,score,evalue,pident,qcov"
+    full = swarrow.align(table, columns=cols)
+    got = swarrow.align(table, columns=cols, min_score=30, min_pident=30.0, min_qcov=0.2)
+    keep = pc.and_(pc.and_(pc.greater_equal(full["score"], 30), pc.greater_equal(full["pident"], 30.0)),
+                   pc.greater_equal(full["qcov"], 0.2))
+    want = full.filter(keep)
+    assert 0 < want.num_rows < full.num_rows
+    assert_same(got, want, check_metadata=False)
+    path = write_stream(table, tmp_path / "pairs.arrows")
+    assert_same(got, cli_table("align", "--pairs", path, "--columns", cols, "--min-score", "30",
+                               "--min-pident", "30", "--min-qcov", "0.2"))
+    with pytest.raises(swarrow.SwarrowError, match="^min_pident: 150 is out of range"):
+        swarrow.align(table, min_pident=150)

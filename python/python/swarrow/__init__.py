@@ -67,7 +67,9 @@ class Aligner(_NativeAligner):
 
     ``align(pairs, seqs=None, target_seqs=None, *, columns=None, query_col="query_seq",
     target_col="target_seq", query_id_col="query_id", target_id_col="target_id",
-    carry="all", seqs_id_col="id", seqs_col="sequence")`` returns a pyarrow Table;
+    carry="all", seqs_id_col="id", seqs_col="sequence", min_score=None, max_evalue=None,
+    min_bits=None, min_pident=None, min_qcov=None, min_tcov=None)`` returns a pyarrow Table
+    of the pairs that pass the thresholds (as the command line's ``--min-score`` ...);
     ``align_batches(...)`` (same arguments) an iterator of RecordBatches with a ``schema``.
     """
 
@@ -102,7 +104,8 @@ def align_batches(pairs, seqs=None, target_seqs=None, **options):
 def search(queries, database, **options):
     """Protein queries (columns id, sequence) against a database table; the best hits per
     query as a pyarrow Table (options: top, max_evalue, matrix, gap_open, gap_extend,
-    columns, evalue_model, db_size, db_seqs, id_col, seq_col, device, threads)."""
+    columns, evalue_model, db_size, db_seqs, id_col, seq_col, device, threads, min_score,
+    min_bits, min_pident, min_qcov, min_tcov)."""
     return _swarrow.search(_stream(queries, "queries"), _stream(database, "database"), **options)
 
 

@@ -444,6 +444,18 @@ pub fn cells(raw: &[i32]) -> Vec<Cell> {
     raw.chunks_exact(4).map(|c| Cell { score: c[0], row: c[1], col: c[2], overflow: c[3] & 1 != 0 }).collect()
 }
 
+/// The forward end alone ([`crate::engine::Level::ScoreEnd`]): starts 0.
+pub fn finish_end(end: Cell) -> Alignment {
+    if end.score <= 0 {
+        return Alignment::default();
+    }
+    Alignment::from_end(crate::engine::scalar::ScoreEnd {
+        score: end.score,
+        qend: end.row as u32 + 1,
+        tend: end.col as u32 + 1,
+    })
+}
+
 /// Combines the forward end and the reverse start (in reversed coordinates) of one pair.
 /// `recomputed` follows the one rule of [`crate::engine::recomputed`], not the GPU's path.
 pub fn finish(end: Cell, start: Option<Cell>) -> Result<Alignment> {

@@ -17,7 +17,7 @@ pub mod runtime;
 pub mod search;
 
 use super::traceback::{self, PathStats, Traceback};
-use super::{topk, Alignment, Engine, Hit};
+use super::{topk, Alignment, Engine, Hit, Level};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::progress::Work;
@@ -152,7 +152,7 @@ impl Engine for CudaEngine {
             Default::default()
         } else {
             let pairs: Vec<(&[u8], &[u8])> = overflow.iter().map(|&(q, t)| (queries[q], db.seq(t as usize))).collect();
-            let scores = self.align_slices(&pairs)?;
+            let scores = self.align_slices(&pairs, Level::ScoreEnd)?;
             overflow.iter().zip(&scores).map(|(&k, a)| (k, a.score)).collect()
         };
 
@@ -235,8 +235,8 @@ impl Engine for CudaEngine {
             .collect()
     }
 
-    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
-        self.aligner()?.align(pairs)
+    fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
+        self.aligner()?.align(pairs, level)
     }
 }
 

@@ -13,11 +13,11 @@
 //! holds S exactly holds the whole start pass.
 
 use super::intersequence::fits;
-use super::striped::{run, widen, Best, Columns, Pass, Profile, Span, Tables};
+use super::striped::{run as run_pass, widen, Best, Columns, Pass, Profile, Span, Tables};
 use super::vector::Vector;
 use super::AlignKernels;
 use crate::engine::scalar::{self, ScoreEnd};
-use crate::engine::{wavefront, Alignment};
+use crate::engine::{wavefront, Alignment, Level};
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use rayon::prelude::*;
@@ -61,9 +61,48 @@ pub(super) enum PairResult {
     },
 }
 
-pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Alignment>> {
+/// What one pair's passes compute: the end cell, the end and start cells, or the start
+/// of an end an earlier call found.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Job {
+    End,
+    EndStart,
+    StartFrom(ScoreEnd),
+}
+
+impl Job {
+    fn of(level: Level) -> Job {
+        match level {
+            Level::ScoreEnd => Job::End,
+            Level::Coordinates => Job::EndStart,
+        }
+    }
+}
+
+/// Each pair at `level` ([`Job::End`] or [`Job::EndStart`]).
+pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])], level: Level) -> Result<Vec<Alignment>> {
+    run::<K>(sc, pairs, |_| Job::of(level))
+}
+
+/// The starts of alignments whose score and end `ends` hold ([`Job::StartFrom`]).
+pub(super) fn starts<K: AlignKernels>(
+    sc: &Scoring,
+    pairs: &[(&[u8], &[u8])],
+    ends: &[Alignment],
+) -> Result<Vec<Alignment>> {
+    if ends.len() != pairs.len() {
+        return Err(Error::Internal(format!("{} ends for {} pairs", ends.len(), pairs.len())));
+    }
+    run::<K>(sc, pairs, |i| Job::StartFrom(ScoreEnd { score: ends[i].score, qend: ends[i].qend, tend: ends[i].tend }))
+}
+
+fn run<K: AlignKernels>(
+    sc: &Scoring,
+    pairs: &[(&[u8], &[u8])],
+    job: impl Fn(usize) -> Job + Sync,
+) -> Result<Vec<Alignment>> {
     if !fits(sc) {
-        return pairs.par_iter().map(|(q, t)| scalar::align_pair(q, t, sc)).collect();
+        return pairs.par_iter().enumerate().map(|(i, (q, t))| fallback(q, t, sc, job(i), 1)).collect();
     }
     // Safe: the engine checked at construction that this CPU runs K's instruction set.
     let tabs = unsafe { AlignTables { narrow: Tables::<K::Narrow>::new(sc), wide: Tables::<K::Wide>::new(sc) } };
@@ -71,11 +110,12 @@ pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> 
     // `None`: a long pair past 16 bits, left for the wavefront on every thread.
     let results: Vec<Option<Result<Alignment>>> = pairs
         .par_iter()
-        .map_init(AlignScratch::<K::Narrow, K::Wide>::default, |scratch, (q, t)| {
-            match unsafe { K::align_pair(&tabs, q, t, scratch) } {
+        .enumerate()
+        .map_init(AlignScratch::<K::Narrow, K::Wide>::default, |scratch, (i, (q, t))| {
+            match unsafe { K::align_pair(&tabs, q, t, job(i), scratch) } {
                 PairResult::Aligned(a) => Some(Ok(a)),
                 PairResult::Saturated if threads > 1 && q.len() * t.len() >= wavefront::MIN_CELLS => None,
-                PairResult::Saturated => Some(scalar::align_pair(q, t, sc)),
+                PairResult::Saturated => Some(fallback(q, t, sc, job(i), 1)),
                 PairResult::Mismatch { forward, reverse } => {
                     Some(Err(Error::Internal(format!("reverse pass scored {:?}, forward pass {}", reverse, forward))))
                 }
@@ -85,8 +125,29 @@ pub(super) fn align<K: AlignKernels>(sc: &Scoring, pairs: &[(&[u8], &[u8])]) -> 
     results
         .into_iter()
         .zip(pairs)
-        .map(|(r, (q, t))| r.unwrap_or_else(|| wavefront::align_pair(q, t, sc, threads)))
+        .enumerate()
+        .map(|(i, (r, (q, t)))| r.unwrap_or_else(|| fallback(q, t, sc, job(i), threads)))
         .collect()
+}
+
+/// A pair the vector passes cannot hold, at 32 bits: the wavefront on `threads` threads
+/// for a long pair, else the scalar reference.
+fn fallback(q: &[u8], t: &[u8], sc: &Scoring, job: Job, threads: usize) -> Result<Alignment> {
+    let long = threads > 1 && q.len() * t.len() >= wavefront::MIN_CELLS;
+    match job {
+        Job::StartFrom(end) if !long => scalar::start_of(q, t, sc, &Alignment::from_end(end)),
+        _ => {
+            let full = if long { wavefront::align_pair(q, t, sc, threads)? } else { scalar::align_pair(q, t, sc)? };
+            match job {
+                Job::End => Ok(full.end_only()),
+                Job::EndStart => Ok(full),
+                Job::StartFrom(end) => {
+                    crate::engine::check_same_ends(&[Alignment::from_end(end)], &[full])?;
+                    Ok(full)
+                }
+            }
+        }
+    }
 }
 
 /// One pair through the vector passes. Unsafe: the CPU must run N's and W's instructions.
@@ -95,16 +156,24 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
     tabs: &AlignTables<N, W>,
     q: &[u8],
     t: &[u8],
+    job: Job,
     scratch: &mut AlignScratch<N, W>,
 ) -> PairResult {
     if q.is_empty() || t.is_empty() {
         return PairResult::Aligned(Alignment::default());
     }
-    let Some(end) = end_cell(tabs, q, t, scratch) else {
-        return PairResult::Saturated;
+    let end = match job {
+        Job::StartFrom(end) => end,
+        Job::End | Job::EndStart => match end_cell(tabs, q, t, scratch) {
+            Some(end) => end,
+            None => return PairResult::Saturated,
+        },
     };
     if end.score == 0 {
         return PairResult::Aligned(Alignment::default());
+    }
+    if let Job::End = job {
+        return PairResult::Aligned(Alignment::from_end(end));
     }
     let (qe, te) = (end.qend as usize, end.tend as usize);
     let score = end.score as u32;
@@ -117,7 +186,7 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
         s.narrow_prof.build(&tabs.narrow, &q[..qe], true);
         s.narrow_cols.reset(&tabs.narrow, s.narrow_prof.segs);
         let span = Span { widen_at: tabs.narrow.widen_at(), ..start_span };
-        match run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
+        match run_pass(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols) {
             Pass::Done => s.narrow_cols.end(&tabs.narrow, &s.narrow_prof, &best),
             _ => None,
         }
@@ -125,7 +194,7 @@ pub(super) unsafe fn align_pair<N: Vector, W: Vector>(
         s.wide_prof.build(&tabs.wide, &q[..qe], true);
         s.wide_cols.reset(&tabs.wide, s.wide_prof.segs);
         let span = Span { widen_at: tabs.wide.widen_at(), ..start_span };
-        match run(&s.wide_prof, &tabs.wide, span, &mut best, &mut s.wide_cols) {
+        match run_pass(&s.wide_prof, &tabs.wide, span, &mut best, &mut s.wide_cols) {
             Pass::Done => s.wide_cols.end(&tabs.wide, &s.wide_prof, &best),
             _ => None,
         }
@@ -155,7 +224,7 @@ unsafe fn end_cell<N: Vector, W: Vector>(
     } else {
         s.narrow_prof.build(&tabs.narrow, q, false);
         s.narrow_cols.reset(&tabs.narrow, s.narrow_prof.segs);
-        run(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols)
+        run_pass(&s.narrow_prof, &tabs.narrow, span, &mut best, &mut s.narrow_cols)
     };
     let from = match narrow {
         Pass::Done => return s.narrow_cols.end(&tabs.narrow, &s.narrow_prof, &best),
@@ -183,7 +252,7 @@ unsafe fn end_cell<N: Vector, W: Vector>(
         }
     };
     // Past the 16-bit `widen_at` (Pass::Widen here) the scalar reference takes over.
-    match run(
+    match run_pass(
         &s.wide_prof,
         &tabs.wide,
         Span { from, widen_at: tabs.wide.widen_at(), ..span },

@@ -20,7 +20,7 @@ mod search;
 pub mod striped;
 pub mod vector;
 
-use super::{Alignment, Engine, Hit};
+use super::{Alignment, Engine, Hit, Level};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::progress::Work;
@@ -125,6 +125,7 @@ trait AlignKernels: Sync {
         tabs: &align::AlignTables<Self::Narrow, Self::Wide>,
         query: &[u8],
         target: &[u8],
+        job: align::Job,
         scratch: &mut align::AlignScratch<Self::Narrow, Self::Wide>,
     ) -> align::PairResult;
 }
@@ -183,9 +184,10 @@ macro_rules! align_kernels {
                 tabs: &align::AlignTables<$narrow, $wide>,
                 query: &[u8],
                 target: &[u8],
+                job: align::Job,
                 scratch: &mut align::AlignScratch<$narrow, $wide>,
             ) -> align::PairResult {
-                align::align_pair::<$narrow, $wide>(tabs, query, target, scratch)
+                align::align_pair::<$narrow, $wide>(tabs, query, target, job, scratch)
             }
         }
     };
@@ -210,9 +212,10 @@ impl AlignKernels for Avx512 {
         tabs: &align::AlignTables<Self::Narrow, Self::Wide>,
         query: &[u8],
         target: &[u8],
+        job: align::Job,
         scratch: &mut align::AlignScratch<Self::Narrow, Self::Wide>,
     ) -> align::PairResult {
-        <Avx2 as AlignKernels>::align_pair(tabs, query, target, scratch)
+        <Avx2 as AlignKernels>::align_pair(tabs, query, target, job, scratch)
     }
 }
 
@@ -293,9 +296,15 @@ impl Engine for SimdEngine {
         self.pool.install(|| crate::engine::traceback::trace_all(pairs, alignments, &self.scoring, path))
     }
 
-    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
+    fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
         let sc = &self.scoring;
         let pairs = pairs.to_slices();
-        self.pool.install(|| with_kernels!(self.isa, K => align::align::<K>(sc, &pairs)))
+        self.pool.install(|| with_kernels!(self.isa, K => align::align::<K>(sc, &pairs, level)))
+    }
+
+    fn starts(&self, pairs: PairSeqs<'_>, ends: &[Alignment]) -> Result<Vec<Alignment>> {
+        let sc = &self.scoring;
+        let pairs = pairs.to_slices();
+        self.pool.install(|| with_kernels!(self.isa, K => align::starts::<K>(sc, &pairs, ends)))
     }
 }

@@ -13,8 +13,9 @@ use super::table::{open_table, string_columns, StrColumn, Table, Wanted};
 use crate::database::{Bytes, Database};
 use crate::error::{Error, Result, Where};
 use crate::io::fasta_blocks::BlockFastaReader;
+use crate::io::input::SWDB_MAGIC;
 use crate::io::input::{peek, Head};
-use crate::io::makedb::{map_swdb_head, not_mappable, SWDB_MAGIC};
+use crate::io::makedb::{map_swdb_head, not_mappable};
 use crate::scoring::alphabet::describe_residue;
 use crate::scoring::Alphabet;
 

@@ -1,0 +1,299 @@
+//! The path passes: traceback statistics and paths of aligned pairs on the GPU
+//! (kernels/path_trace.cu), rectangles over the direction budget left to the CPU.
+
+use super::*;
+
+impl GpuAligner {
+    /// Pairs per piece of the path kernels: one thread per rectangle needs many rectangles
+    /// per launch to fill the GPU (a 32,768-job launch kept 6% of the warps busy on the
+    /// H100), so a call goes over the streams in one piece each.
+    pub(super) fn path_piece_pairs(&self, n: usize) -> usize {
+        n.div_ceil(self.workers().max(1)).clamp(MIN_PIECE_PAIRS, PATH_PIECE_PAIRS)
+    }
+
+    /// Counters of each alignment's traceback path by the path rule, in input order:
+    /// `Some([pairs, nident, gap opens])`, or `None` for a rectangle the GPU leaves to the
+    /// caller (as for [`Self::paths`]). Score 0 gives zeros. The traceback kernel counts
+    /// the path as it walks it (`kernels/path_trace.cu`, PATH_COUNTS): directions cost a
+    /// memory store per cell, and a forward pass carrying counters per state had twice the
+    /// instructions per cell (measured 3.4x slower on the H100).
+    pub fn path_counts(&self, pairs: PairSeqs<'_>, alignments: &[Alignment]) -> Result<Vec<Option<[u32; 3]>>> {
+        if alignments.len() != pairs.len() {
+            return Err(Error::Internal("path statistics: alignments and pairs differ in number".into()));
+        }
+        self.by_pieces(pairs, self.path_piece_pairs(pairs.len()), |d, s, piece, r| {
+            self.traced_counts_chunk(d, s, piece, &alignments[r])
+        })
+    }
+
+    /// [`Self::path_counts`] of one piece by the traceback kernel in its counting variant.
+    pub(super) fn traced_counts_chunk(
+        &self,
+        d: &Device,
+        si: usize,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+    ) -> Result<Vec<Option<[u32; 3]>>> {
+        let mut plan = plan_paths(pairs, alignments, d.path_budget);
+        let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
+        for &i in &plan.elsewhere {
+            out[i as usize] = None;
+        }
+        if plan.index.is_empty() {
+            return Ok(out);
+        }
+        let t0 = Instant::now();
+        let words = 2 * plan.index.len();
+        let (counts, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_counts(), words)?;
+        for (k, &i) in plan.index.iter().enumerate() {
+            let i = i as usize;
+            let (h, ended, n) = (meta[4 * k + 1], meta[4 * k + 2], meta[4 * k + 3]);
+            if h != alignments[i].score || ended != 1 || n < 0 {
+                return Err(Error::Internal(format!(
+                    "GPU path statistics of pair {} ({:?}): the rectangle scores {h} end to end, walk ended: {ended}",
+                    i + 1,
+                    alignments[i]
+                )));
+            }
+            out[i] = Some([n as u32, counts[2 * k], counts[2 * k + 1]]);
+        }
+        self.counters.stats_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(out)
+    }
+
+    /// Runs the traceback kernel `build` over `plan`'s rectangles on stream `si` (their
+    /// residues uploaded first) and reads back `out_words` words of its output and its meta
+    /// (4 per job).
+    pub(super) fn trace_rectangles(
+        &self,
+        d: &Device,
+        si: usize,
+        pairs: PairSeqs<'_>,
+        plan: &mut PathPlan,
+        build: kernels::Build,
+        out_words: usize,
+    ) -> Result<(Vec<u32>, Vec<i32>)> {
+        let stream = &d.streams[si];
+        let mut staging = d.staging[si].lock().map_err(|_| Error::Internal("staging buffer poisoned".into()))?;
+        let staging = &mut *staging;
+        let t0 = Instant::now();
+        // Taken out while the residues' buffer is borrowed; put back below.
+        let mut bufs = std::mem::take(&mut staging.paths);
+        let seqs = self.upload_rectangles(d, stream, staging, pairs, &mut plan.jobs)?;
+        let err = |what: &'static str| dev_err(what);
+        let jobs = stream.clone_htod(&plan.jobs).map_err(err("uploading path jobs"))?;
+        let region = stream.clone_htod(&plan.region).map_err(err("uploading path jobs"))?;
+        let out_at = stream.clone_htod(&plan.out_at).map_err(err("uploading path jobs"))?;
+        self.counters.trace_upload_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let most = |f: fn(&PathLaunch) -> u64| plan.launches.iter().map(f).max().unwrap_or(0).max(1) as usize;
+        let t0 = Instant::now();
+        let jobs_n = plan.index.len();
+        let out_words = out_words.max(1);
+        let read = (|| -> Result<(Vec<u32>, Vec<i32>)> {
+            grown(&mut bufs.dirs, most(|l| l.dirs_words), stream, "allocating path directions")?;
+            grown(&mut bufs.scratch, 2 * most(|l| l.scratch_cells), stream, "allocating path scratch")?;
+            grown(&mut bufs.ops, out_words, stream, "allocating paths")?;
+            grown(&mut bufs.meta, 4 * jobs_n, stream, "allocating paths")?;
+            let (Some(dirs), Some(scratch), Some(ops), Some(meta)) =
+                (&bufs.dirs, &bufs.scratch, &mut bufs.ops, &mut bufs.meta)
+            else {
+                return Err(Error::Internal("path buffers missing".into()));
+            };
+            let f = self.path_kernel(d, build)?;
+            for l in &plan.launches {
+                let (first, count) = (l.first as i32, l.count as i32);
+                let cfg = LaunchConfig {
+                    grid_dim: ((l.count as u32).div_ceil(128), 1, 1),
+                    block_dim: (128, 1, 1),
+                    shared_mem_bytes: (self.nc1 * self.nc1) as u32,
+                };
+                let mut lb = stream.launch_builder(&f);
+                lb.arg(&jobs).arg(&first).arg(&count).arg(&region).arg(seqs).arg(&d.matrix).arg(&self.nc1);
+                lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(dirs).arg(scratch).arg(&out_at).arg(&mut *ops);
+                lb.arg(&mut *meta);
+                unsafe { lb.launch(cfg) }.map_err(err("launching path_trace"))?;
+            }
+            let words = stream.clone_dtoh(&ops.slice(..out_words)).map_err(err("reading paths"))?;
+            let meta = stream.clone_dtoh(&meta.slice(..4 * jobs_n)).map_err(err("reading paths"))?;
+            Ok((words, meta))
+        })();
+        staging.paths = bufs;
+        let read = read?;
+        self.counters.trace_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(read)
+    }
+
+    /// A path kernel of `d` (`kernels::path_stats` or `kernels::path_trace`), compiled or
+    /// loaded from the disk cache on first use.
+    pub(super) fn path_kernel(&self, d: &Device, build: kernels::Build) -> Result<CudaFunction> {
+        let mut slot = d.path_kernels.lock().map_err(|_| Error::Internal("kernel cache poisoned".into()))?;
+        if let Some(f) = slot.get(&build.name) {
+            return Ok(f.clone());
+        }
+        let module = d.gpu.load(&build.kernel.source(), &build.options)?;
+        let f = d.gpu.function(&module, build.kernel.entry())?;
+        slot.insert(build.name.clone(), f.clone());
+        Ok(f)
+    }
+
+    /// The traceback path of each alignment by the path rule (`kernels/path_trace.cu`,
+    /// specified by `traceback::trace`), in input order; `None` for a rectangle the GPU
+    /// leaves to the caller (its warp's directions would exceed the per-stream budget).
+    /// Score 0 gives an empty path.
+    pub fn paths(&self, pairs: PairSeqs<'_>, alignments: &[Alignment], sc: &Scoring) -> Result<Vec<Option<Traceback>>> {
+        if alignments.len() != pairs.len() {
+            return Err(Error::Internal("traceback: alignments and pairs differ in number".into()));
+        }
+        self.by_pieces(pairs, self.path_piece_pairs(pairs.len()), |d, s, piece, r| {
+            self.paths_chunk(d, s, piece, &alignments[r], sc)
+        })
+    }
+
+    pub(super) fn paths_chunk(
+        &self,
+        d: &Device,
+        si: usize,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        sc: &Scoring,
+    ) -> Result<Vec<Option<Traceback>>> {
+        use rayon::prelude::*;
+        let mut plan = plan_paths(pairs, alignments, d.path_budget);
+        let mut out: Vec<Option<Traceback>> = vec![Some(Traceback::default()); pairs.len()];
+        for &i in &plan.elsewhere {
+            out[i as usize] = None;
+        }
+        if plan.index.is_empty() {
+            return Ok(out);
+        }
+        let out_words = plan.out_words;
+        let (words, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_trace(), out_words)?;
+        let t0 = Instant::now();
+        let traced: Vec<(usize, Result<Traceback>)> = (0..plan.index.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|k| {
+                let i = plan.index[k] as usize;
+                let (n, h, ended) = (meta[4 * k], meta[4 * k + 1], meta[4 * k + 2]);
+                let a = &alignments[i];
+                if h != a.score || ended != 1 || n < 0 {
+                    return (
+                        i,
+                        Err(Error::Internal(format!(
+                            "GPU traceback of pair {} ({a:?}): the rectangle scores {h} end to end, walk ended: {ended}",
+                            i + 1
+                        ))),
+                    );
+                }
+                let at = plan.out_at[k] as usize;
+                let op = |x: usize| (words[at + x / 16] >> (2 * (x % 16)) & 3) as u8;
+                let (q, t) = pairs.pair(i);
+                (i, traceback::from_ops(q, t, sc, a, n as usize, op))
+            })
+            .collect();
+        for (i, tb) in traced {
+            out[i] = Some(tb?);
+        }
+        self.counters.decode_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(out)
+    }
+
+    /// `staging`'s device buffer and its pinned twin, of at least `total` bytes.
+    pub(super) fn grow_staging(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        staging: &mut Staging,
+        total: usize,
+    ) -> Result<()> {
+        if staging.dev.as_ref().map_or(true, |b| b.len() < total) {
+            staging.dev = None;
+            staging.host = None;
+            let cap = total + total / 4;
+            staging.dev = Some(unsafe { stream.alloc::<u8>(cap) }.map_err(dev_err("allocating sequence memory"))?);
+        }
+        if staging.host.as_ref().map_or(true, |h| h.len() < total) {
+            let cap = staging.dev.as_ref().map_or(total, |b| b.len());
+            // Plain page-locked memory (not write-combined: the copy loop reads nothing back).
+            staging.host = Some(
+                unsafe { d.gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }
+                    .map_err(dev_err("allocating pinned memory"))?,
+            );
+        }
+        Ok(())
+    }
+
+    /// The residues of the path kernels' rectangles only (`jobs`: query offset, target
+    /// offset, m, n into the piece's residues, rewritten to offsets into the upload): a
+    /// rectangle is often a small part of its pair, and whole pairs went up once already.
+    pub(super) fn upload_rectangles<'s>(
+        &self,
+        d: &Device,
+        stream: &Arc<CudaStream>,
+        staging: &'s mut Staging,
+        pairs: PairSeqs<'_>,
+        jobs: &mut [u32],
+    ) -> Result<&'s CudaSlice<u8>> {
+        use rayon::prelude::*;
+        let mut at = Vec::with_capacity(jobs.len() / 4);
+        let mut total = 0usize;
+        for job in jobs.chunks_exact(4) {
+            at.push(total);
+            total += job[2] as usize + job[3] as usize;
+        }
+        let total = total.max(1);
+        self.grow_staging(d, stream, staging, total)?;
+        let (Some(dev), Some(host)) = (staging.dev.as_mut(), staging.host.as_mut()) else {
+            return Err(Error::Internal("staging buffers missing".into()));
+        };
+        let dst = host.as_mut_slice().map_err(dev_err("pinned buffer"))?;
+        let src = pairs.residues();
+        // Each job's bytes go to their own range: split the buffer at the jobs' starts.
+        let mut parts: Vec<&mut [u8]> = Vec::with_capacity(at.len());
+        let mut rest = &mut dst[..total];
+        for job in jobs.chunks_exact(4) {
+            let len = job[2] as usize + job[3] as usize;
+            let (head, tail) = rest.split_at_mut(len);
+            parts.push(head);
+            rest = tail;
+        }
+        self.pool.install(|| {
+            parts.par_iter_mut().zip(jobs.par_chunks_exact(4)).with_min_len(1024).for_each(|(part, job)| {
+                let (q, t, m, n) = (job[0] as usize, job[1] as usize, job[2] as usize, job[3] as usize);
+                part[..m].copy_from_slice(&src[q..q + m]);
+                part[m..].copy_from_slice(&src[t..t + n]);
+            })
+        });
+        for (job, &a) in jobs.chunks_exact_mut(4).zip(&at) {
+            job[1] = (a + job[2] as usize) as u32;
+            job[0] = a as u32;
+        }
+        let src = &host.as_slice().map_err(dev_err("pinned buffer"))?[..total];
+        stream.memcpy_htod(src, &mut dev.slice_mut(..total)).map_err(dev_err("uploading sequences"))?;
+        staging.dev.as_ref().ok_or_else(|| Error::Internal("sequence buffer missing".into()))
+    }
+}
+
+/// Direction words per stream for the traceback kernel: a quarter of the GPU's memory over
+/// its streams, within [`PATH_BUDGET_WORDS`] and 64 times that. One thread per rectangle
+/// holds the rectangle's directions, so the launch's memory is what fills the GPU with
+/// threads: 512 MiB held 1,600 of the H100's ~67,000 resident threads on 400 x 1,664
+/// rectangles (6% of the warps active).
+pub(super) fn path_budget_words(total_mem: usize, streams: usize) -> u64 {
+    let quarter = total_mem as u64 / 4 / streams.max(1) as u64 / 8;
+    quarter.clamp(PATH_BUDGET_WORDS, 64 * PATH_BUDGET_WORDS)
+}
+
+/// `slot`'s buffer, replaced by one a quarter larger than `len` when it is shorter.
+pub(super) fn grown<'a, T: DeviceRepr>(
+    slot: &'a mut Option<CudaSlice<T>>,
+    len: usize,
+    stream: &Arc<CudaStream>,
+    what: &'static str,
+) -> Result<&'a mut CudaSlice<T>> {
+    if slot.as_ref().map_or(true, |b| b.len() < len) {
+        *slot = None;
+        *slot = Some(unsafe { stream.alloc::<T>(len + len / 4) }.map_err(dev_err(what))?);
+    }
+    slot.as_mut().ok_or_else(|| Error::Internal(format!("{what}: no buffer")))
+}

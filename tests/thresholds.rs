@@ -1,0 +1,298 @@
+//! Thresholds and column levels (issue 41) against an oracle that filters the full output:
+//! every pair aligned with every column and no threshold, its rows kept or dropped here by
+//! the threshold's definition, then compared with swarrow's thresholded (and narrower)
+//! output value for value (Arrow, so E-values and identities compare exactly). Every pair
+//! input kind, the SIMD engine and the scalar reference, batches small enough that rows
+//! are dropped in the middle of a run.
+
+mod common;
+use common::pairs::*;
+use common::*;
+
+use std::io::Cursor;
+use std::path::Path;
+
+use arrow::array::{Array, ArrayRef, Float64Array, Int32Array, RecordBatch, UInt32Array};
+
+/// Every column a threshold reads, and the coordinates.
+const FULL: &str = "query,target,score,bits,evalue,qstart,qend,tstart,tend,qlen,tlen,pident,qcov,tcov";
+
+fn read_stream(data: &[u8]) -> RecordBatch {
+    let reader = arrow::ipc::reader::StreamReader::try_new(Cursor::new(data), None).unwrap();
+    let schema = reader.schema();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    arrow::compute::concat_batches(&schema, &batches).unwrap()
+}
+
+/// `swarrow ARGS --format arrow` on the CPU (`scalar`: the reference engine), read back.
+fn table_of<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S], scalar: bool) -> RecordBatch {
+    let mut cmd = bin();
+    cmd.args(args).args(["--device", "cpu", "--quiet", "--format", "arrow"]);
+    if scalar {
+        cmd.env("SWARROW_ENGINE", "scalar");
+    }
+    let o = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    assert!(o.status.success(), "swarrow {args:?}: {}", stderr(&o));
+    read_stream(&o.stdout)
+}
+
+/// A numeric column's values as f64 (null: None).
+fn numbers(rb: &RecordBatch, name: &str) -> Vec<Option<f64>> {
+    let col = rb.column_by_name(name).unwrap_or_else(|| panic!("column {name}"));
+    if let Some(a) = col.as_any().downcast_ref::<Int32Array>() {
+        return a.iter().map(|v| v.map(f64::from)).collect();
+    }
+    let a = col.as_any().downcast_ref::<Float64Array>().unwrap();
+    a.iter().collect()
+}
+
+/// The rows of `rb` that `keep` (by row number) accepts, projected onto `columns`.
+fn oracle(rb: &RecordBatch, columns: &str, keep: impl Fn(usize) -> bool) -> RecordBatch {
+    let rows: Vec<u32> = (0..rb.num_rows()).filter(|&i| keep(i)).map(|i| i as u32).collect();
+    let taken = arrow::compute::take_record_batch(rb, &UInt32Array::from(rows)).unwrap();
+    project(&taken, columns)
+}
+
+fn project(rb: &RecordBatch, columns: &str) -> RecordBatch {
+    let names: Vec<&str> = columns.split(',').collect();
+    let idx: Vec<usize> = names.iter().map(|n| rb.schema().index_of(n).unwrap()).collect();
+    rb.project(&idx).unwrap()
+}
+
+/// Same column names and values (schema metadata aside: it names the thresholds).
+fn assert_same(got: &RecordBatch, want: &RecordBatch, tag: &str) {
+    let names = |rb: &RecordBatch| rb.schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+    assert_eq!(names(got), names(want), "{tag}: columns");
+    assert_eq!(got.num_rows(), want.num_rows(), "{tag}: rows");
+    for (k, (g, w)) in got.columns().iter().zip(want.columns()).enumerate() {
+        assert_eq!(g.as_ref() as &dyn Array, w.as_ref() as &dyn Array, "{tag}: column {}", names(got)[k]);
+    }
+}
+
+/// A threshold: its options, and its definition on a row of the full output.
+struct Case {
+    args: Vec<&'static str>,
+    keep: Box<dyn Fn(&RecordBatch, usize) -> bool>,
+}
+
+fn at_least(name: &'static str, min: f64) -> Box<dyn Fn(&RecordBatch, usize) -> bool> {
+    Box::new(move |rb, i| numbers(rb, name)[i].is_some_and(|v| v >= min))
+}
+
+/// The thresholds checked, each near the middle of its column's values so that rows are
+/// both kept and dropped, and one of every level together.
+fn cases() -> Vec<Case> {
+    vec![
+        Case { args: vec!["--min-score", "40"], keep: at_least("score", 40.0) },
+        Case { args: vec!["--min-bits", "30.5"], keep: at_least("bits", 30.5) },
+        Case {
+            args: vec!["--max-evalue", "1e-8"],
+            keep: Box::new(|rb, i| numbers(rb, "evalue")[i].is_some_and(|v| v <= 1e-8)),
+        },
+        Case { args: vec!["--min-pident", "45"], keep: at_least("pident", 45.0) },
+        Case { args: vec!["--min-qcov", "0.5"], keep: at_least("qcov", 0.5) },
+        Case { args: vec!["--min-tcov", "0.5"], keep: at_least("tcov", 0.5) },
+        Case {
+            args: vec!["--min-score", "25", "--min-qcov", "0.3", "--min-pident", "35"],
+            keep: Box::new(|rb, i| {
+                numbers(rb, "score")[i] >= Some(25.0)
+                    && numbers(rb, "qcov")[i] >= Some(0.3)
+                    && numbers(rb, "pident")[i] >= Some(35.0)
+            }),
+        },
+    ]
+}
+
+/// Column sets of each level, checked with and without thresholds: score and end only,
+/// coordinates, traceback statistics, and the path.
+const COLUMN_SETS: [&str; 4] = [
+    "query,target,score,bits,evalue,qend,tend,qlen,tlen",
+    "target,score,qstart,tend,qcov",
+    "query,score,pident,length,gapopen",
+    "query,qstart,cigar,qaln",
+];
+
+/// The pair inputs of the same pairs: TSV, two FASTA files, Parquet, an Arrow stream, and
+/// candidates by id against one sequence set.
+fn inputs(dir: &Path, pairs: &[Pair]) -> Vec<(&'static str, Vec<String>)> {
+    let plain = table(pairs, [&utf8, &utf8, &utf8, &utf8]);
+    let set: String = pairs.iter().map(|p| format!(">{}\n{}\n>{}\n{}\n", p[0], p[1], p[2], p[3])).collect();
+    let candidates: String = pairs.iter().map(|p| format!("{}\t{}\n", p[0], p[2])).collect();
+    let arg = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    vec![
+        ("tsv", arg(&["--pairs", &write(dir, "pairs.tsv", tsv(pairs).as_bytes())])),
+        (
+            "fasta",
+            arg(&[
+                "-q",
+                &write(dir, "q.fa", fasta(pairs, 0).as_bytes()),
+                "-t",
+                &write(dir, "t.fa", fasta(pairs, 2).as_bytes()),
+            ]),
+        ),
+        ("parquet", arg(&["--pairs", &write(dir, "pairs.parquet", &parquet(&plain)), "--carry", "none"])),
+        ("arrow", arg(&["--pairs", &write(dir, "pairs.arrows", &arrow_ipc(&plain, false)), "--carry", "none"])),
+        (
+            "by id",
+            arg(&[
+                "--pairs",
+                &write(dir, "cands.tsv", candidates.as_bytes()),
+                "--seqs",
+                &write(dir, "set.fa", set.as_bytes()),
+            ]),
+        ),
+    ]
+}
+
+#[test]
+fn thresholds_and_column_levels_match_the_filtered_full_output_on_every_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = pairs(400);
+    for (kind, input) in inputs(dir.path(), &pairs) {
+        let input: Vec<&str> = input.iter().map(|s| s.as_str()).collect();
+        let with = |extra: &[&str]| -> Vec<String> {
+            let mut a = vec!["align", "--batch", "37"];
+            a.extend_from_slice(&input);
+            a.extend_from_slice(extra);
+            a.into_iter().map(String::from).collect()
+        };
+        // The oracle: every pair, every column, the reference engine.
+        let full = table_of(&with(&["--columns", &format!("{FULL},length,gapopen,cigar,qaln")]), true);
+        assert_eq!(full.num_rows(), pairs.len(), "{kind}: one row per pair");
+        for scalar in [false, true] {
+            let engine = if scalar { "scalar" } else { "simd" };
+            for columns in COLUMN_SETS {
+                let got = table_of(&with(&["--columns", columns]), scalar);
+                assert_same(&got, &project(&full, columns), &format!("{kind}, {engine}, columns {columns}"));
+            }
+            for case in cases() {
+                for columns in [FULL, COLUMN_SETS[0], COLUMN_SETS[3]] {
+                    let mut extra = vec!["--columns", columns];
+                    extra.extend_from_slice(&case.args);
+                    let got = table_of(&with(&extra), scalar);
+                    let want = oracle(&full, columns, |i| (case.keep)(&full, i));
+                    let tag = format!("{kind}, {engine}, {} with {columns}", case.args.join(" "));
+                    assert!(want.num_rows() > 0 && want.num_rows() < pairs.len(), "{tag}: the case keeps some rows");
+                    assert_same(&got, &want, &tag);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn carried_columns_follow_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = pairs(300);
+    let path = write(dir.path(), "pairs.parquet", &parquet(&table(&pairs, [&utf8, &utf8, &utf8, &utf8])));
+    let args = |extra: &[&'static str]| {
+        let mut a = vec!["align", "--batch", "29", "--pairs", path.as_str(), "--columns", "query,score,pident"];
+        a.extend_from_slice(extra);
+        a
+    };
+    let full = table_of(&args(&[]), false);
+    let got = table_of(&args(&["--min-pident", "40"]), false);
+    let want = oracle(&full, "query,score,pident,key,note", |i| numbers(&full, "pident")[i] >= Some(40.0));
+    assert_same(&got, &want, "carried key and note");
+}
+
+#[test]
+fn other_tools_spellings_mean_what_they_mean_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = pairs(200);
+    let path = write(dir.path(), "pairs.tsv", tsv(&pairs).as_bytes());
+    let run_with = |extra: &[&str]| {
+        let mut a = vec!["align", "--pairs", path.as_str(), "--columns", FULL];
+        a.extend_from_slice(extra);
+        table_of(&a, false)
+    };
+    let same = [
+        (
+            vec!["--min-pident", "42"],
+            vec![vec!["--id", "42"], vec!["--min-seq-id", "0.42"], vec!["-perc_identity", "42"]],
+        ),
+        (vec!["--min-qcov", "0.6"], vec![vec!["--query-cover", "60"], vec!["-qcov_hsp_perc", "60"]]),
+        (vec!["--min-tcov", "0.6"], vec![vec!["--subject-cover", "60"]]),
+        (vec!["--max-evalue", "1e-6"], vec![vec!["-e", "1e-6"], vec!["-evalue", "1e-6"], vec!["--evalue", "1e-6"]]),
+    ];
+    for (ours, theirs) in same {
+        let want = run_with(&ours);
+        assert!(want.num_rows() > 0 && want.num_rows() < pairs.len(), "{ours:?} keeps some rows");
+        for t in theirs {
+            assert_same(&run_with(&t), &want, &format!("{t:?} as {ours:?}"));
+        }
+    }
+}
+
+#[test]
+fn bad_threshold_values_are_clear_errors() {
+    let pairs = ex("pairs.tsv");
+    let cases: [(&[&str], &str); 9] = [
+        (&["--min-score", "-5"], "--min-score: -5 is out of range"),
+        (&["--max-evalue", "NaN"], "--max-evalue: NaN is out of range"),
+        (&["-e", "-1"], "--max-evalue: -1 is out of range"),
+        (&["--min-pident", "100.5"], "--min-pident: 100.5 is out of range"),
+        (&["--id", "101"], "--min-pident: 101 is out of range"),
+        (&["--min-seq-id", "1.5"], "--min-seq-id: 1.5 is out of range"),
+        (&["--min-qcov", "2"], "--min-qcov: 2 is out of range"),
+        (&["--query-cover", "120"], "--query-cover: 120 is out of range"),
+        (&["--min-tcov", "inf"], "--min-tcov: inf is out of range"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.parquet");
+    for (extra, message) in cases {
+        let mut args = vec!["align", "--device", "cpu", "--pairs", pairs.as_str(), "-o", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(message), "{extra:?}: expected {message:?} in {err}");
+        assert!(!out.exists(), "{extra:?}: no output file");
+    }
+}
+
+#[test]
+fn search_thresholds_keep_the_filtered_hits_ranked_again() {
+    let args = |extra: &[&'static str], columns: &'static str| {
+        let mut a = vec!["search", "-q", "QUERIES", "-d", "DB", "-k", "20", "--columns", columns];
+        a.extend_from_slice(extra);
+        a
+    };
+    let (q, db) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let fill = |a: Vec<&'static str>| -> Vec<String> {
+        a.into_iter()
+            .map(|s| {
+                if s == "QUERIES" {
+                    q.clone()
+                } else if s == "DB" {
+                    db.clone()
+                } else {
+                    s.into()
+                }
+            })
+            .collect()
+    };
+    let run_table = |a: Vec<&'static str>| {
+        let a = fill(a);
+        table_of(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>(), false)
+    };
+    let all = "query,target,score,bits,evalue,qstart,qend,pident,qcov,tcov,rank";
+    let full = run_table(args(&[], all));
+    for case in cases().into_iter().filter(|c| !c.args.contains(&"--max-evalue")) {
+        let got = run_table(args(&case.args, all));
+        let mut want = oracle(&full, all, |i| (case.keep)(&full, i));
+        // Ranks count the kept hits of each query, 1, 2, ...
+        let queries = want.column_by_name("query").unwrap().clone();
+        let queries = queries.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
+        let mut rank = Vec::new();
+        for i in 0..queries.len() {
+            let r = if i > 0 && queries.value(i - 1) == queries.value(i) { rank[i - 1] + 1 } else { 1 };
+            rank.push(r);
+        }
+        let idx = want.schema().index_of("rank").unwrap();
+        let mut cols: Vec<ArrayRef> = want.columns().to_vec();
+        cols[idx] = std::sync::Arc::new(Int32Array::from(rank));
+        want = RecordBatch::try_new(want.schema(), cols).unwrap();
+        assert_same(&got, &want, &format!("search {}", case.args.join(" ")));
+    }
+}
