@@ -118,3 +118,32 @@ fn every_registered_variant_compiles_with_its_entry_points() {
     }
     assert!(failures.is_empty(), "kernel compile failures:\n{}", failures.join("\n\n"));
 }
+
+/// The images a fresh machine loads (`kernels/prebuilt/`, embedded in the binary) are what
+/// the registered builds compile to with CI's NVRTC, byte for byte: a kernel edited without
+/// `cargo run --example prebuild_kernels` fails here (and would compile at run time).
+#[test]
+fn committed_images_are_what_the_sources_compile_to() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    use swarrow::engine::cuda::{kernels, prebuilt};
+    let mut stale = Vec::new();
+    for b in kernels::all() {
+        for arch in prebuilt::ARCHS {
+            let committed = prebuilt::find(&b.kernel.source(), &b.options, arch);
+            let built = match runtime::compile(&b.kernel.source(), Arch::Real(arch), &b.options) {
+                Ok(Image::Cubin(c)) => c,
+                other => panic!("{} sm_{arch}: expected a cubin, got {other:?}", b.name),
+            };
+            if committed != Some(built.as_slice()) {
+                stale.push(format!("{} sm_{arch}", b.name));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "kernels/prebuilt differs from the sources (run `. scripts/ci-nvrtc.sh env && cargo run --example \
+         prebuild_kernels`): {stale:?}"
+    );
+}

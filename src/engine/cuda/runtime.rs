@@ -250,7 +250,7 @@ pub fn compile(src: &Source, arch: Arch, options: &[String]) -> Result<Image> {
 }
 
 /// FNV-1a: a stable hash for cache keys (std's hasher may change between Rust releases).
-fn fnv1a(parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for &b in p.iter().chain(&[0xffu8]) {
@@ -380,9 +380,15 @@ impl Gpu {
             .ok_or_else(|| Error::Device(format!("NVRTC cannot compile for {} (sm_{})", self.name, self.arch)))
     }
 
-    /// Compiles (through the cache) and loads `src` for this GPU; when the cubin will not
+    /// Loads `src` for this GPU: its committed image where there is one
+    /// ([`super::prebuilt`]), else compiled (through the cache); when the cubin will not
     /// load, retries once with PTX.
     pub fn load(&self, src: &Source, options: &[String]) -> Result<Arc<CudaModule>> {
+        if let Some(cubin) = super::prebuilt::find(src, options, self.arch) {
+            if let Ok(m) = self.ctx.load_module(Ptx::from_binary(cubin.to_vec())) {
+                return Ok(m);
+            }
+        }
         let target = self.target()?;
         let image = compile_cached(src, target, options)?;
         match self.ctx.load_module(image.into_ptx()) {
