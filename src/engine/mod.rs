@@ -7,7 +7,9 @@
 //! highest-scoring start with the largest target start, then the largest query start.
 
 pub mod cuda;
+pub mod mode;
 pub mod scalar;
+pub mod scalar_modes;
 pub mod simd;
 pub mod topk;
 pub mod traceback;
