@@ -147,6 +147,58 @@ pub fn align_all_mode(pairs: PairSeqs<'_>, sc: &Scoring, mode: AlignMode) -> Res
         .collect()
 }
 
+/// The CPU engine of the non-local modes for now: the scalar reference, one pair a task on
+/// its own rayon pool. Aligns pairs only (`search` is local).
+pub struct ModeEngine {
+    scoring: Scoring,
+    mode: AlignMode,
+    pool: rayon::ThreadPool,
+}
+
+impl ModeEngine {
+    pub fn new(scoring: Scoring, mode: AlignMode, threads: usize) -> Result<ModeEngine> {
+        let pool = crate::threads::pool("sw-scalar", threads)?;
+        Ok(ModeEngine { scoring, mode, pool })
+    }
+}
+
+impl super::Engine for ModeEngine {
+    fn name(&self) -> String {
+        format!("cpu-scalar {} ({} threads)", self.mode, self.pool.current_num_threads())
+    }
+
+    fn search(
+        &self,
+        _queries: &[&[u8]],
+        _db: &crate::database::Database,
+        _top: usize,
+        _work: &crate::progress::Work,
+    ) -> Result<Vec<Vec<super::Hit>>> {
+        Err(Error::usage(format!("search aligns locally; {} alignment is for align", self.mode)))
+    }
+
+    fn align(&self, pairs: PairSeqs<'_>) -> Result<Vec<Alignment>> {
+        self.pool.install(|| align_all_mode(pairs, &self.scoring, self.mode))
+    }
+
+    fn scoring(&self) -> &Scoring {
+        &self.scoring
+    }
+
+    fn mode(&self) -> AlignMode {
+        self.mode
+    }
+
+    fn traceback(
+        &self,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        path: bool,
+    ) -> Result<Vec<super::traceback::Traceback>> {
+        self.pool.install(|| super::traceback::trace_all_mode(pairs, alignments, &self.scoring, self.mode, path))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +297,46 @@ mod tests {
         // Local mode is the local reference.
         let a = align_pair_mode(&p("HEAGAWGHEE"), &p("PAWHEAE"), &sc, AlignMode::Local).unwrap();
         assert_eq!((a.score, a.qstart, a.qend, a.tstart, a.tend), (17, 1, 3, 4, 6));
+    }
+
+    #[test]
+    fn traces_in_blocks_equal_whole_traces_in_every_mode() {
+        use crate::engine::traceback::{trace_mode_with, Scratch};
+        let sc = dna_sc();
+        let mut x = 0x9e3779b97f4a7c15u64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..150 {
+            let t: Vec<u8> = (0..1 + rnd(50)).map(|_| rnd(4) as u8).collect();
+            let q: Vec<u8> = match rnd(2) {
+                0 => (0..1 + rnd(50)).map(|_| rnd(4) as u8).collect(),
+                _ => {
+                    let mut q = Vec::new();
+                    for &c in &t {
+                        match rnd(8) {
+                            0 => {}
+                            1 => q.push(rnd(4) as u8),
+                            _ => q.push(c),
+                        }
+                    }
+                    q
+                }
+            };
+            for flags in 0..16u8 {
+                let f = FreeEnds::from_flags([flags & 1 != 0, flags & 2 != 0, flags & 4 != 0, flags & 8 != 0]);
+                let mode = if f.any() { AlignMode::SemiGlobal(f) } else { AlignMode::Global };
+                let a = align_pair_mode(&q, &t, &sc, mode).unwrap();
+                let whole = trace_mode_with(&q, &t, &sc, &a, mode, &mut Scratch::default(), usize::MAX).unwrap();
+                for block in [1, 7, 64] {
+                    let blocked = trace_mode_with(&q, &t, &sc, &a, mode, &mut Scratch::default(), block).unwrap();
+                    assert_eq!(blocked, whole, "{mode} block {block}: q {q:?} t {t:?}");
+                }
+            }
+        }
     }
 
     #[test]
