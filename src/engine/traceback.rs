@@ -22,6 +22,10 @@
 //! block by block from checkpoint columns, so memory stays bounded whatever the lengths.
 //! [`path_stats`] computes the same statistics in one forward pass without directions (the
 //! counters of the path the rule picks, carried per state), tested equal to [`trace`].
+//!
+//! Global and semi-global alignments ([`super::mode`]) follow the same rule through
+//! [`trace_mode`]: their rectangle may begin with gaps (its row 0 and column 0 are gap
+//! borders instead of -inf), may score 0 or below, and may hold no residue of one sequence.
 
 use super::mode::AlignMode;
 use super::Alignment;
