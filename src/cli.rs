@@ -460,6 +460,16 @@ pub struct AlignArgs {
     pub max_evalue: Option<f64>,
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
+    /// Alignment mode: local (Smith-Waterman), global (whole query against whole target,
+    /// Needleman-Wunsch) or semi-global (the ends --free-ends names stay unaligned at no
+    /// cost). Global and semi-global run on the CPU for now; bits and evalue are null there.
+    #[arg(long, value_name = "MODE", default_value = "local")]
+    pub mode: String,
+    /// With --mode semi-global: the ends that may stay unaligned at no cost, a comma list of
+    /// query-start, query-end, target-start, target-end (default: all four; e.g.
+    /// target-start,target-end places the whole query inside the target).
+    #[arg(long, value_name = "ENDS")]
+    pub free_ends: Option<String>,
     /// Pairs per engine batch (default: sized for the device).
     #[arg(long, value_name = "N", hide = true)]
     pub batch: Option<usize>,
@@ -752,6 +762,12 @@ fn starting_phase(device: Device) -> &'static str {
     }
 }
 
+/// The engine of `align`: `--device` in `--mode` (`engine::select_mode`).
+fn select_align_engine(args: &AlignArgs, scoring: &Scoring) -> Result<Arc<dyn engine::Engine>> {
+    let mode = engine::mode::AlignMode::parse(&args.mode, args.free_ends.as_deref())?;
+    engine::select_mode(args.run.device, mode, scoring, &args.run.engine_options(), args.run.verbose)
+}
+
 fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let scoring = AlignScoring {
         matrix: args.matrix.clone(),
@@ -788,7 +804,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     require_inputs(&inputs)?;
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
     progress.phase(starting_phase(args.run.device));
-    let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose)?;
+    let engine = select_align_engine(&args, &scoring)?;
     let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?.with_thresholds(thresholds)?;
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
     run_align(&args, &aligner, pairs, &inputs, false, format, &out_columns, progress)
@@ -922,7 +938,7 @@ fn align_by_id(
             }
             Ok::<_, Error>((query, target))
         });
-        let engine = engine::select(args.run.device, &scoring, &args.run.engine_options(), args.run.verbose);
+        let engine = select_align_engine(&args, &scoring);
         engine_ready.store(true, Ordering::Relaxed);
         let sets = sets.join().unwrap_or_else(|_| Err(Error::Internal("loading the sequences panicked".into())));
         (engine, sets)

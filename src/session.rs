@@ -112,7 +112,12 @@ pub fn run_metadata(mode: &str, scoring: &Scoring, engine: &dyn Engine) -> RunMe
     meta.push("gap_open", &scoring.gap_open.to_string());
     meta.push("gap_extend", &scoring.gap_extend.to_string());
     meta.push("gap_cost_rule", "a gap of length k costs gap_open + k * gap_extend");
-    meta.push("coordinates", "1-based inclusive; 0 when score is 0");
+    if engine.mode().is_local() {
+        meta.push("coordinates", "1-based inclusive; 0 when score is 0");
+    } else {
+        meta.push("alignment_mode", &engine.mode().to_string());
+        meta.push("coordinates", "1-based inclusive; 0 for a sequence with no residue in the alignment");
+    }
     meta.push("engine", &engine.name());
     meta
 }
@@ -142,7 +147,9 @@ impl Aligner {
         if batch_pairs == Some(0) {
             return Err(Error::usage("--batch must be at least 1"));
         }
-        let stats = statistics(engine.scoring());
+        // Karlin-Altschul statistics hold for local alignments only: bits and E-values of
+        // the other modes are null (no warning: nothing is missing).
+        let stats = if engine.mode().is_local() { statistics(engine.scoring()) } else { None };
         Ok(Aligner { engine, stats, evalue_model, batch_pairs, in_flight, thresholds: Thresholds::default() })
     }
 

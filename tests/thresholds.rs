@@ -296,3 +296,38 @@ fn search_thresholds_keep_the_filtered_hits_ranked_again() {
         assert_same(&got, &want, &format!("search {}", case.args.join(" ")));
     }
 }
+
+/// Thresholds and column levels in the other alignment modes (scores below zero included),
+/// against the mode's full output filtered here; E-value thresholds need local statistics.
+#[test]
+fn thresholds_and_levels_hold_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = pairs(200);
+    let path = write(dir.path(), "pairs.tsv", tsv(&pairs).as_bytes());
+    for mode in [&["--mode", "global"][..], &["--mode", "semi-global", "--free-ends", "target-start,target-end"]] {
+        let args = |extra: &[&str]| {
+            let mut a = vec!["align", "--batch", "23", "--pairs", path.as_str()];
+            a.extend_from_slice(mode);
+            a.extend_from_slice(extra);
+            a.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        let all = "query,target,score,qstart,qend,tstart,tend,pident,qcov,tcov";
+        let full = table_of(&args(&["--columns", all]), false);
+        let ends = "query,target,score,qend,tend";
+        assert_same(&table_of(&args(&["--columns", ends]), false), &project(&full, ends), &format!("{mode:?} levels"));
+        for (extra, keep) in [
+            (["--min-pident", "40"], at_least("pident", 40.0)),
+            (["--min-qcov", "0.9"], at_least("qcov", 0.9)),
+            (["--min-score", "1"], at_least("score", 1.0)),
+        ] {
+            let got = table_of(&args(&[&["--columns", all][..], &extra].concat()), false);
+            let want = oracle(&full, all, |i| keep(&full, i));
+            assert_same(&got, &want, &format!("{mode:?} {extra:?}"));
+        }
+        let mut cmd = args(&["--max-evalue", "1", "--device", "cpu"]);
+        cmd.push("--quiet".into());
+        let o = run(&cmd.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(2), "{mode:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("need BLAST statistics"), "{}", stderr(&o));
+    }
+}

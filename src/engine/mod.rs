@@ -7,7 +7,9 @@
 //! highest-scoring start with the largest target start, then the largest query start.
 
 pub mod cuda;
+pub mod mode;
 pub mod scalar;
+pub mod scalar_modes;
 pub mod simd;
 pub mod topk;
 pub mod traceback;
@@ -121,6 +123,11 @@ pub trait Engine: Send + Sync {
     /// The scoring scheme the engine was built for.
     fn scoring(&self) -> &Scoring;
 
+    /// The alignment mode of [`Engine::align`] and [`Engine::traceback`] ([`mode`]).
+    fn mode(&self) -> mode::AlignMode {
+        mode::AlignMode::Local
+    }
+
     /// The traceback of each alignment by the path rule ([`traceback`]), for `pairs` and this
     /// engine's `alignments` of them: the statistics, and with `path` the operations too.
     /// Identical on every engine; by default computed on the CPU (the current thread pool).
@@ -201,6 +208,36 @@ pub fn select(device: Device, scoring: &Scoring, options: &EngineOptions, verbos
             Err(e) => return Err(e),
         },
     };
+    if verbose {
+        eprintln!("swarrow: aligning on {}", engine.name());
+    }
+    Ok(engine)
+}
+
+/// [`select`] for alignments in `mode`. Local mode is [`select`]; the other modes run on the
+/// CPU for now (the scalar reference, [`scalar_modes::ModeEngine`]): `--device cuda` with
+/// them is a usage error, and `auto` takes the CPU.
+pub fn select_mode(
+    device: Device,
+    mode: mode::AlignMode,
+    scoring: &Scoring,
+    options: &EngineOptions,
+    verbose: bool,
+) -> Result<Arc<dyn Engine>> {
+    if mode.is_local() {
+        return select(device, scoring, options, verbose);
+    }
+    if device == Device::Cuda {
+        return Err(Error::usage(format!(
+            "--mode {}: global and semi-global alignment run on the CPU for now; use --device cpu (or auto)",
+            match mode {
+                mode::AlignMode::Global => "global",
+                _ => "semi-global",
+            }
+        )));
+    }
+    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let engine: Arc<dyn Engine> = Arc::new(scalar_modes::ModeEngine::new(scoring.clone(), mode, threads)?);
     if verbose {
         eprintln!("swarrow: aligning on {}", engine.name());
     }

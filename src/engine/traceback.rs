@@ -22,7 +22,12 @@
 //! block by block from checkpoint columns, so memory stays bounded whatever the lengths.
 //! [`path_stats`] computes the same statistics in one forward pass without directions (the
 //! counters of the path the rule picks, carried per state), tested equal to [`trace`].
+//!
+//! Global and semi-global alignments ([`super::mode`]) follow the same rule through
+//! [`trace_mode`]: their rectangle may begin with gaps (its row 0 and column 0 are gap
+//! borders instead of -inf), may score 0 or below, and may hold no residue of one sequence.
 
+use super::mode::AlignMode;
 use super::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
@@ -143,6 +148,26 @@ impl Traceback {
     }
 }
 
+/// The rectangle of `a` in a non-local mode: as [`rectangle`], but a side of which the
+/// alignment holds no residue (start and end 0) is empty.
+fn rectangle_or_empty<'a>(query: &'a [u8], target: &'a [u8], a: &Alignment) -> Result<(&'a [u8], &'a [u8])> {
+    let side = |start: u32, end: u32, seq: &'a [u8]| -> Option<&'a [u8]> {
+        match (start, end) {
+            (0, 0) => Some(&seq[..0]),
+            (s, e) if s >= 1 && s <= e && e as usize <= seq.len() => Some(&seq[s as usize - 1..e as usize]),
+            _ => None,
+        }
+    };
+    match (side(a.qstart, a.qend, query), side(a.tstart, a.tend, target)) {
+        (Some(q), Some(t)) => Ok((q, t)),
+        _ => Err(Error::Internal(format!(
+            "traceback of {a:?} on sequences of {} and {} residues",
+            query.len(),
+            target.len()
+        ))),
+    }
+}
+
 /// The rectangle of `a` in `query` and `target`, checked against their lengths.
 fn rectangle<'a>(query: &'a [u8], target: &'a [u8], a: &Alignment) -> Result<(&'a [u8], &'a [u8])> {
     let ok = a.qstart >= 1
@@ -169,14 +194,25 @@ const E_OPENS: u8 = 4;
 const F_OPENS: u8 = 8;
 
 /// One column j of the anchored DP: updates `h` (H(.,j-1) -> H(.,j)) and `e` in place, with
-/// H(0,j-1) = `corner`, and writes the direction bytes of rows 1..=m into `dirs` if given.
+/// H(0,j-1) = `corner` and H(0,j) = `top`, and writes the direction bytes of rows 1..=m into
+/// `dirs` if given.
 #[inline]
-fn column(q: &[u8], t: u8, sc: &Scoring, h: &mut [i32], e: &mut [i32], corner: i32, mut dirs: Option<&mut [u8]>) {
+#[allow(clippy::too_many_arguments)]
+fn column(
+    q: &[u8],
+    t: u8,
+    sc: &Scoring,
+    h: &mut [i32],
+    e: &mut [i32],
+    corner: i32,
+    top: i32,
+    mut dirs: Option<&mut [u8]>,
+) {
     let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
     let mut diag = corner;
-    h[0] = NEG;
+    h[0] = top;
     let mut f = NEG;
-    let mut up = NEG; // H(i-1, j)
+    let mut up = top; // H(i-1, j)
     for i in 1..=q.len() {
         let (eo, ee) = (h[i] - oe, e[i] - ext);
         let e_open = eo >= ee;
@@ -231,6 +267,94 @@ pub fn trace_with(
         return Ok(Traceback::default());
     }
     let (q, t) = rectangle(query, target, a)?;
+    trace_rectangle(q, t, sc, a, s, block_cells, Borders::Local)
+}
+
+/// The path of `a`, an alignment in `mode`, by the path rule: local mode is [`trace`]; in
+/// the other modes (see [`super::mode`]) the rectangle from the start to the end is traced
+/// with leading gaps allowed: H(0,j) = -(open + j * extend) through the 'D' state and
+/// H(i,0) = -(open + i * extend) through the 'I' state, so the walk from the end is the walk
+/// over the mode's whole matrix, up to the free start cell the reported start follows. A
+/// score of 0 or below is an alignment there; a sequence of which it holds no residue has
+/// start and end 0 (the path is one gap of the other).
+pub fn trace_mode(query: &[u8], target: &[u8], sc: &Scoring, a: &Alignment, mode: AlignMode) -> Result<Traceback> {
+    trace_mode_with(query, target, sc, a, mode, &mut Scratch::default(), BLOCK_CELLS)
+}
+
+/// [`trace_mode`] with caller-owned buffers and a block size, as [`trace_with`].
+pub fn trace_mode_with(
+    query: &[u8],
+    target: &[u8],
+    sc: &Scoring,
+    a: &Alignment,
+    mode: AlignMode,
+    s: &mut Scratch,
+    block_cells: usize,
+) -> Result<Traceback> {
+    if mode.is_local() {
+        return trace_with(query, target, sc, a, s, block_cells);
+    }
+    let (q, t) = rectangle_or_empty(query, target, a)?;
+    let (m, n) = (q.len(), t.len());
+    // Values stay within -(3 open + (m + n + 2) extend) - max|s| .. max s * min(m, n): far
+    // enough above NEG (i32::MIN / 4) for the sentinel to stay below every real value.
+    let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
+    let worst = sc.matrix.max_score().abs().max(sc.matrix.min_score().abs()) as i64;
+    let bound = 3 * o + (m as i64 + n as i64 + 2) * (e + worst);
+    if bound >= -(NEG as i64) / 2 {
+        return Err(Error::Input(format!(
+            "the traceback of a {mode} alignment over {m} query by {n} target residues leaves the 32-bit \
+             range of the path rule with these gap costs"
+        )));
+    }
+    if m == 0 || n == 0 {
+        // One gap of the other sequence, or nothing.
+        let (k, op) = if m == 0 { (n, Op::Deletion) } else { (m, Op::Insertion) };
+        let mut tb = Traceback::default();
+        let mut rescored = 0i64;
+        if k > 0 {
+            tb.ops.push((k as u32, op));
+            tb.stats = PathStats { length: k as u32, nident: 0, mismatch: 0, gapopen: 1, gaps: k as u32 };
+            rescored = -(o + k as i64 * e);
+        }
+        if rescored != a.score as i64 {
+            return Err(Error::Internal(format!("traceback of {a:?} re-scores to {rescored}")));
+        }
+        return Ok(tb);
+    }
+    trace_rectangle(q, t, sc, a, s, block_cells, Borders::Gaps)
+}
+
+/// The borders of the traced rectangle: local alignments start with a pair (H(0,0) = 0, the
+/// rest -inf); the other modes may start with gaps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Borders {
+    Local,
+    Gaps,
+}
+
+impl Borders {
+    /// H(0, j): the row above the rectangle.
+    #[inline]
+    fn top(self, sc: &Scoring, j: usize) -> i32 {
+        match (self, j) {
+            (_, 0) => 0,
+            (Borders::Local, _) => NEG,
+            (Borders::Gaps, _) => -(sc.gap_open + j as i32 * sc.gap_extend),
+        }
+    }
+}
+
+/// The walk of the path rule over the rectangle `q` x `t` (both non-empty) of `a`.
+fn trace_rectangle(
+    q: &[u8],
+    t: &[u8],
+    sc: &Scoring,
+    a: &Alignment,
+    s: &mut Scratch,
+    block_cells: usize,
+    borders: Borders,
+) -> Result<Traceback> {
     let (m, n) = (q.len(), t.len());
     // Columns per block, and checkpoints: H and E of the column before each block.
     let width = (block_cells / m).clamp(1, n);
@@ -240,6 +364,12 @@ pub fn trace_with(
     s.e.clear();
     s.e.resize(m + 1, NEG);
     s.h[0] = 0;
+    if borders == Borders::Gaps {
+        // H(i, 0): a gap in the target ('I' state).
+        for (i, h) in s.h.iter_mut().enumerate().skip(1) {
+            *h = -(sc.gap_open + i as i32 * sc.gap_extend);
+        }
+    }
     s.checkpoints.clear();
     if blocks > 1 {
         s.checkpoints.reserve(blocks * 2 * (m + 1));
@@ -248,8 +378,7 @@ pub fn trace_with(
                 s.checkpoints.extend_from_slice(&s.h);
                 s.checkpoints.extend_from_slice(&s.e);
             }
-            let corner = if j == 0 { 0 } else { NEG };
-            column(q, t[j], sc, &mut s.h, &mut s.e, corner, None);
+            column(q, t[j], sc, &mut s.h, &mut s.e, borders.top(sc, j), borders.top(sc, j + 1), None);
         }
         if s.h[m] != a.score {
             return Err(end_to_end(a, s.h[m]));
@@ -261,6 +390,9 @@ pub fn trace_with(
     let mut state = 0u8; // 0 H, 1 E ('D'), 2 F ('I')
     let mut subst = 0i64;
     for b in (0..blocks).rev() {
+        if j == 0 {
+            break; // the walk reached row 0 and took the border back to the corner
+        }
         let j0 = b * width; // columns j0+1 ..= j1 (1-based) are this block's
         let j1 = ((b + 1) * width).min(n);
         if blocks > 1 {
@@ -271,16 +403,21 @@ pub fn trace_with(
         s.dirs.clear();
         s.dirs.resize(m * (j1 - j0), 0);
         for j in j0..j1 {
-            let corner = if j == 0 { 0 } else { NEG };
             let col = &mut s.dirs[(j - j0) * m..(j - j0 + 1) * m];
-            column(q, t[j], sc, &mut s.h, &mut s.e, corner, Some(col));
+            column(q, t[j], sc, &mut s.h, &mut s.e, borders.top(sc, j), borders.top(sc, j + 1), Some(col));
         }
         if b == blocks - 1 && s.h[m] != a.score {
             return Err(end_to_end(a, s.h[m]));
         }
         while j > j0 {
             if i == 0 {
-                return Err(Error::Internal(format!("traceback of {a:?} left the rectangle")));
+                if borders == Borders::Local || state == 2 {
+                    return Err(Error::Internal(format!("traceback of {a:?} left the rectangle")));
+                }
+                // Row 0: leading 'D's back to the corner.
+                s.ops.extend(std::iter::repeat_n(Op::Deletion, j));
+                (j, state) = (0, 0);
+                break;
             }
             let d = s.dirs[(j - 1 - j0) * m + (i - 1)];
             match state {
@@ -310,6 +447,11 @@ pub fn trace_with(
                 }
             }
         }
+    }
+    if borders == Borders::Gaps && i > 0 && j == 0 && state != 1 {
+        // Column 0: leading 'I's up to the corner.
+        s.ops.extend(std::iter::repeat_n(Op::Insertion, i));
+        (i, state) = (0, 0);
     }
     if i != 0 || j != 0 || state != 0 {
         return Err(Error::Internal(format!("traceback of {a:?} did not end at its start")));
@@ -416,6 +558,17 @@ pub fn trace_all(
     sc: &Scoring,
     path: bool,
 ) -> Result<Vec<Traceback>> {
+    trace_all_mode(pairs, alignments, sc, AlignMode::Local, path)
+}
+
+/// [`trace_all`] of alignments in `mode` ([`trace_mode`]).
+pub fn trace_all_mode(
+    pairs: crate::seq::PairSeqs<'_>,
+    alignments: &[Alignment],
+    sc: &Scoring,
+    mode: AlignMode,
+    path: bool,
+) -> Result<Vec<Traceback>> {
     use rayon::prelude::*;
     if alignments.len() != pairs.len() {
         return Err(Error::Internal("traceback: alignments and pairs differ in number".into()));
@@ -425,7 +578,7 @@ pub fn trace_all(
         .with_min_len(64)
         .map_init(Scratch::default, |scratch, i| {
             let (q, t) = pairs.pair(i);
-            let mut tb = trace_with(q, t, sc, &alignments[i], scratch, BLOCK_CELLS)?;
+            let mut tb = trace_mode_with(q, t, sc, &alignments[i], mode, scratch, BLOCK_CELLS)?;
             if !path {
                 tb.ops = Vec::new();
             }

@@ -1,0 +1,357 @@
+//! The scalar reference of every mode ([`super::mode`]): local mode is [`super::scalar`];
+//! global and semi-global are one pass of exact Gotoh here, the oracle the fast engines of
+//! those modes are tested against. Plain rather than fast.
+//!
+//! Scores are computed at 64 bits (global scores fall far below zero; no overflow whatever
+//! the lengths) and reported at 32: a score outside i32 is an input error. The start cell is
+//! found in the same pass: each state carries the free start cell its path, as the path rule
+//! walks it back, stops at (the mode's tie rule), chosen with the rule's own priorities, so
+//! the start is exactly where [`super::traceback::trace_mode`]'s walk from the end arrives.
+
+use super::mode::AlignMode;
+use super::scalar::{self, Profile};
+use super::Alignment;
+use crate::error::{Error, Result};
+use crate::scoring::Scoring;
+use crate::seq::PairSeqs;
+
+/// Far below any reachable score, yet safe to subtract gap costs from.
+const NEG: i64 = i64::MIN / 4;
+
+/// A free start cell (row, column) of the whole matrix, where a path's walk stops.
+type Origin = (u32, u32);
+
+/// Score, start and end of one pair in `mode` (local: [`scalar::align_pair`]).
+pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMode) -> Result<Alignment> {
+    if mode.is_local() {
+        return scalar::align_pair(query, target, sc);
+    }
+    let ends = mode.free_ends();
+    let (m, n) = (query.len(), target.len());
+    if m > u32::MAX as usize || n > u32::MAX as usize {
+        return Err(Error::Input(format!("a pair of {m} and {n} residues is too long to align")));
+    }
+    let (open, ext) = (sc.gap_open as i64, sc.gap_extend as i64);
+    let gap = |k: usize| -(open + k as i64 * ext);
+    let finish = |score: i64, qstart: u32, qend: u32, tstart: u32, tend: u32| -> Result<Alignment> {
+        let score = i32::try_from(score).map_err(|_| {
+            Error::Input(format!("the {mode} score of a pair of {m} and {n} residues, {score}, exceeds 32 bits"))
+        })?;
+        Ok(Alignment { score, qstart, qend, tstart, tend, recomputed: mode.recomputed(score) })
+    };
+    // An empty side: the other sequence against one gap, or nothing when one of its ends is free.
+    if m == 0 || n == 0 {
+        return match (m, n) {
+            (0, 0) => finish(0, 0, 0, 0, 0),
+            (0, _) if ends.target_start || ends.target_end => finish(0, 0, 0, 0, 0),
+            (0, _) => finish(gap(n), 0, 0, 1, n as u32),
+            _ if ends.query_start || ends.query_end => finish(0, 0, 0, 0, 0),
+            _ => finish(gap(m), 1, m as u32, 0, 0),
+        };
+    }
+    let profile = Profile::new(query, sc);
+    // Row 0 and column 0: free (0, the cell is its own start) or a gap back to (0, 0).
+    let top = |j: usize| -> (i64, Origin) {
+        match j {
+            0 => (0, (0, 0)),
+            _ if ends.target_start => (0, (0, j as u32)),
+            _ => (gap(j), (0, 0)),
+        }
+    };
+    // h[i], ho[i]: H(i, j-1) and its path's start; e[i], eo[i]: E(i, j-1) and its start.
+    let mut h: Vec<i64> = Vec::with_capacity(m + 1);
+    let mut ho: Vec<Origin> = Vec::with_capacity(m + 1);
+    for i in 0..=m {
+        let (v, o) = match i {
+            0 => (0, (0, 0)),
+            _ if ends.query_start => (0, (i as u32, 0)),
+            _ => (gap(i), (0, 0)),
+        };
+        h.push(v);
+        ho.push(o);
+    }
+    let mut e = vec![NEG; m + 1];
+    let mut eo: Vec<Origin> = vec![(0, 0); m + 1];
+    // The end cell: (score, query end, target end, start), first strictly better in
+    // column-major order = smallest target end, then smallest query end.
+    let mut best: Option<(i64, usize, usize, Origin)> = None;
+    let mut consider = |v: i64, i: usize, j: usize, o: Origin| {
+        if best.is_none_or(|b| v > b.0) {
+            best = Some((v, i, j, o));
+        }
+    };
+    for j in 1..=n {
+        let prow = profile.row(target[j - 1]);
+        let (mut diag, mut diag_o) = (h[0], ho[0]); // H(0, j-1)
+        let (up0, up0_o) = top(j);
+        (h[0], ho[0]) = (up0, up0_o);
+        let (mut up, mut up_o) = (up0, up0_o); // H(i-1, j)
+        let (mut f, mut f_o) = (NEG, (0, 0)); // F(i-1, j): none in row 0
+        for i in 1..=m {
+            // 'D' state from the left, opening on ties (the path rule's order).
+            let (e_open, e_ext) = (h[i] - open - ext, e[i] - ext);
+            if e_open >= e_ext {
+                e[i] = e_open;
+                eo[i] = ho[i];
+            } else {
+                e[i] = e_ext;
+            }
+            // 'I' state from above.
+            let (f_open, f_ext) = (up - open - ext, f - ext);
+            if f_open >= f_ext {
+                f = f_open;
+                f_o = up_o;
+            } else {
+                f = f_ext;
+            }
+            let d = diag + prow[i - 1] as i64;
+            let (v, o) = if d >= e[i] && d >= f {
+                (d, diag_o)
+            } else if e[i] >= f {
+                (e[i], eo[i])
+            } else {
+                (f, f_o)
+            };
+            (diag, diag_o) = (h[i], ho[i]);
+            (h[i], ho[i]) = (v, o);
+            (up, up_o) = (v, o);
+        }
+        if j < n {
+            if ends.target_end {
+                consider(h[m], m, j, ho[m]);
+            }
+        } else if ends.query_end {
+            for i in 1..=m {
+                consider(h[i], i, n, ho[i]);
+            }
+        } else {
+            consider(h[m], m, n, ho[m]);
+        }
+    }
+    let (score, qend, tend, (i0, j0)) = best.ok_or_else(|| Error::Internal("no end cell".into()))?;
+    // The start follows the stop cell; a side with no residue in the alignment is 0, 0.
+    let side = |stop: u32, end: usize| if stop as usize >= end { (0, 0) } else { (stop + 1, end as u32) };
+    let ((qstart, qend), (tstart, tend)) = (side(i0, qend), side(j0, tend));
+    finish(score, qstart, qend, tstart, tend)
+}
+
+/// [`align_pair_mode`] of every pair, in input order, on the current rayon pool.
+pub fn align_all_mode(pairs: PairSeqs<'_>, sc: &Scoring, mode: AlignMode) -> Result<Vec<Alignment>> {
+    use rayon::prelude::*;
+    (0..pairs.len())
+        .into_par_iter()
+        .map(|i| {
+            let (q, t) = pairs.pair(i);
+            align_pair_mode(q, t, sc, mode)
+        })
+        .collect()
+}
+
+/// The CPU engine of the non-local modes for now: the scalar reference, one pair a task on
+/// its own rayon pool. Aligns pairs only (`search` is local).
+pub struct ModeEngine {
+    scoring: Scoring,
+    mode: AlignMode,
+    pool: rayon::ThreadPool,
+}
+
+impl ModeEngine {
+    pub fn new(scoring: Scoring, mode: AlignMode, threads: usize) -> Result<ModeEngine> {
+        let pool = crate::threads::pool("sw-scalar", threads)?;
+        Ok(ModeEngine { scoring, mode, pool })
+    }
+}
+
+impl super::Engine for ModeEngine {
+    fn name(&self) -> String {
+        format!("cpu-scalar {} ({} threads)", self.mode, self.pool.current_num_threads())
+    }
+
+    fn search(
+        &self,
+        _queries: &[&[u8]],
+        _db: &crate::database::Database,
+        _top: usize,
+        _work: &crate::progress::Work,
+    ) -> Result<Vec<Vec<super::Hit>>> {
+        Err(Error::usage(format!("search aligns locally; {} alignment is for align", self.mode)))
+    }
+
+    /// The start is carried forward with the score, so both levels run the same pass.
+    fn align(&self, pairs: PairSeqs<'_>, level: super::Level) -> Result<Vec<Alignment>> {
+        let all = self.pool.install(|| align_all_mode(pairs, &self.scoring, self.mode))?;
+        Ok(match level {
+            super::Level::Coordinates => all,
+            super::Level::ScoreEnd => all.into_iter().map(Alignment::end_only).collect(),
+        })
+    }
+
+    fn scoring(&self) -> &Scoring {
+        &self.scoring
+    }
+
+    fn mode(&self) -> AlignMode {
+        self.mode
+    }
+
+    fn traceback(
+        &self,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        path: bool,
+    ) -> Result<Vec<super::traceback::Traceback>> {
+        self.pool.install(|| super::traceback::trace_all_mode(pairs, alignments, &self.scoring, self.mode, path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::mode::FreeEnds;
+    use crate::engine::traceback::trace_mode;
+    use crate::scoring::{Alphabet, Matrix};
+
+    fn dna(s: &str) -> Vec<u8> {
+        Alphabet::Dna.encode(s.as_bytes()).unwrap()
+    }
+
+    fn semi(names: &str) -> AlignMode {
+        AlignMode::SemiGlobal(FreeEnds::parse(names).unwrap())
+    }
+
+    /// Score, (qstart, qend, tstart, tend) and CIGAR of one pair.
+    fn run(q: &str, t: &str, sc: &Scoring, mode: AlignMode) -> (i32, (u32, u32, u32, u32), String) {
+        let (q, t) = (dna(q), dna(t));
+        let a = align_pair_mode(&q, &t, sc, mode).unwrap();
+        let tb = trace_mode(&q, &t, sc, &a, mode).unwrap();
+        (a.score, (a.qstart, a.qend, a.tstart, a.tend), tb.cigar())
+    }
+
+    /// DNA +2/-3, gap 5/2: a gap of k costs 5 + 2k (the first position 7).
+    fn dna_sc() -> Scoring {
+        Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap()
+    }
+
+    #[test]
+    fn global_hand_checked() {
+        let sc = dna_sc();
+        assert_eq!(run("ACGT", "ACGT", &sc, AlignMode::Global), (8, (1, 4, 1, 4), "4=".into()));
+        // A-GT against ACGT: 6 - 7 = -1 (any mismatch instead costs more).
+        assert_eq!(run("ACGT", "AGT", &sc, AlignMode::Global), (-1, (1, 4, 1, 3), "1=1I2=".into()));
+        // Leading gaps cost: --A against CCA, 2 - 9.
+        assert_eq!(run("A", "CCA", &sc, AlignMode::Global), (-7, (1, 1, 1, 3), "2D1=".into()));
+        // A- and -A tie at 2 - 7: walking back, the pair is taken first, so the gap leads.
+        assert_eq!(run("A", "AA", &sc, AlignMode::Global), (-5, (1, 1, 1, 2), "1D1=".into()));
+        assert_eq!(run("AA", "A", &sc, AlignMode::Global), (-5, (1, 2, 1, 1), "1I1=".into()));
+        // All mismatches: 3 x -3.
+        assert_eq!(run("AAA", "CCC", &sc, AlignMode::Global), (-9, (1, 3, 1, 3), "3X".into()));
+        // Empty sides: one gap of the other sequence.
+        assert_eq!(run("", "ACG", &sc, AlignMode::Global), (-11, (0, 0, 1, 3), "3D".into()));
+        assert_eq!(run("AC", "", &sc, AlignMode::Global), (-9, (1, 2, 0, 0), "2I".into()));
+        assert_eq!(run("", "", &sc, AlignMode::Global), (0, (0, 0, 0, 0), "".into()));
+    }
+
+    #[test]
+    fn semi_global_hand_checked() {
+        let sc = dna_sc();
+        // Overlap: TTTT free before the query's ACGT, CCCC free after the target's.
+        assert_eq!(run("TTTTACGT", "ACGTCCCC", &sc, semi("query-start,target-end")), (8, (5, 8, 1, 4), "4=".into()));
+        assert_eq!(
+            run("TTTTACGT", "ACGTCCCC", &sc, AlignMode::SemiGlobal(FreeEnds::ALL)),
+            (8, (5, 8, 1, 4), "4=".into())
+        );
+        // Query inside the target, the whole query aligned: ACGTT against ACGTG, 8 - 3.
+        let inside = semi("target-start,target-end");
+        assert_eq!(run("ACGT", "GGACGTGG", &sc, inside), (8, (1, 4, 3, 6), "4=".into()));
+        assert_eq!(run("ACGTT", "GGACGTGG", &sc, inside), (5, (1, 5, 3, 7), "4=1X".into()));
+        // Target inside the query.
+        assert_eq!(run("GGACGTGG", "ACGT", &sc, semi("query-start,query-end")), (8, (3, 6, 1, 4), "4=".into()));
+        // End ties: the smallest target end.
+        assert_eq!(run("A", "AA", &sc, semi("target-end")), (2, (1, 1, 1, 1), "1=".into()));
+        assert_eq!(run("A", "AA", &sc, AlignMode::SemiGlobal(FreeEnds::ALL)), (2, (1, 1, 1, 1), "1=".into()));
+        // ... then the smallest query end.
+        assert_eq!(run("AA", "A", &sc, semi("query-end")), (2, (1, 1, 1, 1), "1=".into()));
+        // Start: where the walk from the end stops. The end is (1, 2); the pair is taken.
+        assert_eq!(run("A", "AA", &sc, semi("target-start")), (2, (1, 1, 2, 2), "1=".into()));
+        // A start that is not free costs: the target's start must be aligned.
+        assert_eq!(run("A", "CA", &sc, semi("query-start,query-end")), (-5, (1, 1, 1, 2), "1D1=".into()));
+        // The whole query in free ends: the path is a gap in the query only (0, 0).
+        let sc01 = Scoring::new(Matrix::dna(1, -9), 0, 1).unwrap();
+        assert_eq!(run("A", "C", &sc01, semi("query-start")), (-1, (0, 0, 1, 1), "1D".into()));
+        assert_eq!(run("C", "A", &sc01, semi("target-start")), (-1, (1, 1, 0, 0), "1I".into()));
+        // Cells of row 0 never end an alignment: with the target end free, C still meets A.
+        assert_eq!(run("C", "A", &sc01, semi("target-end")), (-2, (1, 1, 1, 1), "1I1D".into()));
+        // No free end at all is global.
+        assert_eq!(run("ACGT", "AGT", &sc, AlignMode::SemiGlobal(FreeEnds::NONE)), (-1, (1, 4, 1, 3), "1=1I2=".into()));
+        // Empty sides: nothing at score 0 when the other sequence has a free end.
+        assert_eq!(run("", "ACG", &sc, semi("target-end")), (0, (0, 0, 0, 0), "".into()));
+        assert_eq!(run("", "ACG", &sc, semi("query-start,query-end")), (-11, (0, 0, 1, 3), "3D".into()));
+        assert_eq!(run("ACG", "", &sc, semi("query-start")), (0, (0, 0, 0, 0), "".into()));
+    }
+
+    #[test]
+    fn protein_global_hand_checked() {
+        // BLOSUM62 11/1: HEAG against HEA-: 8 + 5 + 4 - 12 = 5; W against HEAGW: 11 - 15 = -4.
+        let sc = Scoring::blosum62();
+        let p = |s: &str| Alphabet::Protein.encode(s.as_bytes()).unwrap();
+        let a = align_pair_mode(&p("HEAG"), &p("HEA"), &sc, AlignMode::Global).unwrap();
+        assert_eq!((a.score, a.qstart, a.qend, a.tstart, a.tend), (5, 1, 4, 1, 3));
+        assert_eq!(trace_mode(&p("HEAG"), &p("HEA"), &sc, &a, AlignMode::Global).unwrap().cigar(), "3=1I");
+        let a = align_pair_mode(&p("W"), &p("HEAGW"), &sc, AlignMode::Global).unwrap();
+        assert_eq!(a.score, -4);
+        // Local mode is the local reference.
+        let a = align_pair_mode(&p("HEAGAWGHEE"), &p("PAWHEAE"), &sc, AlignMode::Local).unwrap();
+        assert_eq!((a.score, a.qstart, a.qend, a.tstart, a.tend), (17, 1, 3, 4, 6));
+    }
+
+    #[test]
+    fn traces_in_blocks_equal_whole_traces_in_every_mode() {
+        use crate::engine::traceback::{trace_mode_with, Scratch};
+        let sc = dna_sc();
+        let mut x = 0x9e3779b97f4a7c15u64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..150 {
+            let t: Vec<u8> = (0..1 + rnd(50)).map(|_| rnd(4) as u8).collect();
+            let q: Vec<u8> = match rnd(2) {
+                0 => (0..1 + rnd(50)).map(|_| rnd(4) as u8).collect(),
+                _ => {
+                    let mut q = Vec::new();
+                    for &c in &t {
+                        match rnd(8) {
+                            0 => {}
+                            1 => q.push(rnd(4) as u8),
+                            _ => q.push(c),
+                        }
+                    }
+                    q
+                }
+            };
+            for flags in 0..16u8 {
+                let f = FreeEnds::from_flags([flags & 1 != 0, flags & 2 != 0, flags & 4 != 0, flags & 8 != 0]);
+                let mode = if f.any() { AlignMode::SemiGlobal(f) } else { AlignMode::Global };
+                let a = align_pair_mode(&q, &t, &sc, mode).unwrap();
+                let whole = trace_mode_with(&q, &t, &sc, &a, mode, &mut Scratch::default(), usize::MAX).unwrap();
+                for block in [1, 7, 64] {
+                    let blocked = trace_mode_with(&q, &t, &sc, &a, mode, &mut Scratch::default(), block).unwrap();
+                    assert_eq!(blocked, whole, "{mode} block {block}: q {q:?} t {t:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn far_below_zero_is_exact_and_recomputed() {
+        // 11,000 mismatches: -33,000, below 16 bits (recomputed) and exact.
+        let sc = dna_sc();
+        let (q, t) = (vec![0u8; 11_000], vec![1u8; 11_000]);
+        let a = align_pair_mode(&q, &t, &sc, AlignMode::Global).unwrap();
+        assert_eq!((a.score, a.recomputed), (-33_000, true));
+        let a = align_pair_mode(&q[..10], &t[..10], &sc, AlignMode::Global).unwrap();
+        assert_eq!((a.score, a.recomputed), (-30, false));
+    }
+}
