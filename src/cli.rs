@@ -630,7 +630,8 @@ fn watch_queries(
     count: &Arc<AtomicU64>,
 ) -> Box<dyn Iterator<Item = Result<crate::seq::Record>> + Send> {
     let name = format!("query file {}", Where::from_arg(path));
-    Box::new(WatchedQueries { reader, count: count.clone(), look: Some(NucleotideLook::default()), name })
+    let (place, seen) = (Where::from_arg(path), std::collections::HashMap::new());
+    Box::new(WatchedQueries { reader, count: count.clone(), look: Some(NucleotideLook::default()), name, place, seen })
 }
 
 struct WatchedQueries {
@@ -638,6 +639,10 @@ struct WatchedQueries {
     count: Arc<AtomicU64>,
     look: Option<NucleotideLook>,
     name: String,
+    place: Where,
+    /// Each query id seen, with its record index: two queries with one id are refused, as
+    /// their hits could not be told apart downstream (`merge` groups hits by query id).
+    seen: std::collections::HashMap<String, usize>,
 }
 
 impl Iterator for WatchedQueries {
@@ -647,7 +652,20 @@ impl Iterator for WatchedQueries {
         let record = self.reader.next();
         match &record {
             Some(Ok(r)) => {
-                self.count.fetch_add(1, Ordering::Relaxed);
+                let index = self.count.fetch_add(1, Ordering::Relaxed) as usize;
+                if let Some(first) = self.seen.insert(r.id.clone(), index) {
+                    self.look = None;
+                    return Some(Err(Error::record(
+                        &self.place,
+                        index,
+                        &r.id,
+                        format!(
+                            "the same id as record {}: every query needs its own id, or their hits could not \
+                             be told apart (swarrow merge groups hits by query id)",
+                            first + 1
+                        ),
+                    )));
+                }
                 if let Some(look) = &mut self.look {
                     look.add(&r.seq);
                     if look.full() {

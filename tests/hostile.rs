@@ -848,3 +848,61 @@ fn the_next_run_removes_what_a_killed_run_left() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(entries(d), ["hits.tsv"]);
 }
+
+// Issue 44, item 1: merge keeps every query apart. Two queries with one id are refused by
+// search (their hits could not be told apart), a shard holding them is refused by merge, and
+// ids that differ only in bytes that are not UTF-8 stay two queries.
+#[test]
+fn merge_keeps_queries_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    fs::write(d.join("dup.fa"), ">q\nMKVLAWHE\n>r\nPPGGCCYY\n>q\nMKVLAW\n").unwrap();
+    fs::write(d.join("db.fa"), ">t1\nMKVLAWHE\n>t2\nPPGGCCYY\n").unwrap();
+    let o = run(&["search", "-q", &path("dup.fa"), "-d", &path("db.fa"), "--format", "tsv", "--device", "cpu"]);
+    assert_input_error(&o, "dup.fa: record 3 (q): the same id as record 1", d, &["db.fa", "dup.fa"]);
+    assert!(o.stdout.is_empty());
+
+    // A shard written elsewhere with one id's hits in two lists (ranks start again at 1).
+    let header = "query\ttarget\tscore\tbits\tevalue\tqstart\tqend\ttstart\ttend\tqlen\ttlen\trecomputed\trank\n";
+    let row = |q: &str, t: &str, rank: u32| format!("{q}\t{t}\t30\t\t\t1\t6\t1\t6\t6\t6\tfalse\t{rank}\n");
+    fs::write(d.join("s.tsv"), format!("{header}{}{}", row("q", "t1", 1), row("q", "t2", 1))).unwrap();
+    let o = run(&["merge", "--top", "5", "--trust-shards", "--format", "tsv", &path("s.tsv")]);
+    assert_input_error(&o, "s.tsv: query \"q\" has two separate lists of hits", d, &["db.fa", "dup.fa", "s.tsv"]);
+    fs::write(d.join("s.tsv"), format!("{header}{}{}{}", row("q", "t1", 1), row("r", "t1", 1), row("q", "t2", 2)))
+        .unwrap();
+    let o = run(&["merge", "--top", "5", "--trust-shards", "--format", "tsv", &path("s.tsv")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // Ids that differ only in a byte that is not UTF-8, each with its own best target in its
+    // own shard: top 1 per query keeps one hit each (by hand: the identical sequence).
+    fs::write(d.join("latin1.fa"), b">\xe9a\nMKVLAWHE\n>\xe8a\nPPGGCCYY\n").unwrap();
+    fs::write(d.join("db1.fa"), ">t1\nMKVLAWHE\n").unwrap();
+    fs::write(d.join("db2.fa"), ">t2\nPPGGCCYY\n").unwrap();
+    for (db, out) in [("db1.fa", "s1.parquet"), ("db2.fa", "s2.parquet")] {
+        let o = run(&[
+            "search",
+            "-q",
+            &path("latin1.fa"),
+            "-d",
+            &path(db),
+            "--db-size",
+            "16",
+            "--db-seqs",
+            "2",
+            "-k",
+            "1",
+            "-o",
+            &path(out),
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run(&["merge", "--top", "1", "--format", "tsv", &path("s1.parquet"), &path("s2.parquet")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let ids: Vec<String> = text.lines().skip(1).map(|l| l.split('\t').take(2).collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(ids, ["\\xe9a t1", "\\xe8a t2"], "{text}");
+}

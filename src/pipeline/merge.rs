@@ -75,7 +75,7 @@ pub fn merge(
             let mut merger = TopMerger::new(top);
             for (i, shard) in shards.iter_mut().enumerate() {
                 while let Some(rows) = shard.next_rows()? {
-                    merger.add(i, rows);
+                    merger.add(i, rows).map_err(|problem| Error::file(&shard.source, problem))?;
                 }
             }
             for batch in merger.finish() {
@@ -140,14 +140,29 @@ struct TopMerger {
     groups: Vec<Vec<Candidate>>,
     /// Query order seen in each shard (group indices, consecutive repeats removed).
     sequences: Vec<Vec<usize>>,
+    /// Per group: 1 + the last shard whose rows held it (0: none yet).
+    last_shard: Vec<usize>,
+    /// The rank of the shard's previous row.
+    last_rank: i64,
 }
 
 impl TopMerger {
     fn new(top: usize) -> TopMerger {
-        TopMerger { top, index: HashMap::new(), groups: Vec::new(), sequences: Vec::new() }
+        TopMerger {
+            top,
+            index: HashMap::new(),
+            groups: Vec::new(),
+            sequences: Vec::new(),
+            last_shard: Vec::new(),
+            last_rank: 0,
+        }
     }
 
-    fn add(&mut self, shard: usize, rows: Vec<Row>) {
+    /// Adds rows of `shard` (shards in order, each shard's rows in its order). A query whose
+    /// hits come in two runs, or whose ranks start again at 1, is two queries with one id:
+    /// their hits cannot be told apart, and the problem is returned (`search` refuses such
+    /// queries; a shard can still hold them if written by an older version or another tool).
+    fn add(&mut self, shard: usize, rows: Vec<Row>) -> std::result::Result<(), String> {
         while self.sequences.len() <= shard {
             self.sequences.push(Vec::new());
         }
@@ -157,19 +172,32 @@ impl TopMerger {
                 None => {
                     self.index.insert(row.query.clone(), self.groups.len());
                     self.groups.push(Vec::new());
+                    self.last_shard.push(0);
                     self.groups.len() - 1
                 }
             };
             let seq = &mut self.sequences[shard];
-            if seq.last() != Some(&g) {
+            let duplicate = if seq.last() != Some(&g) {
                 seq.push(g);
+                std::mem::replace(&mut self.last_shard[g], shard + 1) == shard + 1
+            } else {
+                row.order <= self.last_rank
+            };
+            if duplicate {
+                return Err(format!(
+                    "query {} has two separate lists of hits: two queries with one id, whose hits merge cannot \
+                     keep apart; give every query its own id and search again",
+                    crate::error::quoted_id(&row.query)
+                ));
             }
+            self.last_rank = row.order;
             let group = &mut self.groups[g];
             group.push(Candidate { shard, row });
             if group.len() >= 2 * self.top.max(1024) {
                 trim(group, self.top);
             }
         }
+        Ok(())
     }
 
     /// The merged rows in query order, top N per query, ranked 1..N, in writer batches.
@@ -351,7 +379,7 @@ mod tests {
     fn merged(top: usize, shards: Vec<Vec<Row>>) -> Vec<(String, String, i32)> {
         let mut m = TopMerger::new(top);
         for (i, rows) in shards.into_iter().enumerate() {
-            m.add(i, rows);
+            m.add(i, rows).unwrap();
         }
         m.finish()
             .iter()

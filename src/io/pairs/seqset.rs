@@ -366,7 +366,7 @@ pub fn table_records(table: Table, alphabet: Alphabet, columns: &SetColumns) -> 
     for i in 0..set.len() {
         let (s, e) = (set.offsets[i] as usize, set.offsets[i + 1] as usize);
         let (is, ie) = (set.id_offsets[i] as usize, set.id_offsets[i + 1] as usize);
-        let id = String::from_utf8_lossy(&set.ids[is..ie]).into_owned();
+        let id = crate::error::id_text(&set.ids[is..ie]).into_owned();
         records.push(crate::seq::Record { id, seq: set.residues[s..e].to_vec(), header: String::new() });
     }
     Ok(records)
