@@ -382,14 +382,18 @@ fn makedb_leaves_nothing_on_failure() {
 fn merge_refuses_tsv_shards_without_settings() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
+    // b.tsv searches another part of the database (its own target), as a shard does.
+    fs::write(d.join("other.fa"), ">other\nMKVLAWHEGGSTPQRDNCW\n").unwrap();
+    let other = d.join("other.fa").to_str().unwrap().to_string();
     let shard = |name: &str, open: &str, format: &str| {
         let path = d.join(name);
+        let db = if name == "b.tsv" { other.clone() } else { ex("db.fasta.gz") };
         let o = run(&[
             "search",
             "-q",
             &ex("queries.fasta"),
             "-d",
-            &ex("db.fasta.gz"),
+            &db,
             "--gap-open",
             open,
             "--format",
@@ -408,9 +412,10 @@ fn merge_refuses_tsv_shards_without_settings() {
     let p = shard("p.parquet", "11", "parquet");
     let out = d.join("m.arrows");
     let o = run(&["merge", "--top", "5", "-o", out.to_str().unwrap(), &a, &b]);
-    assert_input_error(&o, "a.tsv is TSV, which carries no run settings", d, &["a.tsv", "b.tsv", "p.parquet"]);
+    let keep = ["a.tsv", "b.tsv", "other.fa", "p.parquet"];
+    assert_input_error(&o, "a.tsv is TSV, which carries no run settings", d, &keep);
     let o = run(&["merge", "--top", "5", "-o", out.to_str().unwrap(), &p, &b]);
-    assert_input_error(&o, "--trust-shards", d, &["a.tsv", "b.tsv", "p.parquet"]);
+    assert_input_error(&o, "--trust-shards", d, &keep);
     // Unchecked on request: the output says so and claims no gap costs.
     let o = run(&["merge", "--top", "5", "--trust-shards", "-o", out.to_str().unwrap(), &p, &b]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -905,4 +910,34 @@ fn merge_keeps_queries_apart() {
     let text = String::from_utf8(o.stdout).unwrap();
     let ids: Vec<String> = text.lines().skip(1).map(|l| l.split('\t').take(2).collect::<Vec<_>>().join(" ")).collect();
     assert_eq!(ids, ["\\xe9a t1", "\\xe8a t2"], "{text}");
+}
+
+// Issue 44, item 2: the same shard twice (a repeated glob, a retried job's copy) is refused.
+#[test]
+fn merge_refuses_the_same_shard_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let o = run(&[
+        "search",
+        "-q",
+        &ex("queries.fasta"),
+        "-d",
+        &ex("db.fasta.gz"),
+        "-o",
+        &path("s.parquet"),
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    fs::copy(d.join("s.parquet"), d.join("copy.parquet")).unwrap();
+    std::os::unix::fs::symlink(d.join("s.parquet"), d.join("link.parquet")).unwrap();
+    let keep = ["copy.parquet", "link.parquet", "s.parquet"];
+    let merge = |a: &str, b: &str| run(&["merge", "--top", "5", "-o", &path("m.parquet"), &path(a), &path(b)]);
+    assert_input_error(&merge("s.parquet", "s.parquet"), "are the same file", d, &keep);
+    assert_input_error(&merge("s.parquet", "link.parquet"), "are the same file", d, &keep);
+    assert_input_error(&merge("s.parquet", "copy.parquet"), "two shards hold the same part of the database", d, &keep);
+    let o = run(&["merge", "--top", "5", "-o", &path("m.parquet"), &path("s.parquet")]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -45,6 +45,7 @@ pub fn merge(
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Error::usage("merge: only one input can be read from stdin"));
     }
+    refuse_same_file_twice(inputs)?;
     let mut shards = inputs.iter().map(|p| Shard::open(p)).collect::<Result<Vec<_>>>()?;
     let mode = common_mode(&shards)?;
     let mut meta = merged_metadata(&shards, trust_shards)?;
@@ -78,7 +79,8 @@ pub fn merge(
                     merger.add(i, rows).map_err(|problem| Error::file(&shard.source, problem))?;
                 }
             }
-            for batch in merger.finish() {
+            let names: Vec<String> = shards.iter().map(|s| s.source.to_string()).collect();
+            for batch in merger.finish(&names)? {
                 writer.write(&batch)?;
             }
         }
@@ -201,13 +203,33 @@ impl TopMerger {
     }
 
     /// The merged rows in query order, top N per query, ranked 1..N, in writer batches.
-    fn finish(mut self) -> Vec<ResultBatch> {
+    /// One hit (query and target) kept from two shards means two shards hold the same part
+    /// of the database (a shard given twice, a retried job's copy): an error naming both
+    /// (`shards` names them).
+    fn finish(mut self, shards: &[String]) -> Result<Vec<ResultBatch>> {
         let order = query_order(self.groups.len(), &self.sequences);
         let mut batches = Vec::new();
         let mut pending: Vec<(Row, i32)> = Vec::new();
         for g in order {
             let mut group = std::mem::take(&mut self.groups[g]);
             trim(&mut group, self.top);
+            let mut targets: HashMap<&str, usize> = HashMap::with_capacity(group.len());
+            for c in &group {
+                match targets.insert(c.row.target.as_str(), c.shard) {
+                    Some(other) if other != c.shard => {
+                        let name = |i: usize| shards.get(i).map_or_else(|| format!("shard {}", i + 1), |n| n.clone());
+                        return Err(Error::usage(format!(
+                            "merge: {} and {} both hold the hit of query {} on target {}: two shards hold the \
+                             same part of the database (a shard given twice?); give each shard once",
+                            name(other),
+                            name(c.shard),
+                            crate::error::quoted_id(&c.row.query),
+                            crate::error::quoted_id(&c.row.target)
+                        )));
+                    }
+                    _ => {}
+                }
+            }
             for (i, c) in group.into_iter().enumerate() {
                 pending.push((c.row, i as i32 + 1));
             }
@@ -219,7 +241,7 @@ impl TopMerger {
         if !pending.is_empty() || batches.is_empty() {
             batches.push(to_batch(pending.iter().map(|(r, k)| (r, *k))));
         }
-        batches
+        Ok(batches)
     }
 }
 
@@ -269,6 +291,27 @@ fn query_order(n: usize, sequences: &[Vec<usize>]) -> Vec<usize> {
         }
     }
     order
+}
+
+/// The same file given twice (by two names, a repeated glob, a link) is refused before
+/// anything is read: its rows would count twice.
+fn refuse_same_file_twice(inputs: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: HashMap<(u64, u64), &PathBuf> = HashMap::new();
+    for p in inputs.iter().filter(|p| p.as_os_str() != "-") {
+        let Ok(m) = std::fs::metadata(p) else { continue };
+        if !m.is_file() {
+            continue;
+        }
+        if let Some(first) = seen.insert((m.dev(), m.ino()), p) {
+            return Err(Error::usage(format!(
+                "merge: {} and {} are the same file: each shard must be given once",
+                first.display(),
+                p.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The mode all shards share: search results carry `rank`, align results do not.
@@ -381,7 +424,8 @@ mod tests {
         for (i, rows) in shards.into_iter().enumerate() {
             m.add(i, rows).unwrap();
         }
-        m.finish()
+        m.finish(&[])
+            .unwrap()
             .iter()
             .flat_map(|b| b.rows().map(|r| (r.query.to_string(), r.target.to_string(), r.rank)).collect::<Vec<_>>())
             .collect()
