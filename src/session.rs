@@ -232,6 +232,10 @@ impl SearchSettings {
         let db_seqs = self.db_seqs.unwrap_or(db.len() as u64);
         let mut meta = run_metadata("search", scoring, engine);
         meta.push("evalue_model", self.evalue_model.name());
+        // What decides which hits a shard kept: merge checks them (a shard of -k 3 cannot
+        // give a merged top 10).
+        meta.push("top", self.top.to_string());
+        meta.push("max_evalue", self.max_evalue.to_string());
         meta.push("database", db.name.as_str());
         meta.push("database_residues", &db.total_residues().to_string());
         meta.push("database_sequences", &db.len().to_string());

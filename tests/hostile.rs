@@ -941,3 +941,43 @@ fn merge_refuses_the_same_shard_twice() {
     let o = run(&["merge", "--top", "5", "-o", &path("m.parquet"), &path("s.parquet")]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+// Issue 44, item 3: shards of different E-value models or E-value cuts are refused, and a
+// merged top larger than the shards' own -k is refused (it would miss hits).
+#[test]
+fn merge_refuses_shards_cut_differently() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let parts = [">a1\nMKVLAWHEGG\n>a2\nPPGGCCYYWW\n", ">b1\nMKVLAWHEGS\n>b2\nWWHHCCMMKK\n"];
+    for (i, part) in parts.iter().enumerate() {
+        fs::write(d.join(format!("db{i}.fa")), part).unwrap();
+    }
+    let queries = ex("queries.fasta");
+    let shard = |i: usize, name: &str, extra: &[&str]| {
+        let mut args =
+            vec!["search", "-q", &queries, "--db-size", "40", "--db-seqs", "4", "--device", "cpu", "--quiet"];
+        let (db, out) = (path(&format!("db{i}.fa")), path(name));
+        args.extend_from_slice(&["-d", &db, "-o", &out]);
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    shard(0, "a.parquet", &[]);
+    shard(1, "b.parquet", &[]);
+    shard(1, "spouge.parquet", &["--evalue-model", "spouge"]);
+    shard(1, "e.parquet", &["-e", "1e-5"]);
+    shard(0, "k3.parquet", &["-k", "3"]);
+    shard(1, "k3b.parquet", &["-k", "3"]);
+    let keep =
+        ["a.parquet", "b.parquet", "db0.fa", "db1.fa", "e.parquet", "k3.parquet", "k3b.parquet", "spouge.parquet"];
+    let merge =
+        |top: &str, a: &str, b: &str| run(&["merge", "--top", top, "-o", &path("m.parquet"), &path(a), &path(b)]);
+    assert_input_error(&merge("10", "a.parquet", "spouge.parquet"), "shards disagree on evalue_model", d, &keep);
+    assert_input_error(&merge("10", "a.parquet", "e.parquet"), "shards disagree on max_evalue", d, &keep);
+    assert_input_error(&merge("10", "k3.parquet", "k3b.parquet"), "kept at most 3 hits per query", d, &keep);
+    let o = merge("3", "k3.parquet", "k3b.parquet");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = merge("10", "a.parquet", "b.parquet");
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -25,6 +25,11 @@ use std::path::{Path, PathBuf};
 /// Run facts every shard must share: without them scores or E-values are not comparable.
 const MUST_AGREE: [&str; 5] = ["mode", "scoring", "gap_open", "gap_extend", "search_space"];
 
+/// Run facts shards must share where they record them (outputs of older versions may not):
+/// the E-value model, and the E-value cut of a search (shards cut differently would keep
+/// different hits).
+const MUST_AGREE_IF_RECORDED: [&str; 2] = ["evalue_model", "max_evalue"];
+
 /// Rows per batch handed to the writer.
 const WRITE_BATCH_ROWS: usize = 65_536;
 
@@ -58,6 +63,10 @@ pub fn merge(
             return Err(Error::usage("merge: --top applies to search results; align results have no ranking"))
         }
         _ => {}
+    }
+    if let Some(top) = top {
+        check_top(&shards, top)?;
+        meta.push("top", top.to_string());
     }
     meta.push(
         "merge",
@@ -314,6 +323,35 @@ fn refuse_same_file_twice(inputs: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// A shard searched with `-k N` holds at most N hits per query: a merged top larger than N
+/// could miss hits an unsharded search reports. Refused, naming the shard; a shard that
+/// records no `top` (older versions, TSV) cannot be checked, and a note says so.
+fn check_top(shards: &[Shard], top: usize) -> Result<()> {
+    let mut unknown = None;
+    for s in shards {
+        match s.metadata.iter().find(|(k, _)| k == "top").map(|(_, v)| v.parse::<usize>()) {
+            Some(Ok(kept)) if kept < top => {
+                return Err(Error::usage(format!(
+                    "merge: {} kept at most {} hits per query (searched with --top {}), fewer than merge --top {}: \
+                     the merged result could miss hits an unsharded search reports; merge with --top {} or less, \
+                     or search the shards with --top {}",
+                    s.source, kept, kept, top, kept, top
+                )))
+            }
+            Some(Ok(_)) => {}
+            Some(Err(_)) | None => unknown = unknown.or(Some(&s.source)),
+        }
+    }
+    if let Some(source) = unknown {
+        eprintln!(
+            "swarrow: note: merge: {} does not record the --top it was searched with; merge --top {} assumes each \
+             shard kept at least {} hits per query",
+            source, top, top
+        );
+    }
+    Ok(())
+}
+
 /// The mode all shards share: search results carry `rank`, align results do not.
 fn common_mode(shards: &[Shard]) -> Result<Mode> {
     let first = shards[0].mode;
@@ -379,7 +417,7 @@ fn merged_metadata(shards: &[Shard], trust_shards: bool) -> Result<RunMetadata> 
                 }
             }
         }
-        if values.len() > 1 && MUST_AGREE.contains(&key) {
+        if values.len() > 1 && (MUST_AGREE.contains(&key) || MUST_AGREE_IF_RECORDED.contains(&key)) {
             return Err(Error::usage(format!(
                 "merge: shards disagree on {}: '{}' in {} but '{}' in {}; their scores or E-values are not comparable{}",
                 key,
@@ -387,8 +425,17 @@ fn merged_metadata(shards: &[Shard], trust_shards: bool) -> Result<RunMetadata> 
                 values[0].1,
                 values[1].0,
                 values[1].1,
-                if key == "search_space" { " (run every shard with the same --db-size and --db-seqs)" } else { "" }
+                match key {
+                    "search_space" => " (run every shard with the same --db-size and --db-seqs)",
+                    "evalue_model" => " (run every shard with the same --evalue-model)",
+                    "max_evalue" => " (run every shard with the same --max-evalue, -e)",
+                    _ => "",
+                }
             )));
+        }
+        if key == "top" {
+            // The merge's own --top, checked against every shard's in `check_top`.
+            continue;
         }
         let joined: Vec<&str> = values.iter().map(|(v, _)| *v).collect();
         meta.push(key, joined.join(", "));
