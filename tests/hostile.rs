@@ -981,3 +981,32 @@ fn merge_refuses_shards_cut_differently() {
     let o = merge("10", "a.parquet", "b.parquet");
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+// Issue 44, item 5: a closed standard output or input is an error, never a silent success
+// with the results lost (Rust's streams treat a closed descriptor as /dev/null).
+#[test]
+fn closed_stdout_and_stdin_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let exe = std::env::var("SWARROW_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_swarrow").to_string());
+    let (q, db) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let sh = |script: &str| {
+        std::process::Command::new("bash")
+            .current_dir(d)
+            .args(["-c", script, "sh", &exe, &q, &db])
+            .env_remove("SWARROW_ENGINE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = sh(r#""$1" search -q "$2" -d "$3" --device cpu --format tsv >&-"#);
+    assert_input_error(&o, "standard output is closed", d, &[]);
+    let o = sh(r#""$1" search -q - -d "$3" --device cpu --format tsv -o out.tsv <&-"#);
+    assert_input_error(&o, "<stdin>: standard input is closed", d, &[]);
+    let o = sh(r#""$1" align --pairs - --format tsv -o out.tsv <&-"#);
+    assert_input_error(&o, "standard input is closed", d, &[]);
+    // A closed stdout does not matter to a run that writes a file, and the file is whole.
+    let o = sh(r#""$1" search -q "$2" -d "$3" --device cpu --format tsv -o out.tsv >&-"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::read_to_string(d.join("out.tsv")).unwrap().starts_with("query\ttarget\t"));
+}
