@@ -645,6 +645,12 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
 fn merge(args: MergeArgs) -> Result<()> {
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
+    // BLAST's `6 ...`/`7` spellings are refused here with merge's own reason, before
+    // `Format::parse` would suggest `6`, which merge cannot write either.
+    let blast_spelling = |f: &str| matches!(f.split_whitespace().next(), Some("6" | "7"));
+    if args.out.format.as_deref().is_some_and(blast_spelling) {
+        return Err(pipeline::merge::no_blast_tabular());
+    }
     let format = resolve_format(&args.out)?;
     note_default_format(&args.out, args.quiet, &Progress::hidden());
     pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out))

@@ -1010,3 +1010,41 @@ fn closed_stdout_and_stdin_are_errors() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(fs::read_to_string(d.join("out.tsv")).unwrap().starts_with("query\ttarget\t"));
 }
+
+// Issue 44, item 6: merge into BLAST tabular (which needs the traceback's columns, absent from
+// shards) is refused up front, whatever the spelling, and leaves no file.
+#[test]
+fn merge_refuses_blast_tabular_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let o = run(&[
+        "search",
+        "-q",
+        &ex("queries.fasta"),
+        "-d",
+        &ex("db.fasta.gz"),
+        "-o",
+        &path("s.parquet"),
+        "--device",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shard = path("s.parquet");
+    for extra in [
+        &["--format", "blast"][..],
+        &["--outfmt", "6"],
+        &["--outfmt", "7"],
+        &["--outfmt", "6 qseqid sseqid"],
+        &["--format", "m8"],
+        &["-o", &path("x.m8")],
+    ] {
+        let o = run(&[&["merge", "--top", "5"][..], extra, &[&shard]].concat());
+        assert_input_error(&o, "merge cannot write BLAST tabular", d, &["s.parquet"]);
+        assert!(!stderr(&o).contains("use 6"), "{}", stderr(&o));
+    }
+    // Redirected into a .m8 file: the same refusal, and the file stays empty.
+    let m8 = fs::File::create(d.join("y.m8")).unwrap();
+    let o = bin().args(["merge", "--top", "5", &shard]).stdout(m8).output().unwrap();
+    assert_input_error(&o, "merge cannot write BLAST tabular", d, &["s.parquet", "y.m8"]);
+}

@@ -47,6 +47,9 @@ pub fn merge(
     if inputs.is_empty() {
         return Err(Error::usage("merge: give at least one input"));
     }
+    if format.is_blast_tabular() {
+        return Err(no_blast_tabular());
+    }
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Error::usage("merge: only one input can be read from stdin"));
     }
@@ -104,6 +107,16 @@ pub fn merge(
         }
     }
     writer.finish()
+}
+
+/// BLAST tabular needs the traceback's statistics (pident, length, mismatch, gapopen), which
+/// shards do not carry: refused before anything is read or written.
+pub fn no_blast_tabular() -> Error {
+    Error::usage(
+        "merge cannot write BLAST tabular (--format blast, --outfmt 6/7, -o *.m8): its columns pident, length, \
+         mismatch and gapopen come from the traceback, which the shards do not carry; merge into Parquet, Arrow or \
+         TSV (-o merged.parquet); shards of the queries searched with --outfmt 6 can simply be concatenated",
+    )
 }
 
 /// Rows with their rank (ignored by align writers) as a writer batch.
