@@ -1048,3 +1048,48 @@ fn merge_refuses_blast_tabular_up_front() {
     let o = bin().args(["merge", "--top", "5", &shard]).stdout(m8).output().unwrap();
     assert_input_error(&o, "merge cannot write BLAST tabular", d, &["s.parquet", "y.m8"]);
 }
+
+// Issue 44, item 7: a carried column of a type the output cannot hold is refused before the
+// first byte (exit 2 naming the column), never an internal error after Parquet's magic.
+#[test]
+fn carried_columns_parquet_cannot_hold_are_refused_up_front() {
+    use arrow::array::IntervalMonthDayNanoArray;
+    use arrow::datatypes::IntervalMonthDayNano;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("set.fa"), b">a\nMKVLAW\n>b\nMKVW\n").unwrap();
+    let span = IntervalMonthDayNanoArray::from(vec![IntervalMonthDayNano::new(1, 2, 3)]);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+        Field::new("span", DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano), false),
+    ]));
+    let columns: Vec<ArrayRef> =
+        vec![Arc::new(StringArray::from(vec!["a"])), Arc::new(StringArray::from(vec!["b"])), Arc::new(span)];
+    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    let mut stream = Vec::new();
+    let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut stream, &schema).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    fs::write(d.join("c.arrows"), stream).unwrap();
+    let (cands, set) = (d.join("c.arrows"), d.join("set.fa"));
+    let (cands, set) = (cands.to_str().unwrap(), set.to_str().unwrap());
+    let align = |extra: &[&str]| {
+        run(&[&["align", "--device", "cpu", "--quiet", "--pairs", cands, "--seqs", set][..], extra].concat())
+    };
+    let o = align(&["--format", "parquet"]);
+    assert_input_error(
+        &o,
+        "carried column span has type Interval(MonthDayNano), which Parquet cannot hold",
+        d,
+        &["c.arrows", "set.fa"],
+    );
+    assert!(o.stdout.is_empty(), "{} bytes on stdout", o.stdout.len());
+    let out = d.join("o.parquet");
+    let o = align(&["-o", out.to_str().unwrap()]);
+    assert_input_error(&o, "which Parquet cannot hold", d, &["c.arrows", "set.fa"]);
+    // Arrow IPC holds it.
+    let o = align(&["--format", "arrow"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -116,8 +116,10 @@ pub fn create_writer_carrying(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
-    if format == Format::Tsv {
-        text::check_carried_text(carried)?;
+    match format {
+        Format::Tsv => text::check_carried_text(carried)?,
+        Format::Parquet => pq::check_carried_parquet(carried)?,
+        _ => {}
     }
     Ok(lazy_on(sink::Sink::open(output)?, format, columns, carried, metadata))
 }
