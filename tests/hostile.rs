@@ -1093,3 +1093,22 @@ fn carried_columns_parquet_cannot_hold_are_refused_up_front() {
     let o = align(&["--format", "arrow"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+// Issue 44, item 8: a huge --threads is refused at once (it ran for minutes starting threads).
+#[test]
+fn huge_thread_counts_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pairs = d.join("p.tsv");
+    fs::write(&pairs, "a\tMKVLAW\tb\tMKVW\n").unwrap();
+    let started = Instant::now();
+    for args in [
+        vec!["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--device", "cpu", "-p", "100000"],
+        vec!["align", "--pairs", pairs.to_str().unwrap(), "--device", "cpu", "--threads", "100000"],
+    ] {
+        let o = run(&args);
+        assert_input_error(&o, "--threads 100000 is more than this machine can use", d, &["p.tsv"]);
+        assert!(o.stdout.is_empty());
+    }
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+}
