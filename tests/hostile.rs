@@ -1112,3 +1112,33 @@ fn huge_thread_counts_are_refused_at_once() {
     }
     assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 }
+
+// Issue 44, item 9: replacing an output keeps its mode (a private file stays private), and a
+// file the shell's `>` would refuse (read-only) is refused, left as it was.
+#[test]
+fn replaced_outputs_keep_their_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("p.tsv"), "a\tMKVLAW\tb\tMKVW\n").unwrap();
+    let pairs = d.join("p.tsv").to_str().unwrap().to_string();
+    for (name, mode) in [("private.tsv", 0o600), ("group.parquet", 0o640), ("open.tsv", 0o664)] {
+        let out = d.join(name);
+        fs::write(&out, "old").unwrap();
+        fs::set_permissions(&out, fs::Permissions::from_mode(mode)).unwrap();
+        let o = run(&["align", "--pairs", &pairs, "--device", "cpu", "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_ne!(fs::read(&out).unwrap(), b"old");
+        assert_eq!(fs::metadata(&out).unwrap().permissions().mode() & 0o7777, mode, "{name}");
+    }
+    // Root may write anything, as the shell's `>` may: the refusal is for other users.
+    if unsafe { libc::geteuid() } != 0 {
+        let out = d.join("readonly.tsv");
+        fs::write(&out, "old").unwrap();
+        fs::set_permissions(&out, fs::Permissions::from_mode(0o444)).unwrap();
+        let o = run(&["align", "--pairs", &pairs, "--device", "cpu", "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("it is read-only"), "{}", stderr(&o));
+        assert_eq!(fs::read(&out).unwrap(), b"old");
+    }
+}
