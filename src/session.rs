@@ -113,7 +113,7 @@ pub fn run_metadata(mode: &str, scoring: &Scoring, engine: &dyn Engine) -> RunMe
     meta.push("gap_extend", &scoring.gap_extend.to_string());
     meta.push("gap_cost_rule", "a gap of length k costs gap_open + k * gap_extend");
     meta.push("coordinates", "1-based inclusive; 0 when score is 0");
-    meta.push("engine", &engine.name());
+    meta.push_engine(&engine.name());
     meta
 }
 
