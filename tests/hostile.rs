@@ -1142,3 +1142,33 @@ fn replaced_outputs_keep_their_permissions() {
         assert_eq!(fs::read(&out).unwrap(), b"old");
     }
 }
+
+// Issue 44, item 11: ids that are not UTF-8 survive makedb: the database made from a FASTA
+// finds the same ids (as bytes) as the FASTA, none is a duplicate, and outputs and messages
+// show them escaped (`\xe9`), never as U+FFFD.
+#[test]
+fn makedb_keeps_ids_that_are_not_utf8_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    fs::write(d.join("latin1.fa"), b">\xe9a one\nMKVLAW\n>\xe8a two\nMKVW\n").unwrap();
+    fs::write(d.join("ascii.fa"), b">ea one\nMKVLAW\n>ca two\nMKVW\n").unwrap();
+    fs::write(d.join("cands.tsv"), b"\xe9a\t\xe8a\n\xe8a\t\xe9a\n").unwrap();
+    fs::write(d.join("oracle.tsv"), b"ea\tca\nca\tea\n").unwrap();
+    let o = run(&["makedb", &path("latin1.fa"), "-o", &path("db.swdb"), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let align = |pairs: &str, seqs: &str| {
+        let o = run(&["align", "--device", "cpu", "--format", "tsv", "--pairs", &path(pairs), "--seqs", &path(seqs)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let want = align("oracle.tsv", "ascii.fa").replace("ea\t", "\\xe9a\t").replace("ca\t", "\\xe8a\t");
+    assert_eq!(align("cands.tsv", "latin1.fa"), want);
+    assert_eq!(align("cands.tsv", "db.swdb"), want);
+    // A missing id is named escaped.
+    fs::write(d.join("missing.tsv"), b"\xe9a\t\xe9b\n").unwrap();
+    let o = run(&["align", "--device", "cpu", "--pairs", &path("missing.tsv"), "--seqs", &path("db.swdb")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("target_id \"\\xe9b\" not found"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains('\u{fffd}'), "{}", stderr(&o));
+}
