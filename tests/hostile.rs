@@ -1172,3 +1172,25 @@ fn makedb_keeps_ids_that_are_not_utf8_apart() {
     assert!(stderr(&o).contains("target_id \"\\xe9b\" not found"), "{}", stderr(&o));
     assert!(!stderr(&o).contains('\u{fffd}'), "{}", stderr(&o));
 }
+
+// Issue 44, item 13: pairhmm refuses two columns of one name it reads, as align does,
+// instead of reading the first.
+#[test]
+fn pairhmm_refuses_ambiguous_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let header = "read\tread_bases\tbase_quals\tins_quals\tdel_quals\tgcp_quals\thaplotype\thap_bases";
+    for (name, extra_header, extra_field, column) in [
+        ("bases.tsv", "\tread_bases", "\tTTTT", "read_bases"),
+        ("gcp.tsv", "\tgcp_quals", "\t++++", "gcp_quals"),
+        ("group.tsv", "\tgroup\tgroup", "\ta\tb", "group"),
+    ] {
+        let text = format!("{header}{extra_header}\nr\tACGT\tIIII\tNNNN\tNNNN\t++++\th\tACGT{extra_field}\n");
+        fs::write(d.join(name), text).unwrap();
+        let o = run(&["pairhmm", "--device", "cpu", "--format", "tsv", "--pairs", d.join(name).to_str().unwrap()]);
+        let needle = format!("columns are named {column}: which one to read is ambiguous");
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&needle), "{name}: {}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+}
