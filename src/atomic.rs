@@ -74,14 +74,34 @@ impl AtomicFile {
             Ok(meta) if !meta.is_dir() => return Err(cannot(format!("{} is not a directory", dir.display()))),
             Ok(_) => {}
         }
+        // An existing file is replaced as `>` would overwrite it: refused where `>` would be
+        // refused (no write permission), and the new file keeps its mode and, where this
+        // process may set them, its owner and group (a private 600 file stays private).
+        let existing = std::fs::metadata(&resolved).ok().filter(|m| m.is_file());
+        if existing.is_some() && !writable(&resolved) {
+            return Err(cannot(
+                "it is read-only (the shell's > would refuse it too); remove it or make it writable".into(),
+            ));
+        }
         let name = resolved.file_name().map(|n| n.as_bytes().to_vec()).unwrap_or_default();
         remove_stale(&dir, &name);
         loop {
             let temp = dir.join(temp_name(&name));
             // Registered before it exists, so a signal never misses it.
             let slot = register(&temp);
-            match OpenOptions::new().write(true).create_new(true).open(&temp) {
-                Ok(file) => return Ok(AtomicFile { file: Some(file), temp, target: resolved, slot }),
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            if let Some(meta) = &existing {
+                use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+                options.mode(meta.mode() & 0o777);
+            }
+            match options.open(&temp) {
+                Ok(file) => {
+                    if let Some(meta) = &existing {
+                        keep_owner_and_mode(&file, meta);
+                    }
+                    return Ok(AtomicFile { file: Some(file), temp, target: resolved, slot });
+                }
                 Err(e) => {
                     unregister(slot);
                     if e.kind() == io::ErrorKind::AlreadyExists {
@@ -143,6 +163,28 @@ impl Drop for AtomicFile {
             let _ = std::fs::remove_file(&self.temp);
         }
         unregister(self.slot.take());
+    }
+}
+
+/// Whether this process may write `path` (`access(W_OK)`, as the shell's `>` finds out).
+fn writable(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return true };
+    // SAFETY: `c` is a valid NUL-terminated path for the call's duration.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Gives the new file `file` the owner, group and mode of the file it replaces: the owner
+/// and group where this process may (best effort: ownership is the system's to grant), then
+/// the whole mode (after `chown`, which may clear set-id bits).
+fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let fd = file.as_raw_fd();
+    // SAFETY: plain system calls on a descriptor we own.
+    unsafe {
+        let _ = libc::fchown(fd, old.uid(), u32::MAX);
+        let _ = libc::fchown(fd, u32::MAX, old.gid());
+        let _ = libc::fchmod(fd, (old.mode() & 0o7777) as libc::mode_t);
     }
 }
 

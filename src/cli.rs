@@ -95,11 +95,101 @@ pub fn blast_argv<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Vec<st
             }
             match BLAST_OPTIONS.iter().find(|(blast, _)| arg == *blast) {
                 Some((_, ours)) => std::ffi::OsString::from(ours),
-                None => arg,
+                None => blast_with_value(&arg).unwrap_or(arg),
             }
         })
         .collect();
     join_outfmt_fields(args)
+}
+
+/// `-out=x.tsv`, `-evalue=1e-5`: a BLAST option of [`BLAST_OPTIONS`] with its value after
+/// `=`, as ours with the same value (`--output=x.tsv`).
+fn blast_with_value(arg: &std::ffi::OsStr) -> Option<std::ffi::OsString> {
+    let (name, value) = arg.to_str()?.split_once('=')?;
+    let (_, ours) = BLAST_OPTIONS.iter().find(|(blast, _)| name == *blast)?;
+    Some(format!("{ours}={value}").into())
+}
+
+/// BLAST+ options (blastp and makeblastdb) that swarrow does not have; words spelled like
+/// them are refused by [`check_blast_words`] rather than read as short options.
+const BLAST_OTHER_OPTIONS: [&str; 44] = [
+    "-max_hsps",
+    "-task",
+    "-word_size",
+    "-num_alignments",
+    "-num_descriptions",
+    "-seg",
+    "-comp_based_stats",
+    "-subject",
+    "-subject_loc",
+    "-query_loc",
+    "-html",
+    "-parse_deflines",
+    "-taxids",
+    "-negative_taxids",
+    "-taxidlist",
+    "-gilist",
+    "-seqidlist",
+    "-negative_seqidlist",
+    "-threshold",
+    "-window_size",
+    "-xdrop_ungap",
+    "-xdrop_gap",
+    "-xdrop_gap_final",
+    "-ungapped",
+    "-lcase_masking",
+    "-soft_masking",
+    "-use_sw_tback",
+    "-culling_limit",
+    "-best_hit_overhang",
+    "-best_hit_score_edge",
+    "-subject_besthit",
+    "-remote",
+    "-entrez_query",
+    "-dbsize",
+    "-searchsp",
+    "-sum_stats",
+    "-show_gis",
+    "-line_length",
+    "-sorthits",
+    "-sorthsps",
+    "-qcov_hsp_perc",
+    "-mt_mode",
+    "-in",
+    "-dbtype",
+];
+
+/// Refuses, naming it, every word (before `--`) that starts like a BLAST+ option but is not
+/// one swarrow reads as BLAST does ([`blast_argv`] has rewritten those): clap would split it
+/// into a short option and a glued value (`-outfmt6` as `-o utfmt6`, writing a file named
+/// `utfmt6`; `-max_hsps` as `-m ax_hsps`).
+pub fn check_blast_words(args: &[std::ffi::OsString]) -> Result<()> {
+    for arg in args.iter().skip(1).take_while(|a| *a != "--") {
+        let Some(word) = arg.to_str().filter(|w| !w.starts_with("--")) else { continue };
+        let name = word.split_once('=').map_or(word, |(name, _)| name);
+        if BLAST_OTHER_OPTIONS.contains(&name) && !BLAST_OPTIONS.iter().any(|(blast, _)| *blast == name) {
+            let hint = match name {
+                "-max_hsps" => " (swarrow reports one alignment per query and target, as -max_hsps 1 does)",
+                "-dbsize" => " (the search space is --db-size and --db-seqs)",
+                _ => "",
+            };
+            return Err(Error::usage(format!(
+                "'{word}': BLAST+'s {name} is not an option of swarrow{hint}; see swarrow help for the BLAST+ \
+                 options it reads"
+            )));
+        }
+        let glued = BLAST_OPTIONS
+            .iter()
+            .filter(|(blast, _)| word.len() > blast.len() && word.starts_with(blast))
+            .max_by_key(|(blast, _)| blast.len());
+        if let Some((blast, _)) = glued {
+            let value = &word[blast.len()..];
+            return Err(Error::usage(format!(
+                "'{word}' is BLAST's {blast} glued to its value: write '{blast} {value}' (or '{blast}={value}')"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// DIAMOND's `--outfmt 6 qseqid sseqid pident` (the fields as separate arguments) as BLAST's
@@ -544,7 +634,12 @@ pub struct MergeArgs {
 /// installed, errors printed; returns the exit status. Help, version and argument errors
 /// print and exit as clap does.
 pub fn main_with<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> u8 {
-    let cli = Cli::parse_from(blast_argv(args));
+    let args = blast_argv(args);
+    if let Err(e) = check_blast_words(&args) {
+        eprintln!("swarrow: error: {}", e);
+        return e.exit_code() as u8;
+    }
+    let cli = Cli::parse_from(args);
     crate::atomic::install_signal_cleanup();
     match run(cli) {
         Ok(()) => 0,
@@ -634,6 +729,12 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
 fn merge(args: MergeArgs) -> Result<()> {
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
+    // BLAST's `6 ...`/`7` spellings are refused here with merge's own reason, before
+    // `Format::parse` would suggest `6`, which merge cannot write either.
+    let blast_spelling = |f: &str| matches!(f.split_whitespace().next(), Some("6" | "7"));
+    if args.out.format.as_deref().is_some_and(blast_spelling) {
+        return Err(pipeline::merge::no_blast_tabular());
+    }
     let format = resolve_format(&args.out)?;
     note_default_format(&args.out, args.quiet, &Progress::hidden());
     pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out))
@@ -715,7 +816,8 @@ fn watch_queries(
     count: &Arc<AtomicU64>,
 ) -> Box<dyn Iterator<Item = Result<crate::seq::Record>> + Send> {
     let name = format!("query file {}", Where::from_arg(path));
-    Box::new(WatchedQueries { reader, count: count.clone(), look: Some(NucleotideLook::default()), name })
+    let (place, seen) = (Where::from_arg(path), std::collections::HashMap::new());
+    Box::new(WatchedQueries { reader, count: count.clone(), look: Some(NucleotideLook::default()), name, place, seen })
 }
 
 struct WatchedQueries {
@@ -723,6 +825,10 @@ struct WatchedQueries {
     count: Arc<AtomicU64>,
     look: Option<NucleotideLook>,
     name: String,
+    place: Where,
+    /// Each query id seen, with its record index: two queries with one id are refused, as
+    /// their hits could not be told apart downstream (`merge` groups hits by query id).
+    seen: std::collections::HashMap<String, usize>,
 }
 
 impl Iterator for WatchedQueries {
@@ -732,7 +838,20 @@ impl Iterator for WatchedQueries {
         let record = self.reader.next();
         match &record {
             Some(Ok(r)) => {
-                self.count.fetch_add(1, Ordering::Relaxed);
+                let index = self.count.fetch_add(1, Ordering::Relaxed) as usize;
+                if let Some(first) = self.seen.insert(r.id.clone(), index) {
+                    self.look = None;
+                    return Some(Err(Error::record(
+                        &self.place,
+                        index,
+                        &r.id,
+                        format!(
+                            "the same id as record {}: every query needs its own id, or their hits could not \
+                             be told apart (swarrow merge groups hits by query id)",
+                            first + 1
+                        ),
+                    )));
+                }
                 if let Some(look) = &mut self.look {
                     look.add(&r.seq);
                     if look.full() {
@@ -1081,10 +1200,25 @@ mod tests {
         // Our own short options, values and everything after `--` stay as they are.
         let ours = "swarrow search -q q.fa -d d.fa -o out -e 1e-3 -k 3 -p 1 --columns std -- -db";
         assert_eq!(blast_argv(argv(ours)), argv(ours));
-        // Only exact tokens: prefixes and `=` forms are not BLAST's and stay for clap to judge.
-        assert_eq!(blast_argv(argv("swarrow -outfmt=6 -dbx -evalues")), argv("swarrow -outfmt=6 -dbx -evalues"));
+        // `=` forms are rewritten too; other prefixes stay for `check_blast_words` to refuse.
+        assert_eq!(
+            blast_argv(argv("swarrow -outfmt=6 -out=x=y.tsv -dbx -evalues")),
+            argv("swarrow --outfmt=6 --output=x=y.tsv -dbx -evalues")
+        );
         // The program name is never an option.
         assert_eq!(blast_argv(argv("-db")), argv("-db"));
+    }
+
+    #[test]
+    fn words_spelled_like_blast_options_are_refused_not_split() {
+        let problem = |line: &str| check_blast_words(&blast_argv(argv(line))).err().map(|e| e.to_string());
+        assert!(problem("swarrow search -outfmt6").unwrap().contains("BLAST's -outfmt glued to its value"));
+        assert!(problem("swarrow search -outfmt=6").is_none());
+        assert!(problem("swarrow search -max_hsps 1").unwrap().contains("-max_hsps is not an option of swarrow"));
+        assert!(problem("swarrow search -dbtype prot").unwrap().contains("-dbtype is not an option"));
+        // Our short options with glued values, and anything after `--`, are left to clap.
+        assert!(problem("swarrow search -k5 -e1e-5 -p2 -ohits.tsv -- -outfmt6").is_none());
+        assert!(problem("-outfmt6").is_none());
     }
 
     #[test]

@@ -103,6 +103,30 @@ pub fn shown_id(id: impl AsRef<[u8]>) -> String {
     out
 }
 
+/// An id (or header) as the outputs' UTF-8 id columns hold it: a UTF-8 id as it is; an id
+/// that is not UTF-8 with each byte that is not UTF-8 written as `\xNN` and each backslash
+/// doubled (`\\`), so that two ids that differ only in such bytes stay apart in every output
+/// (and in `merge`), and messages show them as [`shown_id`] does. Ids are looked up as the
+/// bytes they are; this is only their text.
+pub fn id_text(id: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(id) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(id.len() + 8);
+    for chunk in id.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        for b in chunk.invalid() {
+            let _ = fmt::Write::write_fmt(&mut out, format_args!("\\x{b:02x}"));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// An id inside a sentence of a message: [`shown_id`] in double quotes, so that leading or
 /// trailing spaces show (`target_id "b " not found`).
 pub fn quoted_id(id: impl AsRef<[u8]>) -> String {
@@ -157,5 +181,16 @@ mod tests {
         assert_eq!(shown_id(b"\xe8a\xff"), "\\xe8a\\xff");
         assert_eq!(shown_id([b'\xe9'; 100]), format!("{}...", "\\xe9".repeat(80)));
         assert_eq!(quoted_id("b "), "\"b \"");
+    }
+
+    #[test]
+    fn id_text_keeps_utf8_and_escapes_the_rest_apart() {
+        assert_eq!(id_text("sp|P1|a\\b é".as_bytes()), "sp|P1|a\\b é");
+        assert_eq!(id_text(b"q\xe9"), "q\\xe9");
+        assert_eq!(id_text(b"q\xe8"), "q\\xe8");
+        // Backslashes of an id that is not UTF-8 are doubled, so its text cannot be mistaken
+        // for that of another such id.
+        assert_eq!(id_text(b"a\\xe9\xff"), "a\\\\xe9\\xff");
+        assert_eq!(id_text(b"a\\\xe9"), "a\\\\\\xe9");
     }
 }

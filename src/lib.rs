@@ -25,6 +25,7 @@ pub mod progress;
 pub mod scoring;
 pub mod seq;
 pub mod session;
+pub mod stdio;
 mod threads;
 
 pub use error::{Error, Result};

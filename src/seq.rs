@@ -166,12 +166,10 @@ impl Default for Ids {
 }
 
 impl Ids {
-    /// Appends `id`, replacing invalid UTF-8 as `String::from_utf8_lossy` does.
+    /// Appends `id` as its text ([`crate::error::id_text`]: bytes that are not UTF-8 escaped,
+    /// so such ids stay apart).
     pub fn push_bytes(&mut self, id: &[u8]) -> Result<()> {
-        match std::str::from_utf8(id) {
-            Ok(s) => self.push(s),
-            Err(_) => self.push(&String::from_utf8_lossy(id)),
-        }
+        self.push(&crate::error::id_text(id))
     }
 
     /// Appends every id of `ids` as [`Self::push_bytes`] would, checked and copied in

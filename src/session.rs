@@ -118,7 +118,7 @@ pub fn run_metadata(mode: &str, scoring: &Scoring, engine: &dyn Engine) -> RunMe
         meta.push("alignment_mode", &engine.mode().to_string());
         meta.push("coordinates", "1-based inclusive; 0 for a sequence with no residue in the alignment");
     }
-    meta.push("engine", &engine.name());
+    meta.push_engine(&engine.name());
     meta
 }
 
@@ -263,6 +263,10 @@ impl SearchSettings {
         if !self.thresholds.is_empty() {
             meta.push("thresholds", self.thresholds.describe());
         }
+        // What decides which hits a shard kept: merge checks them (a shard of -k 3 cannot
+        // give a merged top 10).
+        meta.push("top", self.top.to_string());
+        meta.push("max_evalue", self.max_evalue.to_string());
         meta.push("database", db.name.as_str());
         meta.push("database_residues", &db.total_residues().to_string());
         meta.push("database_sequences", &db.len().to_string());

@@ -108,14 +108,30 @@ where
         .unwrap_or_else(|e| panic!("failed to spawn thread {name}: {e}"))
 }
 
-/// A rayon pool of `threads` workers named `<name>-<i>`.
+/// The most workers a pool may have: 8 per core, at least 64. More only slow a run down (a
+/// `--threads 100000` would spend minutes starting threads before the first result).
+pub(crate) fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_mul(8).max(64)
+}
+
+/// A rayon pool of `threads` workers named `<name>-<i>`. More than [`max_threads`] is a
+/// usage error; a pool the system cannot start (thread limits) an I/O error, not a bug.
 pub(crate) fn pool(name: &'static str, threads: usize) -> crate::Result<rayon::ThreadPool> {
+    let limit = max_threads();
+    if threads > limit {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        return Err(crate::Error::usage(format!(
+            "--threads {threads} is more than this machine can use: it has {cores} cores; give at most {limit} \
+             (or leave --threads out: all cores)"
+        )));
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .thread_name(move |i| format!("{name}-{i}"))
         .exit_handler(move |_| drop(Recorded(name.into())))
         .build()
-        .map_err(|e| crate::Error::Internal(format!("cannot start {threads} threads: {e}")))
+        .map_err(|e| crate::Error::io(format!("cannot start {threads} threads"), std::io::Error::other(e.to_string())))
 }
 
 #[cfg(test)]

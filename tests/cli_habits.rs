@@ -713,3 +713,51 @@ fn outfmt_7_is_outfmt_6_with_comment_lines_per_query() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--outfmt 6"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// Issue 44, item 4: a word that starts like a BLAST+ option is read in BLAST's meaning
+/// (`-out=x.tsv`, `-evalue=1e-5`) or refused naming it, never split into a short option with
+/// a glued value (`-outfmt6` as `-o utfmt6` wrote a file named `utfmt6`).
+#[test]
+fn blast_spellings_are_never_split_into_short_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (q, db) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let files = |d: &Path| {
+        let mut v: Vec<String> =
+            fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    };
+    let search = |extra: &[&str]| {
+        bin()
+            .current_dir(d)
+            .args([&["search", "-q", &q, "-d", &db, "--device", "cpu"][..], extra].concat())
+            .output()
+            .unwrap()
+    };
+    for (words, needle) in [
+        (&["-outfmt6"][..], "'-outfmt6' is BLAST's -outfmt glued to its value: write '-outfmt 6'"),
+        (&["-outfmt7"][..], "'-outfmt7' is BLAST's -outfmt glued to its value"),
+        (&["-outx.tsv"][..], "'-outx.tsv' is BLAST's -out glued to its value"),
+        (&["-evalue1e-5"][..], "BLAST's -evalue glued"),
+        (&["-max_hsps", "1"][..], "'-max_hsps': BLAST+'s -max_hsps is not an option of swarrow"),
+        (&["-max_hsps=1"][..], "BLAST+'s -max_hsps is not an option of swarrow"),
+        (&["-task", "blastp"][..], "BLAST+'s -task is not an option of swarrow"),
+    ] {
+        let o = search(words);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{words:?}: {err}");
+        assert!(err.starts_with("swarrow: error: ") && err.contains(needle), "{words:?}: {err}");
+        assert!(files(d).is_empty(), "{words:?} wrote {:?}", files(d));
+    }
+    // The `=` forms mean what BLAST's options mean: -out=x.tsv writes x.tsv, -outfmt=6 is
+    // BLAST tabular, -evalue=1e-5 cuts like -evalue 1e-5.
+    let o = search(&["-out=x.tsv", "-outfmt=6", "-evalue=1e-5"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(files(d), ["x.tsv"]);
+    let rows = blast_rows(&fs::read(d.join("x.tsv")).unwrap());
+    assert!(!rows.is_empty() && rows.iter().all(|(_, e)| *e <= 1e-5), "{rows:?}");
+    // Our own glued short options still work.
+    let o = search(&["-k1", "-e1e-3", "--format", "tsv"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -382,14 +382,18 @@ fn makedb_leaves_nothing_on_failure() {
 fn merge_refuses_tsv_shards_without_settings() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
+    // b.tsv searches another part of the database (its own target), as a shard does.
+    fs::write(d.join("other.fa"), ">other\nMKVLAWHEGGSTPQRDNCW\n").unwrap();
+    let other = d.join("other.fa").to_str().unwrap().to_string();
     let shard = |name: &str, open: &str, format: &str| {
         let path = d.join(name);
+        let db = if name == "b.tsv" { other.clone() } else { ex("db.fasta.gz") };
         let o = run(&[
             "search",
             "-q",
             &ex("queries.fasta"),
             "-d",
-            &ex("db.fasta.gz"),
+            &db,
             "--gap-open",
             open,
             "--format",
@@ -408,9 +412,10 @@ fn merge_refuses_tsv_shards_without_settings() {
     let p = shard("p.parquet", "11", "parquet");
     let out = d.join("m.arrows");
     let o = run(&["merge", "--top", "5", "-o", out.to_str().unwrap(), &a, &b]);
-    assert_input_error(&o, "a.tsv is TSV, which carries no run settings", d, &["a.tsv", "b.tsv", "p.parquet"]);
+    let keep = ["a.tsv", "b.tsv", "other.fa", "p.parquet"];
+    assert_input_error(&o, "a.tsv is TSV, which carries no run settings", d, &keep);
     let o = run(&["merge", "--top", "5", "-o", out.to_str().unwrap(), &p, &b]);
-    assert_input_error(&o, "--trust-shards", d, &["a.tsv", "b.tsv", "p.parquet"]);
+    assert_input_error(&o, "--trust-shards", d, &keep);
     // Unchecked on request: the output says so and claims no gap costs.
     let o = run(&["merge", "--top", "5", "--trust-shards", "-o", out.to_str().unwrap(), &p, &b]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -847,4 +852,345 @@ fn the_next_run_removes_what_a_killed_run_left() {
     let o = run(&[&args[..], &["-q", &queries][..]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(entries(d), ["hits.tsv"]);
+}
+
+// Issue 44, item 1: merge keeps every query apart. Two queries with one id are refused by
+// search (their hits could not be told apart), a shard holding them is refused by merge, and
+// ids that differ only in bytes that are not UTF-8 stay two queries.
+#[test]
+fn merge_keeps_queries_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    fs::write(d.join("dup.fa"), ">q\nMKVLAWHE\n>r\nPPGGCCYY\n>q\nMKVLAW\n").unwrap();
+    fs::write(d.join("db.fa"), ">t1\nMKVLAWHE\n>t2\nPPGGCCYY\n").unwrap();
+    let o = run(&["search", "-q", &path("dup.fa"), "-d", &path("db.fa"), "--format", "tsv", "--device", "cpu"]);
+    assert_input_error(&o, "dup.fa: record 3 (q): the same id as record 1", d, &["db.fa", "dup.fa"]);
+    assert!(o.stdout.is_empty());
+
+    // A shard written elsewhere with one id's hits in two lists (ranks start again at 1).
+    let header = "query\ttarget\tscore\tbits\tevalue\tqstart\tqend\ttstart\ttend\tqlen\ttlen\trecomputed\trank\n";
+    let row = |q: &str, t: &str, rank: u32| format!("{q}\t{t}\t30\t\t\t1\t6\t1\t6\t6\t6\tfalse\t{rank}\n");
+    fs::write(d.join("s.tsv"), format!("{header}{}{}", row("q", "t1", 1), row("q", "t2", 1))).unwrap();
+    let o = run(&["merge", "--top", "5", "--trust-shards", "--format", "tsv", &path("s.tsv")]);
+    assert_input_error(&o, "s.tsv: query \"q\" has two separate lists of hits", d, &["db.fa", "dup.fa", "s.tsv"]);
+    fs::write(d.join("s.tsv"), format!("{header}{}{}{}", row("q", "t1", 1), row("r", "t1", 1), row("q", "t2", 2)))
+        .unwrap();
+    let o = run(&["merge", "--top", "5", "--trust-shards", "--format", "tsv", &path("s.tsv")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // Ids that differ only in a byte that is not UTF-8, each with its own best target in its
+    // own shard: top 1 per query keeps one hit each (by hand: the identical sequence).
+    fs::write(d.join("latin1.fa"), b">\xe9a\nMKVLAWHE\n>\xe8a\nPPGGCCYY\n").unwrap();
+    fs::write(d.join("db1.fa"), ">t1\nMKVLAWHE\n").unwrap();
+    fs::write(d.join("db2.fa"), ">t2\nPPGGCCYY\n").unwrap();
+    for (db, out) in [("db1.fa", "s1.parquet"), ("db2.fa", "s2.parquet")] {
+        let o = run(&[
+            "search",
+            "-q",
+            &path("latin1.fa"),
+            "-d",
+            &path(db),
+            "--db-size",
+            "16",
+            "--db-seqs",
+            "2",
+            "-k",
+            "1",
+            "-o",
+            &path(out),
+            "--device",
+            "cpu",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run(&["merge", "--top", "1", "--format", "tsv", &path("s1.parquet"), &path("s2.parquet")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let ids: Vec<String> = text.lines().skip(1).map(|l| l.split('\t').take(2).collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(ids, ["\\xe9a t1", "\\xe8a t2"], "{text}");
+}
+
+// Issue 44, item 2: the same shard twice (a repeated glob, a retried job's copy) is refused.
+#[test]
+fn merge_refuses_the_same_shard_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let o = run(&[
+        "search",
+        "-q",
+        &ex("queries.fasta"),
+        "-d",
+        &ex("db.fasta.gz"),
+        "-o",
+        &path("s.parquet"),
+        "--device",
+        "cpu",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    fs::copy(d.join("s.parquet"), d.join("copy.parquet")).unwrap();
+    std::os::unix::fs::symlink(d.join("s.parquet"), d.join("link.parquet")).unwrap();
+    let keep = ["copy.parquet", "link.parquet", "s.parquet"];
+    let merge = |a: &str, b: &str| run(&["merge", "--top", "5", "-o", &path("m.parquet"), &path(a), &path(b)]);
+    assert_input_error(&merge("s.parquet", "s.parquet"), "are the same file", d, &keep);
+    assert_input_error(&merge("s.parquet", "link.parquet"), "are the same file", d, &keep);
+    assert_input_error(&merge("s.parquet", "copy.parquet"), "two shards hold the same part of the database", d, &keep);
+    let o = run(&["merge", "--top", "5", "-o", &path("m.parquet"), &path("s.parquet")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+// Issue 44, item 3: shards of different E-value models or E-value cuts are refused, and a
+// merged top larger than the shards' own -k is refused (it would miss hits).
+#[test]
+fn merge_refuses_shards_cut_differently() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let parts = [">a1\nMKVLAWHEGG\n>a2\nPPGGCCYYWW\n", ">b1\nMKVLAWHEGS\n>b2\nWWHHCCMMKK\n"];
+    for (i, part) in parts.iter().enumerate() {
+        fs::write(d.join(format!("db{i}.fa")), part).unwrap();
+    }
+    let queries = ex("queries.fasta");
+    let shard = |i: usize, name: &str, extra: &[&str]| {
+        let mut args =
+            vec!["search", "-q", &queries, "--db-size", "40", "--db-seqs", "4", "--device", "cpu", "--quiet"];
+        let (db, out) = (path(&format!("db{i}.fa")), path(name));
+        args.extend_from_slice(&["-d", &db, "-o", &out]);
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    shard(0, "a.parquet", &[]);
+    shard(1, "b.parquet", &[]);
+    shard(1, "spouge.parquet", &["--evalue-model", "spouge"]);
+    shard(1, "e.parquet", &["-e", "1e-5"]);
+    shard(0, "k3.parquet", &["-k", "3"]);
+    shard(1, "k3b.parquet", &["-k", "3"]);
+    let keep =
+        ["a.parquet", "b.parquet", "db0.fa", "db1.fa", "e.parquet", "k3.parquet", "k3b.parquet", "spouge.parquet"];
+    let merge =
+        |top: &str, a: &str, b: &str| run(&["merge", "--top", top, "-o", &path("m.parquet"), &path(a), &path(b)]);
+    assert_input_error(&merge("10", "a.parquet", "spouge.parquet"), "shards disagree on evalue_model", d, &keep);
+    assert_input_error(&merge("10", "a.parquet", "e.parquet"), "shards disagree on max_evalue", d, &keep);
+    assert_input_error(&merge("10", "k3.parquet", "k3b.parquet"), "kept at most 3 hits per query", d, &keep);
+    let o = merge("3", "k3.parquet", "k3b.parquet");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = merge("10", "a.parquet", "b.parquet");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+// Issue 44, item 5: a closed standard output or input is an error, never a silent success
+// with the results lost (Rust's streams treat a closed descriptor as /dev/null).
+#[test]
+fn closed_stdout_and_stdin_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let exe = std::env::var("SWARROW_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_swarrow").to_string());
+    let (q, db) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let sh = |script: &str| {
+        std::process::Command::new("bash")
+            .current_dir(d)
+            .args(["-c", script, "sh", &exe, &q, &db])
+            .env_remove("SWARROW_ENGINE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = sh(r#""$1" search -q "$2" -d "$3" --device cpu --format tsv >&-"#);
+    assert_input_error(&o, "standard output is closed", d, &[]);
+    let o = sh(r#""$1" search -q - -d "$3" --device cpu --format tsv -o out.tsv <&-"#);
+    assert_input_error(&o, "<stdin>: standard input is closed", d, &[]);
+    let o = sh(r#""$1" align --pairs - --format tsv -o out.tsv <&-"#);
+    assert_input_error(&o, "standard input is closed", d, &[]);
+    // A closed stdout does not matter to a run that writes a file, and the file is whole.
+    let o = sh(r#""$1" search -q "$2" -d "$3" --device cpu --format tsv -o out.tsv >&-"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::read_to_string(d.join("out.tsv")).unwrap().starts_with("query\ttarget\t"));
+}
+
+// Issue 44, item 6: merge into BLAST tabular (which needs the traceback's columns, absent from
+// shards) is refused up front, whatever the spelling, and leaves no file.
+#[test]
+fn merge_refuses_blast_tabular_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let o = run(&[
+        "search",
+        "-q",
+        &ex("queries.fasta"),
+        "-d",
+        &ex("db.fasta.gz"),
+        "-o",
+        &path("s.parquet"),
+        "--device",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shard = path("s.parquet");
+    for extra in [
+        &["--format", "blast"][..],
+        &["--outfmt", "6"],
+        &["--outfmt", "7"],
+        &["--outfmt", "6 qseqid sseqid"],
+        &["--format", "m8"],
+        &["-o", &path("x.m8")],
+    ] {
+        let o = run(&[&["merge", "--top", "5"][..], extra, &[&shard]].concat());
+        assert_input_error(&o, "merge cannot write BLAST tabular", d, &["s.parquet"]);
+        assert!(!stderr(&o).contains("use 6"), "{}", stderr(&o));
+    }
+    // Redirected into a .m8 file: the same refusal, and the file stays empty.
+    let m8 = fs::File::create(d.join("y.m8")).unwrap();
+    let o = bin().args(["merge", "--top", "5", &shard]).stdout(m8).output().unwrap();
+    assert_input_error(&o, "merge cannot write BLAST tabular", d, &["s.parquet", "y.m8"]);
+}
+
+// Issue 44, item 7: a carried column of a type the output cannot hold is refused before the
+// first byte (exit 2 naming the column), never an internal error after Parquet's magic.
+#[test]
+fn carried_columns_parquet_cannot_hold_are_refused_up_front() {
+    use arrow::array::IntervalMonthDayNanoArray;
+    use arrow::datatypes::IntervalMonthDayNano;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("set.fa"), b">a\nMKVLAW\n>b\nMKVW\n").unwrap();
+    let span = IntervalMonthDayNanoArray::from(vec![IntervalMonthDayNano::new(1, 2, 3)]);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("query_id", DataType::Utf8, false),
+        Field::new("target_id", DataType::Utf8, false),
+        Field::new("span", DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano), false),
+    ]));
+    let columns: Vec<ArrayRef> =
+        vec![Arc::new(StringArray::from(vec!["a"])), Arc::new(StringArray::from(vec!["b"])), Arc::new(span)];
+    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    let mut stream = Vec::new();
+    let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut stream, &schema).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    fs::write(d.join("c.arrows"), stream).unwrap();
+    let (cands, set) = (d.join("c.arrows"), d.join("set.fa"));
+    let (cands, set) = (cands.to_str().unwrap(), set.to_str().unwrap());
+    let align = |extra: &[&str]| {
+        run(&[&["align", "--device", "cpu", "--quiet", "--pairs", cands, "--seqs", set][..], extra].concat())
+    };
+    let o = align(&["--format", "parquet"]);
+    assert_input_error(
+        &o,
+        "carried column span has type Interval(MonthDayNano), which Parquet cannot hold",
+        d,
+        &["c.arrows", "set.fa"],
+    );
+    assert!(o.stdout.is_empty(), "{} bytes on stdout", o.stdout.len());
+    let out = d.join("o.parquet");
+    let o = align(&["-o", out.to_str().unwrap()]);
+    assert_input_error(&o, "which Parquet cannot hold", d, &["c.arrows", "set.fa"]);
+    // Arrow IPC holds it.
+    let o = align(&["--format", "arrow"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+// Issue 44, item 8: a huge --threads is refused at once (it ran for minutes starting threads).
+#[test]
+fn huge_thread_counts_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pairs = d.join("p.tsv");
+    fs::write(&pairs, "a\tMKVLAW\tb\tMKVW\n").unwrap();
+    let started = Instant::now();
+    for args in [
+        vec!["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "--device", "cpu", "-p", "100000"],
+        vec!["align", "--pairs", pairs.to_str().unwrap(), "--device", "cpu", "--threads", "100000"],
+    ] {
+        let o = run(&args);
+        assert_input_error(&o, "--threads 100000 is more than this machine can use", d, &["p.tsv"]);
+        assert!(o.stdout.is_empty());
+    }
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+}
+
+// Issue 44, item 9: replacing an output keeps its mode (a private file stays private), and a
+// file the shell's `>` would refuse (read-only) is refused, left as it was.
+#[test]
+fn replaced_outputs_keep_their_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("p.tsv"), "a\tMKVLAW\tb\tMKVW\n").unwrap();
+    let pairs = d.join("p.tsv").to_str().unwrap().to_string();
+    for (name, mode) in [("private.tsv", 0o600), ("group.parquet", 0o640), ("open.tsv", 0o664)] {
+        let out = d.join(name);
+        fs::write(&out, "old").unwrap();
+        fs::set_permissions(&out, fs::Permissions::from_mode(mode)).unwrap();
+        let o = run(&["align", "--pairs", &pairs, "--device", "cpu", "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_ne!(fs::read(&out).unwrap(), b"old");
+        assert_eq!(fs::metadata(&out).unwrap().permissions().mode() & 0o7777, mode, "{name}");
+    }
+    // Root may write anything, as the shell's `>` may: the refusal is for other users.
+    if unsafe { libc::geteuid() } != 0 {
+        let out = d.join("readonly.tsv");
+        fs::write(&out, "old").unwrap();
+        fs::set_permissions(&out, fs::Permissions::from_mode(0o444)).unwrap();
+        let o = run(&["align", "--pairs", &pairs, "--device", "cpu", "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("it is read-only"), "{}", stderr(&o));
+        assert_eq!(fs::read(&out).unwrap(), b"old");
+    }
+}
+
+// Issue 44, item 11: ids that are not UTF-8 survive makedb: the database made from a FASTA
+// finds the same ids (as bytes) as the FASTA, none is a duplicate, and outputs and messages
+// show them escaped (`\xe9`), never as U+FFFD.
+#[test]
+fn makedb_keeps_ids_that_are_not_utf8_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    fs::write(d.join("latin1.fa"), b">\xe9a one\nMKVLAW\n>\xe8a two\nMKVW\n").unwrap();
+    fs::write(d.join("ascii.fa"), b">ea one\nMKVLAW\n>ca two\nMKVW\n").unwrap();
+    fs::write(d.join("cands.tsv"), b"\xe9a\t\xe8a\n\xe8a\t\xe9a\n").unwrap();
+    fs::write(d.join("oracle.tsv"), b"ea\tca\nca\tea\n").unwrap();
+    let o = run(&["makedb", &path("latin1.fa"), "-o", &path("db.swdb"), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let align = |pairs: &str, seqs: &str| {
+        let o = run(&["align", "--device", "cpu", "--format", "tsv", "--pairs", &path(pairs), "--seqs", &path(seqs)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let want = align("oracle.tsv", "ascii.fa").replace("ea\t", "\\xe9a\t").replace("ca\t", "\\xe8a\t");
+    assert_eq!(align("cands.tsv", "latin1.fa"), want);
+    assert_eq!(align("cands.tsv", "db.swdb"), want);
+    // A missing id is named escaped.
+    fs::write(d.join("missing.tsv"), b"\xe9a\t\xe9b\n").unwrap();
+    let o = run(&["align", "--device", "cpu", "--pairs", &path("missing.tsv"), "--seqs", &path("db.swdb")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("target_id \"\\xe9b\" not found"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains('\u{fffd}'), "{}", stderr(&o));
+}
+
+// Issue 44, item 13: pairhmm refuses two columns of one name it reads, as align does,
+// instead of reading the first.
+#[test]
+fn pairhmm_refuses_ambiguous_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let header = "read\tread_bases\tbase_quals\tins_quals\tdel_quals\tgcp_quals\thaplotype\thap_bases";
+    for (name, extra_header, extra_field, column) in [
+        ("bases.tsv", "\tread_bases", "\tTTTT", "read_bases"),
+        ("gcp.tsv", "\tgcp_quals", "\t++++", "gcp_quals"),
+        ("group.tsv", "\tgroup\tgroup", "\ta\tb", "group"),
+    ] {
+        let text = format!("{header}{extra_header}\nr\tACGT\tIIII\tNNNN\tNNNN\t++++\th\tACGT{extra_field}\n");
+        fs::write(d.join(name), text).unwrap();
+        let o = run(&["pairhmm", "--device", "cpu", "--format", "tsv", "--pairs", d.join(name).to_str().unwrap()]);
+        let needle = format!("columns are named {column}: which one to read is ambiguous");
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&needle), "{name}: {}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
 }

@@ -588,3 +588,33 @@ fn format_resolution_table() {
         assert_eq!(resolve_format(None, Some(Path::new(other)), &Stdout::Pipe).unwrap(), Tsv, "{other}");
     }
 }
+
+/// Issue 44, item 10: Parquet (and Arrow) outputs are the same bytes whatever --threads is:
+/// no run detail that varies with it (the engine's thread count) is in the metadata.
+#[test]
+fn outputs_are_the_same_bytes_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let examples = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let (q, db) = (examples.join("queries.fasta"), examples.join("db.fasta.gz"));
+    for format in ["parquet", "arrow-file"] {
+        let mut outputs = Vec::new();
+        for threads in ["1", "2", "3"] {
+            let out = d.join(format!("{threads}.{format}"));
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_swarrow"))
+                .args(["search", "--device", "cpu", "--quiet", "-p", threads, "--format", format, "-o"])
+                .arg(&out)
+                .arg("-q")
+                .arg(&q)
+                .arg("-d")
+                .arg(&db)
+                .env_remove("SWARROW_ENGINE")
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            outputs.push(std::fs::read(&out).unwrap());
+        }
+        assert!(outputs.iter().all(|o| *o == outputs[0]), "{format}: bytes differ with --threads");
+        assert!(!outputs[0].windows(7).any(|w| w == b"threads"), "{format}: a thread count in the metadata");
+    }
+}

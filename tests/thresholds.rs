@@ -331,3 +331,57 @@ fn thresholds_and_levels_hold_in_every_mode() {
         assert!(stderr(&o).contains("need BLAST statistics"), "{}", stderr(&o));
     }
 }
+
+/// Shards searched with different thresholds kept different hits: merge refuses them.
+#[test]
+fn merge_refuses_shards_of_different_thresholds() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(ex("db.fasta.gz")).unwrap()).read_to_string(&mut text).unwrap();
+    let records: Vec<&str> = text.split('>').filter(|r| !r.is_empty()).collect();
+    let half = records.len() / 2;
+    let part = |k: usize, rs: &[&str]| {
+        write(dir.path(), &format!("db{k}.fa"), rs.iter().map(|r| format!(">{r}")).collect::<String>().as_bytes())
+    };
+    let (a, b) = (part(0, &records[..half]), part(1, &records[half..]));
+    let q = ex("queries.fasta");
+    // The whole database's size, so that the shards' E-values are comparable.
+    let residues: usize = records
+        .iter()
+        .map(|r| r.split_once('\n').map_or(0, |(_, s)| s.chars().filter(|c| !c.is_whitespace()).count()))
+        .sum();
+    let (size, seqs) = (residues.to_string(), records.len().to_string());
+    let shard = |db: &str, name: &str, pident: &str| {
+        let out = dir.path().join(name).to_str().unwrap().to_string();
+        let o = run(&[
+            "search",
+            "-q",
+            &q,
+            "-d",
+            db,
+            "--device",
+            "cpu",
+            "--quiet",
+            "--min-pident",
+            pident,
+            "--db-size",
+            &size,
+            "--db-seqs",
+            &seqs,
+            "-o",
+            &out,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out
+    };
+    let (s0, s1) = (shard(&a, "s0.parquet", "30"), shard(&b, "s1.parquet", "50"));
+    let merged = dir.path().join("m.parquet");
+    let o = run(&["merge", &s0, &s1, "--top", "10", "-o", merged.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("shards disagree on thresholds"), "{}", stderr(&o));
+    assert!(!merged.exists());
+    let s1 = shard(&b, "s1.parquet", "30");
+    let o = run(&["merge", &s0, &s1, "--top", "10", "-o", merged.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -207,7 +207,7 @@ impl<R: BufRead> FastaReader<R> {
         if !self.read_record_into(&mut seq)? {
             return Ok(None);
         }
-        let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+        let text = |t: &[u8]| crate::error::id_text(t).into_owned();
         Ok(Some(Record { id: text(&self.id), seq, header: text(&self.description) }))
     }
 
@@ -297,7 +297,7 @@ impl Packed {
     }
 
     pub fn record(&self, i: usize) -> Record {
-        let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+        let text = |t: &[u8]| crate::error::id_text(t).into_owned();
         Record { id: text(self.id(i)), seq: self.seq(i).to_vec(), header: text(self.header(i)) }
     }
 

@@ -114,6 +114,7 @@ impl Head {
         let place = Where::from_arg(path);
         let source = match &place {
             Where::Stdin => {
+                crate::stdio::check_stdin()?;
                 widen_pipe(&io::stdin());
                 Source::Stdin(BufReader::with_capacity(BUFFER_SIZE, io::stdin()))
             }

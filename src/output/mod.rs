@@ -84,6 +84,31 @@ impl RunMetadata {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
+
+    /// The `engine` key: the engine's name without its thread count (`cpu-simd avx2 (8
+    /// threads)` is recorded as `cpu-simd avx2`), so that an output's bytes are the same
+    /// whatever `--threads` is (workflow caches checksum them).
+    pub fn push_engine(&mut self, name: &str) {
+        self.push("engine", without_thread_count(name));
+    }
+}
+
+/// `name` without a ` (N threads)` part, or the `, N threads` of a longer parenthesis.
+fn without_thread_count(name: &str) -> String {
+    let Some(open) = name.rfind('(') else { return name.to_string() };
+    let Some(inner) = name[open + 1..].strip_suffix(')') else { return name.to_string() };
+    let parts: Vec<&str> = inner.split(", ").collect();
+    let is_threads = |p: &&str| {
+        p.strip_suffix(" threads").or_else(|| p.strip_suffix(" thread")).is_some_and(|n| n.parse::<usize>().is_ok())
+    };
+    let kept: Vec<&str> = parts.iter().filter(|p| !is_threads(p)).copied().collect();
+    if kept.len() == parts.len() {
+        return name.to_string();
+    }
+    match kept.is_empty() {
+        true => name[..open].trim_end().to_string(),
+        false => format!("{}({})", &name[..open], kept.join(", ")),
+    }
 }
 
 /// One output, written batch by batch. `finish` must be called for the output to be complete:
@@ -118,8 +143,10 @@ pub fn create_writer_carrying(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
-    if format == Format::Tsv {
-        text::check_carried_text(carried)?;
+    match format {
+        Format::Tsv => text::check_carried_text(carried)?,
+        Format::Parquet => pq::check_carried_parquet(carried)?,
+        _ => {}
     }
     Ok(lazy_on(sink::Sink::open(output)?, format, columns, carried, metadata))
 }
@@ -251,6 +278,16 @@ pub fn is_broken_pipe(err: &Error) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn engine_metadata_has_no_thread_count() {
+        use super::without_thread_count as w;
+        assert_eq!(w("cpu-simd avx2 (8 threads)"), "cpu-simd avx2");
+        assert_eq!(w("cpu-scalar (1 thread)"), "cpu-scalar");
+        assert_eq!(w("cpu-scalar (double, 16 threads)"), "cpu-scalar (double)");
+        assert_eq!(w("cuda (2 x NVIDIA H100)"), "cuda (2 x NVIDIA H100)");
+        assert_eq!(w("plain"), "plain");
+    }
+
     use super::*;
     use std::io::{self, Write};
 

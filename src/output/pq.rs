@@ -302,6 +302,38 @@ fn encode(schema: &Schema, fields: Vec<Vec<ArrowColumnWriter>>, parts: &[RecordB
     Ok(chunks.into_iter().flatten().collect())
 }
 
+/// Refuses, before anything is written, a carried column Parquet cannot hold (an Arrow
+/// interval of months, days and nanoseconds, an empty struct, ...: the parquet crate finds
+/// out only when it writes the column, after the file's magic). Each column is tried on a
+/// dry run: one null row, written into memory.
+pub(super) fn check_carried_parquet(carried: &arrow::datatypes::Schema) -> Result<()> {
+    for field in carried.fields() {
+        let field = field.as_ref().clone().with_nullable(true);
+        let ty = field.data_type().clone();
+        let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(vec![field.clone()]));
+        let Ok(batch) = RecordBatch::try_new(schema.clone(), vec![arrow::array::new_null_array(&ty, 1)]) else {
+            continue;
+        };
+        let tried = crate::io::ipc::guard_quiet(|| {
+            let mut writer = ArrowWriter::try_new(Vec::new(), schema, None)?;
+            writer.write(&batch)?;
+            writer.close().map(|_| ())
+        });
+        let problem = match tried {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e.to_string(),
+            Err(panic) => panic.to_string(),
+        };
+        return Err(crate::error::Error::usage(format!(
+            "carried column {} has type {}, which Parquet cannot hold ({problem}): write Arrow IPC (--format arrow), \
+             or leave the column out with --carry",
+            field.name(),
+            ty
+        )));
+    }
+    Ok(())
+}
+
 pub(super) struct ParquetWriter {
     encoder: ParquetEncoder<Sink>,
     schema: SchemaRef,

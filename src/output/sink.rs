@@ -88,7 +88,10 @@ impl Sink {
             Some(path) if path.as_os_str() != "-" => {
                 (Target::File(AtomicFile::create(path)?), path.display().to_string(), false)
             }
-            _ => (Target::Stdout(io::stdout()), "standard output".to_string(), true),
+            _ => {
+                crate::stdio::check_stdout()?;
+                (Target::Stdout(io::stdout()), "standard output".to_string(), true)
+            }
         };
         let status =
             Status { name: name.into(), is_stdout, first_error: Default::default(), output_time: Default::default() };

@@ -311,10 +311,21 @@ struct ReadColumns {
 }
 
 fn find(place: &Where, columns: &[String], name: &str) -> Result<usize> {
-    columns
-        .iter()
-        .position(|c| c == name)
+    find_optional(place, columns, name)?
         .ok_or_else(|| Error::file(place, format!("no column '{name}' (columns: {})", columns.join(", "))))
+}
+
+/// The column named `name`, if there is one; two of that name are ambiguous, refused as
+/// `align` refuses them.
+fn find_optional(place: &Where, columns: &[String], name: &str) -> Result<Option<usize>> {
+    let same = columns.iter().filter(|c| *c == name).count();
+    if same > 1 {
+        return Err(Error::file(
+            place,
+            format!("{same} columns are named {name}: which one to read is ambiguous (rename them apart)"),
+        ));
+    }
+    Ok(columns.iter().position(|c| c == name))
 }
 
 impl ReadColumns {
@@ -325,7 +336,7 @@ impl ReadColumns {
             base_q: find(place, columns, "base_quals")?,
             ins_q: find(place, columns, "ins_quals")?,
             del_q: find(place, columns, "del_quals")?,
-            gcp_q: columns.iter().position(|c| c == "gcp_quals"),
+            gcp_q: find_optional(place, columns, "gcp_quals")?,
         })
     }
 
@@ -395,7 +406,7 @@ impl BatchReader {
                 let cols = rows.columns();
                 let read = ReadColumns::find(&place, cols)?;
                 let hap = [find(&place, cols, "haplotype")?, find(&place, cols, "hap_bases")?];
-                let group = cols.iter().position(|c| c == "group");
+                let group = find_optional(&place, cols, "group")?;
                 Kind::Pairs { place, rows, read, hap, group }
             }
         };

@@ -63,7 +63,7 @@ pub fn run_metadata(engine: &dyn Engine) -> crate::output::RunMetadata {
     meta.push("swarrow_version", env!("CARGO_PKG_VERSION"));
     meta.push("mode", "pairhmm");
     meta.push("model", "GATK PairHMM as GKL computes it: float pass, double recomputation below 1e-28 (scaled)");
-    meta.push("engine", &engine.name());
+    meta.push_engine(&engine.name());
     meta
 }
 

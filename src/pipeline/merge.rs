@@ -25,6 +25,11 @@ use std::path::{Path, PathBuf};
 /// Run facts every shard must share: without them scores or E-values are not comparable.
 const MUST_AGREE: [&str; 5] = ["mode", "scoring", "gap_open", "gap_extend", "search_space"];
 
+/// Run facts shards must share where they record them (outputs of older versions may not):
+/// the E-value model, and the E-value cut and thresholds of a search (shards cut differently
+/// would keep different hits).
+const MUST_AGREE_IF_RECORDED: [&str; 3] = ["evalue_model", "max_evalue", "thresholds"];
+
 /// Rows per batch handed to the writer.
 const WRITE_BATCH_ROWS: usize = 65_536;
 
@@ -42,9 +47,13 @@ pub fn merge(
     if inputs.is_empty() {
         return Err(Error::usage("merge: give at least one input"));
     }
+    if format.is_blast_tabular() {
+        return Err(no_blast_tabular());
+    }
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Error::usage("merge: only one input can be read from stdin"));
     }
+    refuse_same_file_twice(inputs)?;
     let mut shards = inputs.iter().map(|p| Shard::open(p)).collect::<Result<Vec<_>>>()?;
     let mode = common_mode(&shards)?;
     let mut meta = merged_metadata(&shards, trust_shards)?;
@@ -57,6 +66,10 @@ pub fn merge(
             return Err(Error::usage("merge: --top applies to search results; align results have no ranking"))
         }
         _ => {}
+    }
+    if let Some(top) = top {
+        check_top(&shards, top)?;
+        meta.push("top", top.to_string());
     }
     meta.push(
         "merge",
@@ -75,10 +88,11 @@ pub fn merge(
             let mut merger = TopMerger::new(top);
             for (i, shard) in shards.iter_mut().enumerate() {
                 while let Some(rows) = shard.next_rows()? {
-                    merger.add(i, rows);
+                    merger.add(i, rows).map_err(|problem| Error::file(&shard.source, problem))?;
                 }
             }
-            for batch in merger.finish() {
+            let names: Vec<String> = shards.iter().map(|s| s.source.to_string()).collect();
+            for batch in merger.finish(&names)? {
                 writer.write(&batch)?;
             }
         }
@@ -93,6 +107,16 @@ pub fn merge(
         }
     }
     writer.finish()
+}
+
+/// BLAST tabular needs the traceback's statistics (pident, length, mismatch, gapopen), which
+/// shards do not carry: refused before anything is read or written.
+pub fn no_blast_tabular() -> Error {
+    Error::usage(
+        "merge cannot write BLAST tabular (--format blast, --outfmt 6/7, -o *.m8): its columns pident, length, \
+         mismatch and gapopen come from the traceback, which the shards do not carry; merge into Parquet, Arrow or \
+         TSV (-o merged.parquet); shards of the queries searched with --outfmt 6 can simply be concatenated",
+    )
 }
 
 /// Rows with their rank (ignored by align writers) as a writer batch.
@@ -140,14 +164,29 @@ struct TopMerger {
     groups: Vec<Vec<Candidate>>,
     /// Query order seen in each shard (group indices, consecutive repeats removed).
     sequences: Vec<Vec<usize>>,
+    /// Per group: 1 + the last shard whose rows held it (0: none yet).
+    last_shard: Vec<usize>,
+    /// The rank of the shard's previous row.
+    last_rank: i64,
 }
 
 impl TopMerger {
     fn new(top: usize) -> TopMerger {
-        TopMerger { top, index: HashMap::new(), groups: Vec::new(), sequences: Vec::new() }
+        TopMerger {
+            top,
+            index: HashMap::new(),
+            groups: Vec::new(),
+            sequences: Vec::new(),
+            last_shard: Vec::new(),
+            last_rank: 0,
+        }
     }
 
-    fn add(&mut self, shard: usize, rows: Vec<Row>) {
+    /// Adds rows of `shard` (shards in order, each shard's rows in its order). A query whose
+    /// hits come in two runs, or whose ranks start again at 1, is two queries with one id:
+    /// their hits cannot be told apart, and the problem is returned (`search` refuses such
+    /// queries; a shard can still hold them if written by an older version or another tool).
+    fn add(&mut self, shard: usize, rows: Vec<Row>) -> std::result::Result<(), String> {
         while self.sequences.len() <= shard {
             self.sequences.push(Vec::new());
         }
@@ -157,29 +196,62 @@ impl TopMerger {
                 None => {
                     self.index.insert(row.query.clone(), self.groups.len());
                     self.groups.push(Vec::new());
+                    self.last_shard.push(0);
                     self.groups.len() - 1
                 }
             };
             let seq = &mut self.sequences[shard];
-            if seq.last() != Some(&g) {
+            let duplicate = if seq.last() != Some(&g) {
                 seq.push(g);
+                std::mem::replace(&mut self.last_shard[g], shard + 1) == shard + 1
+            } else {
+                row.order <= self.last_rank
+            };
+            if duplicate {
+                return Err(format!(
+                    "query {} has two separate lists of hits: two queries with one id, whose hits merge cannot \
+                     keep apart; give every query its own id and search again",
+                    crate::error::quoted_id(&row.query)
+                ));
             }
+            self.last_rank = row.order;
             let group = &mut self.groups[g];
             group.push(Candidate { shard, row });
             if group.len() >= 2 * self.top.max(1024) {
                 trim(group, self.top);
             }
         }
+        Ok(())
     }
 
     /// The merged rows in query order, top N per query, ranked 1..N, in writer batches.
-    fn finish(mut self) -> Vec<ResultBatch> {
+    /// One hit (query and target) kept from two shards means two shards hold the same part
+    /// of the database (a shard given twice, a retried job's copy): an error naming both
+    /// (`shards` names them).
+    fn finish(mut self, shards: &[String]) -> Result<Vec<ResultBatch>> {
         let order = query_order(self.groups.len(), &self.sequences);
         let mut batches = Vec::new();
         let mut pending: Vec<(Row, i32)> = Vec::new();
         for g in order {
             let mut group = std::mem::take(&mut self.groups[g]);
             trim(&mut group, self.top);
+            let mut targets: HashMap<&str, usize> = HashMap::with_capacity(group.len());
+            for c in &group {
+                match targets.insert(c.row.target.as_str(), c.shard) {
+                    Some(other) if other != c.shard => {
+                        let name = |i: usize| shards.get(i).map_or_else(|| format!("shard {}", i + 1), |n| n.clone());
+                        return Err(Error::usage(format!(
+                            "merge: {} and {} both hold the hit of query {} on target {}: two shards hold the \
+                             same part of the database (a shard given twice?); give each shard once",
+                            name(other),
+                            name(c.shard),
+                            crate::error::quoted_id(&c.row.query),
+                            crate::error::quoted_id(&c.row.target)
+                        )));
+                    }
+                    _ => {}
+                }
+            }
             for (i, c) in group.into_iter().enumerate() {
                 pending.push((c.row, i as i32 + 1));
             }
@@ -191,7 +263,7 @@ impl TopMerger {
         if !pending.is_empty() || batches.is_empty() {
             batches.push(to_batch(pending.iter().map(|(r, k)| (r, *k))));
         }
-        batches
+        Ok(batches)
     }
 }
 
@@ -241,6 +313,56 @@ fn query_order(n: usize, sequences: &[Vec<usize>]) -> Vec<usize> {
         }
     }
     order
+}
+
+/// The same file given twice (by two names, a repeated glob, a link) is refused before
+/// anything is read: its rows would count twice.
+fn refuse_same_file_twice(inputs: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: HashMap<(u64, u64), &PathBuf> = HashMap::new();
+    for p in inputs.iter().filter(|p| p.as_os_str() != "-") {
+        let Ok(m) = std::fs::metadata(p) else { continue };
+        if !m.is_file() {
+            continue;
+        }
+        if let Some(first) = seen.insert((m.dev(), m.ino()), p) {
+            return Err(Error::usage(format!(
+                "merge: {} and {} are the same file: each shard must be given once",
+                first.display(),
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A shard searched with `-k N` holds at most N hits per query: a merged top larger than N
+/// could miss hits an unsharded search reports. Refused, naming the shard; a shard that
+/// records no `top` (older versions, TSV) cannot be checked, and a note says so.
+fn check_top(shards: &[Shard], top: usize) -> Result<()> {
+    let mut unknown = None;
+    for s in shards {
+        match s.metadata.iter().find(|(k, _)| k == "top").map(|(_, v)| v.parse::<usize>()) {
+            Some(Ok(kept)) if kept < top => {
+                return Err(Error::usage(format!(
+                    "merge: {} kept at most {} hits per query (searched with --top {}), fewer than merge --top {}: \
+                     the merged result could miss hits an unsharded search reports; merge with --top {} or less, \
+                     or search the shards with --top {}",
+                    s.source, kept, kept, top, kept, top
+                )))
+            }
+            Some(Ok(_)) => {}
+            Some(Err(_)) | None => unknown = unknown.or(Some(&s.source)),
+        }
+    }
+    if let Some(source) = unknown {
+        eprintln!(
+            "swarrow: note: merge: {} does not record the --top it was searched with; merge --top {} assumes each \
+             shard kept at least {} hits per query",
+            source, top, top
+        );
+    }
+    Ok(())
 }
 
 /// The mode all shards share: search results carry `rank`, align results do not.
@@ -308,7 +430,7 @@ fn merged_metadata(shards: &[Shard], trust_shards: bool) -> Result<RunMetadata> 
                 }
             }
         }
-        if values.len() > 1 && MUST_AGREE.contains(&key) {
+        if values.len() > 1 && (MUST_AGREE.contains(&key) || MUST_AGREE_IF_RECORDED.contains(&key)) {
             return Err(Error::usage(format!(
                 "merge: shards disagree on {}: '{}' in {} but '{}' in {}; their scores or E-values are not comparable{}",
                 key,
@@ -316,8 +438,18 @@ fn merged_metadata(shards: &[Shard], trust_shards: bool) -> Result<RunMetadata> 
                 values[0].1,
                 values[1].0,
                 values[1].1,
-                if key == "search_space" { " (run every shard with the same --db-size and --db-seqs)" } else { "" }
+                match key {
+                    "search_space" => " (run every shard with the same --db-size and --db-seqs)",
+                    "evalue_model" => " (run every shard with the same --evalue-model)",
+                    "max_evalue" => " (run every shard with the same --max-evalue, -e)",
+                    "thresholds" => " (run every shard with the same --min-score, --min-pident, ... thresholds)",
+                    _ => "",
+                }
             )));
+        }
+        if key == "top" {
+            // The merge's own --top, checked against every shard's in `check_top`.
+            continue;
         }
         let joined: Vec<&str> = values.iter().map(|(v, _)| *v).collect();
         meta.push(key, joined.join(", "));
@@ -351,9 +483,10 @@ mod tests {
     fn merged(top: usize, shards: Vec<Vec<Row>>) -> Vec<(String, String, i32)> {
         let mut m = TopMerger::new(top);
         for (i, rows) in shards.into_iter().enumerate() {
-            m.add(i, rows);
+            m.add(i, rows).unwrap();
         }
-        m.finish()
+        m.finish(&[])
+            .unwrap()
             .iter()
             .flat_map(|b| b.rows().map(|r| (r.query.to_string(), r.target.to_string(), r.rank)).collect::<Vec<_>>())
             .collect()

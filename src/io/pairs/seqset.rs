@@ -53,6 +53,10 @@ pub struct SeqSet {
     utf8: bool,
     /// Read from an Arrow/Parquet table (whose columns `SetColumns` names).
     table: bool,
+    /// The ids are their text ([`crate::error::id_text`]), as a `makedb` file stores them:
+    /// an id is looked up by its text, so the bytes of a FASTA id that is not UTF-8 find
+    /// their sequence in the database made from that FASTA.
+    ids_as_text: bool,
 }
 
 impl std::fmt::Debug for SeqSet {
@@ -158,6 +162,7 @@ impl Builder {
             index: hashbrown::HashTable::new(),
             utf8: false,
             table: false,
+            ids_as_text: false,
         };
         set.utf8 = set.all_utf8();
         set.build_index(0..n, |i| i as usize)?;
@@ -219,6 +224,7 @@ impl SeqSet {
             index: hashbrown::HashTable::new(),
             utf8: false,
             table: false,
+            ids_as_text: true,
         };
         set.utf8 = set.all_utf8();
         // Indexed in input order, so that the first duplicate met is the first in the file.
@@ -282,6 +288,14 @@ impl SeqSet {
 
     /// The number of the sequence with this id.
     pub fn find(&self, id: &[u8]) -> Option<u32> {
+        let text;
+        let id = match self.ids_as_text {
+            true => {
+                text = crate::error::id_text(id);
+                text.as_bytes()
+            }
+            false => id,
+        };
         let hash = self.hasher.hash_one(id);
         self.index.find(hash, |&j| self.id(j) == id).copied()
     }
@@ -367,7 +381,7 @@ pub fn table_records(table: Table, alphabet: Alphabet, columns: &SetColumns) -> 
     for i in 0..set.len() {
         let (s, e) = (set.offsets[i] as usize, set.offsets[i + 1] as usize);
         let (is, ie) = (set.id_offsets[i] as usize, set.id_offsets[i + 1] as usize);
-        let id = String::from_utf8_lossy(&set.ids[is..ie]).into_owned();
+        let id = crate::error::id_text(&set.ids[is..ie]).into_owned();
         records.push(crate::seq::Record { id, seq: set.residues[s..e].to_vec(), header: String::new() });
     }
     Ok(records)

@@ -608,7 +608,7 @@ mod tests {
             let dec = |k: usize| {
                 String::from_utf8(Alphabet::Protein.decode(&Alphabet::Protein.encode(fields[k]).unwrap())).unwrap()
             };
-            let text = |k: usize| String::from_utf8_lossy(fields[k]).into_owned();
+            let text = |k: usize| crate::error::id_text(fields[k]).into_owned();
             out.push([text(0), dec(1), text(2), dec(3)]);
         }
     }
