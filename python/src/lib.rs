@@ -42,7 +42,7 @@ fn err(e: swarrow::Error) -> PyErr {
 }
 
 /// The command line's options that Python takes as keyword arguments of the same meaning.
-const KEYWORDS: [&str; 18] = [
+const KEYWORDS: [&str; 20] = [
     "query-col",
     "target-col",
     "query-id-col",
@@ -61,6 +61,8 @@ const KEYWORDS: [&str; 18] = [
     "min-pident",
     "min-qcov",
     "min-tcov",
+    "mode",
+    "free-ends",
 ];
 
 /// `message` (the command line's) with the options it names spelt as Python's keyword
@@ -223,11 +225,16 @@ impl Aligner {
         Ok(PairSource { pairs, name, by_id })
     }
 
-    fn start(&self, source: PairSource, columns: &Columns, deliver: output::Deliver) -> (SchemaRef, Run) {
+    fn start(
+        aligner: &session::Aligner,
+        source: PairSource,
+        columns: &Columns,
+        deliver: output::Deliver,
+    ) -> (SchemaRef, Run) {
         let count = Arc::new(AtomicU64::new(0));
         let watched = (!source.by_id).then_some(source.name.as_str());
-        let pairs = session::watch_pairs(source.pairs, watched, self.inner.scoring().alphabet(), &count);
-        let (schema, writer) = output::batch_writer(columns, &pairs.carried(), &self.inner.metadata(), deliver);
+        let pairs = session::watch_pairs(source.pairs, watched, aligner.scoring().alphabet(), &count);
+        let (schema, writer) = output::batch_writer(columns, &pairs.carried(), &aligner.metadata(), deliver);
         (schema, Run { pairs, writer, need: columns.need() })
     }
 }
@@ -244,7 +251,7 @@ impl Aligner {
     #[new]
     #[pyo3(signature = (*, matrix=None, dna=false, match_score=2, mismatch=-3, gap_open=None, gap_extend=None,
                         evalue_model="classic", device="auto", threads=None, verbose=false, progress=false,
-                        batch_pairs=None))]
+                        batch_pairs=None, mode="local", free_ends=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -260,6 +267,8 @@ impl Aligner {
         verbose: bool,
         progress: bool,
         batch_pairs: Option<usize>,
+        mode: &str,
+        free_ends: Option<&str>,
     ) -> PyResult<Self> {
         let model: EvalueModel = choice("evalue_model", evalue_model)?;
         let device: Device = choice("device", device)?;
@@ -268,7 +277,8 @@ impl Aligner {
             .detach(|| -> Res<session::Aligner> {
                 let scoring = scoring.scoring()?;
                 session::check_threads(threads)?;
-                let engine = engine::select(device, &scoring, &EngineOptions::threads(threads), verbose)?;
+                let mode = engine::mode::AlignMode::parse(mode, free_ends)?;
+                let engine = engine::select_mode(device, mode, &scoring, &EngineOptions::threads(threads), verbose)?;
                 session::Aligner::new(engine, model, batch_pairs, None)
             })
             .map_err(err)?;
@@ -344,7 +354,7 @@ impl Aligner {
             let deliver: output::Deliver = Box::new(move |b| {
                 tx.send(b).map_err(|_| swarrow::Error::Internal("the batch iterator was dropped".into()))
             });
-            let (schema, run) = self.start(source, &columns, deliver);
+            let (schema, run) = Self::start(&aligner, source, &columns, deliver);
             let handle = std::thread::spawn(move || {
                 let progress = progress_line(show);
                 let result = aligner.run(run.pairs, run.need, &progress, run.writer).map(|_| ());

@@ -314,3 +314,18 @@ def test_thresholds_keep_the_rows_of_the_full_table_that_pass(tmp_path):
                                "--min-pident", "30", "--min-qcov", "0.2"))
     with pytest.raises(swarrow.SwarrowError, match="^min_pident: 150 is out of range"):
         swarrow.align(table, min_pident=150)
+
+
+def test_modes_equal_the_command_line(tmp_path):
+    """mode= and free_ends= as the command line's --mode and --free-ends (global and
+    semi-global scores below zero included; bits and E-values null outside local)."""
+    table = pairs_table()
+    path = write_stream(table, tmp_path / "pairs.arrows")
+    cols = "query,target,score,bits,qstart,qend,tstart,tend,cigar"
+    for mode, ends in [("global", None), ("semi-global", "target-start,target-end")]:
+        got = swarrow.align(table, columns=cols, mode=mode, free_ends=ends)
+        args = ["--mode", mode] + (["--free-ends", ends] if ends else [])
+        assert_same(got, cli_table("align", "--pairs", path, "--columns", cols, *args))
+        assert got.column("bits").null_count == got.num_rows
+    with pytest.raises(swarrow.SwarrowError, match="mode: unknown mode"):
+        swarrow.align(table, mode="glocal")
