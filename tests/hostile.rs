@@ -1238,3 +1238,42 @@ fn errors_are_one_line_and_a_hint() {
     }
     assert!(verifying > 0, "no damage reached the flatbuffer verifier");
 }
+
+// Issue 44, item 15: an input of the wrong kind is named for what it is, not "text before
+// the first '>' header".
+#[test]
+fn inputs_of_the_wrong_kind_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let o = run(&["makedb", &ex("db.fasta.gz"), "-o", &path("db.swdb"), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["align", "--pairs", &ex("pairs.tsv"), "--device", "cpu", "-o", &path("p.parquet")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    fs::write(d.join("ids.tsv"), "query_id\ttarget_id\nq\tt\n").unwrap();
+    fs::write(d.join("q.bz2"), b"BZh91AY&SY\x00\x01").unwrap();
+    fs::write(d.join("q.zst"), b"\x28\xb5\x2f\xfd\x00\x58\x01").unwrap();
+    fs::write(d.join("q.xz"), b"\xfd7zXZ\x00\x00\x04").unwrap();
+    let queries = ex("queries.fasta");
+    let db = ex("db.fasta.gz");
+    let cases: [(&[&str], &str); 9] = [
+        (&["search", "-q", &queries, "-d", &path("p.parquet")], "this is a Parquet file, not FASTA"),
+        (&["search", "-q", &queries, "-d", &path("ids.tsv")], "this is a tab-separated table, not FASTA"),
+        (&["search", "-q", &path("db.swdb"), "-d", &db], "this is a swarrow makedb database (.swdb), not FASTA"),
+        (
+            &["search", "-q", &path("q.bz2"), "-d", &db],
+            "this is a bzip2 stream, not FASTA: swarrow reads plain text or gzip",
+        ),
+        (&["search", "-q", &path("q.zst"), "-d", &db], "this is a zstd stream, not FASTA"),
+        (&["search", "-q", &path("q.xz"), "-d", &db], "this is an xz stream, not FASTA"),
+        (&["align", "--pairs", &path("db.swdb")], "this is a swarrow makedb database (.swdb), not a pair file"),
+        (&["align", "--pairs", &path("q.zst")], "this is a zstd stream, not a pair file"),
+        (&["makedb", &path("q.bz2"), "-o", &path("x.swdb")], "this is a bzip2 stream, not FASTA"),
+    ];
+    for (args, needle) in cases {
+        let o = run(&[args, &["--quiet"][..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("text before the first"), "{args:?}: {}", stderr(&o));
+    }
+}
