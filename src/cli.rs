@@ -639,16 +639,65 @@ pub fn main_with<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> u8 {
         eprintln!("swarrow: error: {}", e);
         return e.exit_code() as u8;
     }
-    let cli = Cli::parse_from(args);
+    let subcommand = args.get(1).and_then(|a| a.to_str()).filter(|a| !a.starts_with('-')).map(str::to_string);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(e, subcommand.as_deref()),
+    };
     crate::atomic::install_signal_cleanup();
     match run(cli) {
         Ok(()) => 0,
         Err(e) if e.is_broken_pipe() => 0,
+        // Bad input is the user's to fix: one line (a GPU compiler's log may take several).
+        Err(e @ Error::Input(_)) => {
+            eprintln!("swarrow: error: {}", crate::error::one_line(&e.to_string()));
+            e.exit_code() as u8
+        }
         Err(e) => {
             eprintln!("swarrow: error: {}", e);
             e.exit_code() as u8
         }
     }
+}
+
+/// Help and version print as clap prints them; an argument error is one line, `swarrow:
+/// error: ...`, and at most one hint (clap's tip, else where the options are listed), exit 2.
+fn argument_error(e: clap::Error, subcommand: Option<&str>) -> u8 {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return 0;
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    if matches!(e.kind(), ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand)
+        || !first.starts_with("error:")
+    {
+        // A bare `swarrow` or `swarrow SUB` without what it needs: the help is the answer.
+        let _ = e.print();
+        return 2;
+    }
+    let rest: Vec<&str> = lines.collect();
+    // A number too large for its option is out of range, not malformed.
+    let first = first
+        .replace("number too large to fit in target type", "out of range (too large)")
+        .replace("number too small to fit in target type", "out of range (too small)");
+    let first = first.as_str();
+    if first.ends_with(':') {
+        // `the following required arguments were not provided:` and their list, on one line.
+        let listed: Vec<&str> = rest.iter().take_while(|l| !l.starts_with("Usage:")).copied().collect();
+        eprintln!("swarrow: {} {}", first, listed.join(", "));
+    } else {
+        eprintln!("swarrow: {first}");
+    }
+    let known = subcommand.filter(|s| Cli::command().get_subcommands().any(|c| c.get_name() == *s));
+    match (rest.iter().find_map(|l| l.strip_prefix("tip: ")), known) {
+        (Some(tip), _) => eprintln!("  tip: {tip}"),
+        (None, Some(sub)) => eprintln!("  tip: swarrow {sub} --help lists its options"),
+        (None, None) => eprintln!("  tip: swarrow --help lists the subcommands"),
+    }
+    2
 }
 
 pub fn run(cli: Cli) -> Result<()> {

@@ -127,6 +127,48 @@ pub fn id_text(id: &[u8]) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `text` on one line: its lines trimmed and joined with "; " (a decoder's nested "while
+/// verifying ..." lines, for one), so that a message is one line of stderr.
+pub fn one_line(text: &str) -> String {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+}
+
+/// The names of `known` nearest to `word` (case-insensitive edit distance, at most a third of
+/// the word's length and at least 2; or `word` a prefix of the name), best first, at most
+/// three: what a message suggests for a mistyped name instead of listing every name.
+pub fn nearest<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let word = word.trim().to_ascii_lowercase();
+    let limit = (word.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = known
+        .into_iter()
+        .filter_map(|name| {
+            let lower = name.to_ascii_lowercase();
+            let d = edit_distance(&word, &lower);
+            let prefix = word.len() >= 2 && lower.starts_with(&word);
+            (d <= limit || prefix).then_some((if prefix { d.min(1) } else { d }, name))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// An id inside a sentence of a message: [`shown_id`] in double quotes, so that leading or
 /// trailing spaces show (`target_id "b " not found`).
 pub fn quoted_id(id: impl AsRef<[u8]>) -> String {
@@ -181,6 +223,15 @@ mod tests {
         assert_eq!(shown_id(b"\xe8a\xff"), "\\xe8a\\xff");
         assert_eq!(shown_id([b'\xe9'; 100]), format!("{}...", "\\xe9".repeat(80)));
         assert_eq!(quoted_id("b "), "\"b \"");
+    }
+
+    #[test]
+    fn nearest_names_are_suggested() {
+        let known = ["pident", "qcovhsp", "qcov", "tcov", "evalue", "bits", "bitscore", "qstart", "query"];
+        assert_eq!(nearest("pidnet", known), ["pident"]);
+        assert_eq!(nearest("QCOVHSP2", known), ["qcovhsp"]);
+        assert_eq!(nearest("bit", known), ["bits", "bitscore"]);
+        assert!(nearest("staxids", known).is_empty());
     }
 
     #[test]

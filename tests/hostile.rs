@@ -1194,3 +1194,86 @@ fn pairhmm_refuses_ambiguous_columns() {
         assert!(o.stdout.is_empty());
     }
 }
+
+// Issue 44, item 14: argument errors are one line `swarrow: error: ...` and at most one hint;
+// an unknown column suggests the nearest names instead of listing all; a damaged Arrow
+// stream's decoder errors ("while verifying ...") come on one line.
+#[test]
+fn errors_are_one_line_and_a_hint() {
+    let (q, db) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let base = ["search", "-q", q.as_str(), "-d", db.as_str(), "--device", "cpu"];
+    for (extra, needle, hint) in [
+        (&["--top", "abc"][..], "invalid value 'abc' for '--top <N>'", "swarrow search --help"),
+        (&["--top", "99999999999999999999999"], "out of range", "swarrow search --help"),
+        (&["--top", "3", "--top", "4"], "cannot be used multiple times", "swarrow search --help"),
+        (&["--frobnicate"], "unexpected argument '--frobnicate'", "tip: "),
+        (&["--matrix"], "a value is required for '--matrix", "swarrow search --help"),
+        (&["--columns", "query,pidnet"], "unknown column 'pidnet'; did you mean pident?", ""),
+    ] {
+        let o = run(&[&base[..], extra].concat());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert!(lines[0].starts_with("swarrow: error: ") && lines[0].contains(needle), "{extra:?}: {err}");
+        assert!(lines.len() <= 2 && lines.get(1).is_none_or(|l| l.contains(hint)), "{extra:?}: {err}");
+    }
+    let o = run(&["search"]);
+    assert_eq!(stderr(&o).lines().count(), 2, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("swarrow: error: the following required arguments were not provided: --query"));
+    // Every damaged copy of a stream's schema message fails on one line.
+    let good = pair_stream(3);
+    let (meta, _) = messages(&good)[0].clone();
+    let mut verifying = 0;
+    for at in meta.clone().step_by(3) {
+        let mut data = good.clone();
+        data[at] ^= 0x5a;
+        let o = run_stdin(&["align", "--pairs", "-", "--format", "tsv", "--device", "cpu", "--quiet"], &data);
+        if o.status.success() {
+            continue;
+        }
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "byte {at}: {err}");
+        assert_eq!(err.lines().count(), 1, "byte {at}: {err}");
+        verifying += usize::from(err.contains("while verifying"));
+    }
+    assert!(verifying > 0, "no damage reached the flatbuffer verifier");
+}
+
+// Issue 44, item 15: an input of the wrong kind is named for what it is, not "text before
+// the first '>' header".
+#[test]
+fn inputs_of_the_wrong_kind_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let o = run(&["makedb", &ex("db.fasta.gz"), "-o", &path("db.swdb"), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["align", "--pairs", &ex("pairs.tsv"), "--device", "cpu", "-o", &path("p.parquet")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    fs::write(d.join("ids.tsv"), "query_id\ttarget_id\nq\tt\n").unwrap();
+    fs::write(d.join("q.bz2"), b"BZh91AY&SY\x00\x01").unwrap();
+    fs::write(d.join("q.zst"), b"\x28\xb5\x2f\xfd\x00\x58\x01").unwrap();
+    fs::write(d.join("q.xz"), b"\xfd7zXZ\x00\x00\x04").unwrap();
+    let queries = ex("queries.fasta");
+    let db = ex("db.fasta.gz");
+    let cases: [(&[&str], &str); 9] = [
+        (&["search", "-q", &queries, "-d", &path("p.parquet")], "this is a Parquet file, not FASTA"),
+        (&["search", "-q", &queries, "-d", &path("ids.tsv")], "this is a tab-separated table, not FASTA"),
+        (&["search", "-q", &path("db.swdb"), "-d", &db], "this is a swarrow makedb database (.swdb), not FASTA"),
+        (
+            &["search", "-q", &path("q.bz2"), "-d", &db],
+            "this is a bzip2 stream, not FASTA: swarrow reads plain text or gzip",
+        ),
+        (&["search", "-q", &path("q.zst"), "-d", &db], "this is a zstd stream, not FASTA"),
+        (&["search", "-q", &path("q.xz"), "-d", &db], "this is an xz stream, not FASTA"),
+        (&["align", "--pairs", &path("db.swdb")], "this is a swarrow makedb database (.swdb), not a pair file"),
+        (&["align", "--pairs", &path("q.zst")], "this is a zstd stream, not a pair file"),
+        (&["makedb", &path("q.bz2"), "-o", &path("x.swdb")], "this is a bzip2 stream, not FASTA"),
+    ];
+    for (args, needle) in cases {
+        let o = run(&[args, &["--quiet"][..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("text before the first"), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -124,10 +124,14 @@ impl<R: BufRead> FastaReader<R> {
             if self.header[0] != b'>' {
                 // Sequence lines are consumed with their record, so only text before the
                 // first header lands here.
+                let kind = (self.count == 0).then(|| crate::io::input::kind_of(&self.header)).flatten();
                 let what = if self.header[0] == b'@' && self.count == 0 {
-                    "a FASTQ record ('@' header): give FASTA ('>' headers; e.g. `seqtk seq -A`)"
+                    "a FASTQ record ('@' header): give FASTA ('>' headers; e.g. `seqtk seq -A`)".to_string()
+                } else if let Some((kind, hint)) = kind {
+                    let hint = if hint.is_empty() { String::new() } else { format!(": {hint}") };
+                    format!("this is {kind}, not FASTA{hint}")
                 } else {
-                    "text before the first '>' header: not a FASTA file?"
+                    "text before the first '>' header: not a FASTA file?".to_string()
                 };
                 return Err(Error::file(&self.place, format!("line {}: {what}", self.line)));
             }

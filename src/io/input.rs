@@ -31,6 +31,36 @@ pub const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 /// text-mode transfers).
 pub const SWDB_MAGIC: [u8; 8] = *b"\x89SWDB\r\n\x1a";
 
+/// What an input that is not the expected text is, from its first bytes (a file's magic
+/// number, or tabs in its first line), for messages: the kind and a hint (empty where none);
+/// `None` when nothing is recognised.
+pub fn kind_of(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const DECOMPRESS: &str = "swarrow reads plain text or gzip: decompress it first";
+    const KINDS: [(&[u8], &str, &str); 8] = [
+        (PARQUET_MAGIC, "a Parquet file", ""),
+        (ARROW_FILE_MAGIC, "an Arrow IPC file", ""),
+        (&ARROW_CONTINUATION, "an Arrow IPC stream", ""),
+        (b"\x89SWDB", "a swarrow makedb database (.swdb)", ""),
+        (b"BZh", "a bzip2 stream", "swarrow reads plain text or gzip: decompress it first, or give <(bzcat FILE)"),
+        (
+            &[0x28, 0xb5, 0x2f, 0xfd],
+            "a zstd stream",
+            "swarrow reads plain text or gzip: decompress it first, or give <(zstd -dc FILE)",
+        ),
+        (
+            &[0xfd, b'7', b'z', b'X', b'Z', 0],
+            "an xz stream",
+            "swarrow reads plain text or gzip: decompress it first, or give <(xz -dc FILE)",
+        ),
+        (b"PK\x03\x04", "a zip archive", DECOMPRESS),
+    ];
+    if let Some((_, kind, hint)) = KINDS.iter().find(|(magic, _, _)| head.starts_with(magic)) {
+        return Some((kind, hint));
+    }
+    let line = head.split(|&b| b == b'\n').next().unwrap_or(head);
+    line.contains(&b'\t').then_some(("a tab-separated table", ""))
+}
+
 /// The byte order mark some editors and spreadsheets put before UTF-8 text: skipped before
 /// the first line of a TSV input.
 const UTF8_BOM: &[u8; 3] = b"\xef\xbb\xbf";

@@ -297,12 +297,15 @@ impl Columns {
                 BLAST_TABULAR.to_vec()
             } else {
                 vec![Column::parse(name).ok_or_else(|| {
+                    let names = SPECS.iter().flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied()));
+                    let near = crate::error::nearest(name, names.chain(["std"]));
+                    let hint = match near.is_empty() {
+                        true => String::new(),
+                        false => format!("; did you mean {}?", near.join(", ")),
+                    };
                     Error::usage(format!(
-                        "--columns: unknown column '{}'; known columns (aliases in parentheses; std = \
-                         BLAST's twelve: {}):\n{}",
-                        name.trim(),
-                        BLAST_TABULAR.map(|c| c.name()).join(" "),
-                        describe_all()
+                        "--columns: unknown column '{}'{hint} (--help lists the columns)",
+                        name.trim()
                     ))
                 })?]
             };

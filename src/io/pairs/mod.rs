@@ -123,6 +123,18 @@ pub fn open_pairs(
             // Opened once and sniffed from its head: a pipe cannot be reopened.
             let raw = Head::open(path, 8)?;
             let place = raw.place.clone();
+            let binary =
+                [&crate::io::makedb::SWDB_MAGIC[..], b"BZh", &[0x28, 0xb5, 0x2f, 0xfd], &[0xfd, b'7', b'z'], b"PK"];
+            if binary.iter().any(|m| raw.bytes.starts_with(m)) {
+                let (kind, hint) = crate::io::input::kind_of(&raw.bytes).unwrap_or(("binary data", ""));
+                let hint = match raw.bytes.starts_with(&crate::io::makedb::SWDB_MAGIC) {
+                    true => {
+                        "a database's sequences are given with --seqs or --target-seqs, the pairs by id with --pairs"
+                    }
+                    false => hint,
+                };
+                return Err(Error::file(&place, format!("this is {kind}, not a pair file: {hint}")));
+            }
             if raw.is_plain_regular_file() && columns == &PairColumns::default() {
                 // TSV in a file: read at offsets on the pool, no reading thread, no copy.
                 let file = raw.into_regular_file()?.ok_or_else(|| Error::Internal("regular file gone".into()))?;
