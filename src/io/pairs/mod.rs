@@ -124,10 +124,10 @@ pub fn open_pairs(
             let raw = Head::open(path, 8)?;
             let place = raw.place.clone();
             let binary =
-                [&crate::io::makedb::SWDB_MAGIC[..], b"BZh", &[0x28, 0xb5, 0x2f, 0xfd], &[0xfd, b'7', b'z'], b"PK"];
+                [&crate::io::input::SWDB_MAGIC[..], b"BZh", &[0x28, 0xb5, 0x2f, 0xfd], &[0xfd, b'7', b'z'], b"PK"];
             if binary.iter().any(|m| raw.bytes.starts_with(m)) {
                 let (kind, hint) = crate::io::input::kind_of(&raw.bytes).unwrap_or(("binary data", ""));
-                let hint = match raw.bytes.starts_with(&crate::io::makedb::SWDB_MAGIC) {
+                let hint = match raw.bytes.starts_with(&crate::io::input::SWDB_MAGIC) {
                     true => {
                         "a database's sequences are given with --seqs or --target-seqs, the pairs by id with --pairs"
                     }
