@@ -236,7 +236,8 @@ pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &
 
 /// An `-o` name that promises what the output would not be is refused: a compression
 /// extension (`.gz`, `.zst`, ...: swarrow writes no compressed text), or an extension of
-/// another format than `--format` (`-o x.parquet --format tsv`).
+/// another kind of format than `--format` (`-o x.parquet --format tsv`; text formats may
+/// take each other's names).
 fn check_output_name(explicit: Option<Format>, path: &Path) -> Result<()> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     if let Some(ext) = ext.as_deref().filter(|e| matches!(*e, "gz" | "bgz" | "zst" | "zstd" | "bz2" | "xz" | "zip")) {
@@ -246,11 +247,12 @@ fn check_output_name(explicit: Option<Format>, path: &Path) -> Result<()> {
             path.display()
         )));
     }
+    // Text formats share names (BLAST users write `-outfmt 6 -out hits.tsv`): only a binary
+    // name with text, or text or another binary format in a binary name, conflicts.
     let family = |f: Format| match f {
         Format::ArrowStream | Format::ArrowFile => 0,
         Format::Parquet => 1,
-        Format::Tsv => 2,
-        Format::Blast | Format::BlastCommented => 3,
+        Format::Tsv | Format::Blast | Format::BlastCommented => 2,
     };
     if let (Some(chosen), Some(named)) = (explicit, Format::from_extension(path)) {
         if family(chosen) != family(named) {
