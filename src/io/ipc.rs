@@ -639,7 +639,7 @@ mod tests {
         w.write(&b).unwrap();
         w.finish().unwrap();
         drop(w);
-        let r = IpcReader::file(Where::Path(path.clone()), File::open(&path).unwrap()).unwrap();
+        let r = IpcReader::file(Where::Path(path.clone()), std::fs::File::open(&path).unwrap()).unwrap();
         assert_eq!(r.collect::<Result<Vec<_>>>().unwrap(), vec![b]);
     }
 
