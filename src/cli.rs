@@ -875,9 +875,11 @@ struct WatchedQueries {
     look: Option<NucleotideLook>,
     name: String,
     place: Where,
-    /// Each query id seen, with its record index: two queries with one id are refused, as
-    /// their hits could not be told apart downstream (`merge` groups hits by query id).
-    seen: std::collections::HashMap<String, usize>,
+    /// Each query id seen, by its 128-bit hash (a fixed size per query, however long the
+    /// ids; two ids colliding by chance is out of reach), with its record index: two queries
+    /// with one id are refused, as their hits could not be told apart downstream (`merge`
+    /// groups hits by query id).
+    seen: std::collections::HashMap<u128, usize>,
 }
 
 impl Iterator for WatchedQueries {
@@ -888,7 +890,8 @@ impl Iterator for WatchedQueries {
         match &record {
             Some(Ok(r)) => {
                 let index = self.count.fetch_add(1, Ordering::Relaxed) as usize;
-                if let Some(first) = self.seen.insert(r.id.clone(), index) {
+                let hash = |seed: u64| ahash::RandomState::with_seeds(seed, 1, 2, 3).hash_one(&r.id) as u128;
+                if let Some(first) = self.seen.insert(hash(0) << 64 | hash(0x5eed), index) {
                     self.look = None;
                     return Some(Err(Error::record(
                         &self.place,

@@ -244,6 +244,19 @@ impl SearchSettings {
         if self.db_seqs == Some(0) {
             return Err(Error::usage("--db-seqs must be at least 1 sequence"));
         }
+        match (self.db_size, self.db_seqs) {
+            (None, Some(_)) => {
+                return Err(Error::usage(
+                    "--db-seqs without --db-size: give both, the residues and the sequences of the whole database",
+                ))
+            }
+            (Some(size), Some(seqs)) if seqs > size => {
+                return Err(Error::usage(format!(
+                    "--db-seqs {seqs} is more than --db-size {size}: every sequence has at least one residue"
+                )))
+            }
+            _ => {}
+        }
         Ok(())
     }
 

@@ -1277,3 +1277,89 @@ fn inputs_of_the_wrong_kind_are_named() {
         assert!(!stderr(&o).contains("text before the first"), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// The pairs of [`pair_stream`] as an Arrow IPC file.
+fn pair_file(rows: usize) -> Vec<u8> {
+    let stream = pair_stream(rows);
+    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(stream), None).unwrap();
+    let schema = reader.schema();
+    let mut out = Vec::new();
+    let mut w = arrow::ipc::writer::FileWriter::try_new(&mut out, &schema).unwrap();
+    for batch in reader {
+        w.write(&batch.unwrap()).unwrap();
+    }
+    w.finish().unwrap();
+    drop(w);
+    out
+}
+
+// Issue 44, item 16: smaller items, each against a hand-built case.
+#[test]
+fn small_items_of_round_five() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let (q, db) = (ex("queries.fasta"), ex("db.fasta.gz"));
+    let tsv = |o: &Output| {
+        assert!(o.status.success(), "{}", stderr(o));
+        String::from_utf8(o.stdout.clone()).unwrap()
+    };
+    // A UTF-8 byte order mark is accepted in FASTA, merge TSV shards and pairhmm tables.
+    let plain = fs::read(&q).unwrap();
+    fs::write(d.join("bom.fa"), [&b"\xef\xbb\xbf"[..], &plain].concat()).unwrap();
+    let want = tsv(&run(&["search", "-q", &q, "-d", &db, "--format", "tsv", "--device", "cpu", "--quiet"]));
+    let got = tsv(&run(&["search", "-q", &path("bom.fa"), "-d", &db, "--format", "tsv", "--device", "cpu", "--quiet"]));
+    assert_eq!(got, want);
+    fs::write(d.join("bom.tsv"), format!("\u{feff}{want}")).unwrap();
+    let merged = tsv(&run(&["merge", "--top", "10", "--trust-shards", "--format", "tsv", &path("bom.tsv")]));
+    assert_eq!(merged.lines().count(), want.lines().count());
+    let hmm = "read\tread_bases\tbase_quals\tins_quals\tdel_quals\thaplotype\thap_bases\nr\tACGT\tIIII\tNNNN\tNNNN\th\tACGT\n";
+    fs::write(d.join("hmm.tsv"), hmm).unwrap();
+    fs::write(d.join("bomhmm.tsv"), format!("\u{feff}{hmm}")).unwrap();
+    let pairhmm = |f: &str| tsv(&run(&["pairhmm", "--device", "cpu", "--format", "tsv", "--pairs", &path(f)]));
+    assert_eq!(pairhmm("bomhmm.tsv"), pairhmm("hmm.tsv"));
+    // A trailing tab on a pair-TSV header line; the pair aligns as without it (MKV x MKV:
+    // BLOSUM62 5 + 5 + 4 = 14).
+    fs::write(d.join("tab.tsv"), "query_id\tquery_seq\ttarget_id\ttarget_seq\t\nq\tMKV\tt\tMKV\n").unwrap();
+    let out = tsv(&run(&["align", "--pairs", &path("tab.tsv"), "--format", "tsv", "--device", "cpu"]));
+    assert!(out.lines().nth(1).unwrap().starts_with("q\tt\t14\t"), "{out}");
+    // An Arrow IPC file through stdin, as Parquet.
+    let o = run_stdin(&["align", "--pairs", "-", "--format", "tsv", "--device", "cpu", "--quiet"], &pair_file(5));
+    assert_eq!(tsv(&o).lines().count(), 6);
+    // Output names that promise what the output would not be.
+    let o = run(&["search", "-q", &q, "-d", &db, "-o", &path("x.tsv.gz"), "--device", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not compress its output"), "{}", stderr(&o));
+    let o = run(&["search", "-q", &q, "-d", &db, "-o", &path("x.parquet"), "--format", "tsv", "--device", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("names a parquet file but --format asks for tsv"), "{}", stderr(&o));
+    assert!(!d.join("x.tsv.gz").exists() && !d.join("x.parquet").exists());
+    // A mistyped SWARROW_ENGINE is refused, as a mistyped SWARROW_SIMD is.
+    let o = bin()
+        .args(["align", "--pairs", &path("tab.tsv"), "--device", "cpu"])
+        .env("SWARROW_ENGINE", "scalr")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("SWARROW_ENGINE=scalr: expected scalar or simd"), "{}", stderr(&o));
+    // The search space: --db-seqs needs --db-size, and cannot exceed it.
+    for (extra, needle) in [
+        (&["--db-seqs", "5"][..], "--db-seqs without --db-size"),
+        (&["--db-seqs", "50", "--db-size", "5"], "--db-seqs 50 is more than --db-size 5"),
+    ] {
+        let o = run(&[&["search", "-q", &q, "-d", &db, "--device", "cpu"][..], extra].concat());
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+    }
+    // An integer out of range in a shard says so.
+    let header = "query\ttarget\tscore\tbits\tevalue\tqstart\tqend\ttstart\ttend\tqlen\ttlen\trecomputed\trank\n";
+    fs::write(d.join("big.tsv"), format!("{header}q\tt\t99999999999\t\t\t1\t6\t1\t6\t6\t6\tfalse\t1\n")).unwrap();
+    let o = run(&["merge", "--top", "1", "--trust-shards", "--format", "tsv", &path("big.tsv")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("column 'score': 99999999999 is out of range"), "{}", stderr(&o));
+    // `--carry ''` names the empty name quoted.
+    fs::write(d.join("p.arrow"), pair_file(2)).unwrap();
+    let o = run(&["align", "--pairs", &path("p.arrow"), "--carry", "", "--device", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--carry: no column '' in the input"), "{}", stderr(&o));
+}

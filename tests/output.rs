@@ -550,8 +550,8 @@ fn format_resolution_table() {
     use Format::*;
     let p = |s: &'static str| Some(Path::new(s));
     let cases: [(Option<Format>, Option<&Path>, bool, Format); 21] = [
-        // --format wins over everything
-        (Some(Tsv), p("x.parquet"), false, Tsv),
+        // --format wins over everything but a binary format's name (refused below)
+        (Some(Tsv), p("x.out"), false, Tsv),
         (Some(Parquet), None, true, Parquet),
         (Some(Blast), p("-"), false, Blast),
         // by extension (case-insensitive), whatever the terminal
@@ -584,9 +584,17 @@ fn format_resolution_table() {
         );
     }
     // Other names are text, as the same name behind `>` is (BLAST users write .out, .m8, .txt).
-    for other in ["out.csv", "results", "hits.out", "out.parquet.gz"] {
+    for other in ["out.csv", "results", "hits.out"] {
         assert_eq!(resolve_format(None, Some(Path::new(other)), &Stdout::Pipe).unwrap(), Tsv, "{other}");
     }
+    // A compressed name would hold plain data, and a binary format's name another format
+    // (issue 44, item 16): refused; text formats take each other's names.
+    for (explicit, name) in
+        [(None, "out.parquet.gz"), (None, "hits.tsv.gz"), (Some(Tsv), "out.parquet"), (Some(Parquet), "o.arrow")]
+    {
+        assert!(resolve_format(explicit, Some(Path::new(name)), &Stdout::Pipe).is_err(), "{explicit:?} {name}");
+    }
+    assert_eq!(resolve_format(Some(Blast), Some(Path::new("hits.tsv")), &Stdout::Pipe).unwrap(), Blast);
 }
 
 /// Issue 44, item 10: Parquet (and Arrow) outputs are the same bytes whatever --threads is:

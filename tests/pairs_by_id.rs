@@ -594,7 +594,7 @@ fn malformed_candidates_are_refused_with_their_line() {
     fails(
         &case,
         &["--pairs", &one, "--seqs", &set, "--carry", "x"],
-        &format!("{one}: --carry: no column x in the input"),
+        &format!("{one}: --carry: no column 'x' in the input"),
     );
     fails(
         &case,

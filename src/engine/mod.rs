@@ -244,9 +244,22 @@ pub fn select_mode(
     Ok(engine)
 }
 
+/// `SWARROW_ENGINE`: `scalar` forces the scalar reference on the CPU; unset, empty or `simd`
+/// is the default; anything else is refused, as a mistyped `SWARROW_SIMD` is.
+pub fn forced_scalar() -> Result<bool> {
+    match std::env::var("SWARROW_ENGINE").as_deref() {
+        Err(_) | Ok("") | Ok("simd") => Ok(false),
+        Ok("scalar") => Ok(true),
+        Ok(other) => Err(Error::usage(format!(
+            "SWARROW_ENGINE={}: expected scalar or simd (or leave it unset)",
+            crate::error::shown_id(other)
+        ))),
+    }
+}
+
 fn cpu_engine(scoring: &Scoring, threads: Option<usize>) -> Result<Arc<dyn Engine>> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    if std::env::var("SWARROW_ENGINE").is_ok_and(|v| v == "scalar") {
+    if forced_scalar()? {
         return Ok(Arc::new(scalar::ScalarEngine::new(scoring.clone(), threads)?));
     }
     Ok(Arc::new(simd::SimdEngine::new(scoring.clone(), threads)?))

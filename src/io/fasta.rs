@@ -117,6 +117,10 @@ impl<R: BufRead> FastaReader<R> {
                 }
                 Line::Read => {}
             }
+            // A UTF-8 byte order mark before the first line is no part of it.
+            if self.line == 0 && self.header.starts_with(crate::io::input::UTF8_BOM) {
+                self.header.drain(..3);
+            }
             self.line += 1;
             if self.header.iter().all(u8::is_ascii_whitespace) {
                 continue;

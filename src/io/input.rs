@@ -63,7 +63,7 @@ pub fn kind_of(head: &[u8]) -> Option<(&'static str, &'static str)> {
 
 /// The byte order mark some editors and spreadsheets put before UTF-8 text: skipped before
 /// the first line of a TSV input.
-const UTF8_BOM: &[u8; 3] = b"\xef\xbb\xbf";
+pub const UTF8_BOM: &[u8; 3] = b"\xef\xbb\xbf";
 
 /// Every magic number an input's format is told by. The head of an input is read only as
 /// far as it could still be one of them: a text line shorter than a magic (`a<TAB>b` of a

@@ -21,7 +21,6 @@
 //! Errors are `Error::Input` naming the file: `FILE: bad Arrow IPC data[ after N rows]: ...`.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
@@ -67,9 +66,10 @@ impl IpcReader {
         IpcReader::start(place, Box::new(input), None)
     }
 
-    /// Reads the Arrow IPC file format from a regular file: the stream it embeds between
-    /// the leading magic and the footer (the footer is only used to find where that ends).
-    pub fn file(place: Where, mut file: File) -> Result<IpcReader> {
+    /// Reads the Arrow IPC file format from a regular file (or its bytes, buffered from a
+    /// pipe): the stream it embeds between the leading magic and the footer (the footer is
+    /// only used to find where that ends).
+    pub fn file(place: Where, mut file: impl Read + Seek + Send + 'static) -> Result<IpcReader> {
         let bad = |problem: &str| Error::file(&place, format!("bad Arrow IPC file: {problem}"));
         let size = file.seek(SeekFrom::End(0)).map_err(|e| read_error(&place, e))?;
         if size < 8 + 10 {
@@ -639,7 +639,7 @@ mod tests {
         w.write(&b).unwrap();
         w.finish().unwrap();
         drop(w);
-        let r = IpcReader::file(Where::Path(path.clone()), File::open(&path).unwrap()).unwrap();
+        let r = IpcReader::file(Where::Path(path.clone()), std::fs::File::open(&path).unwrap()).unwrap();
         assert_eq!(r.collect::<Result<Vec<_>>>().unwrap(), vec![b]);
     }
 

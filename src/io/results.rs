@@ -240,7 +240,8 @@ impl TsvReader {
             Line::End => return Err(Error::file(source, "empty input: expected a swarrow output with its header")),
             Line::TooLong => return Err(Error::file(source, "line 1 longer than 1 GiB: not a swarrow output")),
         }
-        let header = String::from_utf8_lossy(&buf);
+        // A UTF-8 byte order mark (a shard passed through an editor) is no part of the header.
+        let header = String::from_utf8_lossy(buf.strip_prefix(crate::io::input::UTF8_BOM).unwrap_or(&buf));
         let columns: HashMap<String, usize> =
             header.trim_end_matches('\r').split('\t').enumerate().map(|(i, n)| (n.to_string(), i)).collect();
         if let Some(missing) = COLUMNS.iter().find(|c| !columns.contains_key(**c)) {
@@ -292,7 +293,15 @@ impl TsvReader {
             };
             let int = |name: &str| -> Result<i32> {
                 let v = field(name)?;
-                v.parse().map_err(|_| err(format!("column '{}': '{}' is not an integer", name, shown_id(v))))
+                v.parse().map_err(|e: std::num::ParseIntError| {
+                    use std::num::IntErrorKind::{NegOverflow, PosOverflow};
+                    match e.kind() {
+                        PosOverflow | NegOverflow => {
+                            err(format!("column '{}': {} is out of range (32-bit integer)", name, shown_id(v)))
+                        }
+                        _ => err(format!("column '{}': '{}' is not an integer", name, shown_id(v))),
+                    }
+                })
             };
             let float = |name: &str| -> Result<Option<f64>> {
                 let v = field(name)?;

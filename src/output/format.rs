@@ -214,6 +214,9 @@ pub fn default_format_note(explicit: Option<Format>, output: Option<&Path>, stdo
 /// the same name behind `>` is (BLAST users name their tables `.out`, `.m8`, `.blast`), unless
 /// it is a FIFO, socket or device (`-o /dev/null`): an Arrow IPC stream, as into a pipe.
 pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &Stdout) -> Result<Format> {
+    if let Some(path) = output.filter(|p| p.as_os_str() != "-") {
+        check_output_name(explicit, path)?;
+    }
     if let Some(format) = explicit {
         return Ok(format);
     }
@@ -229,6 +232,39 @@ pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &
             Stdout::Pipe | Stdout::Device => Format::ArrowStream,
         },
     })
+}
+
+/// An `-o` name that promises what the output would not be is refused: a compression
+/// extension (`.gz`, `.zst`, ...: swarrow writes no compressed text), or an extension of
+/// another kind of format than `--format` (`-o x.parquet --format tsv`; text formats may
+/// take each other's names).
+fn check_output_name(explicit: Option<Format>, path: &Path) -> Result<()> {
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    if let Some(ext) = ext.as_deref().filter(|e| matches!(*e, "gz" | "bgz" | "zst" | "zstd" | "bz2" | "xz" | "zip")) {
+        return Err(Error::usage(format!(
+            "-o {}: swarrow does not compress its output, and a .{ext} name would hold plain data; write Parquet \
+             (-o NAME.parquet, compressed), or pipe text through the compressor (--format tsv | gzip > NAME.tsv.gz)",
+            path.display()
+        )));
+    }
+    // Text formats share names (BLAST users write `-outfmt 6 -out hits.tsv`): only a binary
+    // name with text, or text or another binary format in a binary name, conflicts.
+    let family = |f: Format| match f {
+        Format::ArrowStream | Format::ArrowFile => 0,
+        Format::Parquet => 1,
+        Format::Tsv | Format::Blast | Format::BlastCommented => 2,
+    };
+    if let (Some(chosen), Some(named)) = (explicit, Format::from_extension(path)) {
+        if family(chosen) != family(named) {
+            return Err(Error::usage(format!(
+                "-o {} names a {} file but --format asks for {}: choose one (drop --format, or rename the output)",
+                path.display(),
+                named,
+                chosen
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

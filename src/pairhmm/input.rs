@@ -122,7 +122,11 @@ fn open_table(path: &Path) -> Result<(Where, Opened)> {
     }
     let mut text =
         TextRows { place: place.clone(), input, line: Vec::new(), columns: Vec::new(), line_no: 0, pending: None };
-    let first = text.next_line()?;
+    let mut first = text.next_line()?;
+    // A UTF-8 byte order mark (spreadsheet exports) before the header is no part of it.
+    if first.starts_with(crate::io::input::UTF8_BOM) {
+        first.drain(..3);
+    }
     let header: Vec<String> =
         first.split(|&b| b == b'\t').map(|f| String::from_utf8_lossy(f).trim().to_string()).collect();
     let known = |c: &String| READ_COLUMNS.contains(&c.as_str()) || HAP_COLUMNS.contains(&c.as_str()) || c == "group";

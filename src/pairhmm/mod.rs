@@ -78,7 +78,7 @@ pub(crate) fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
 pub fn select(device: Device, threads: Option<usize>, verbose: bool) -> Result<Arc<dyn Engine>> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let cpu = || -> Result<Arc<dyn Engine>> {
-        if std::env::var("SWARROW_ENGINE").is_ok_and(|v| v == "scalar") {
+        if crate::engine::forced_scalar()? {
             return Ok(Arc::new(scalar::ScalarEngine::new(threads)?));
         }
         Ok(Arc::new(simd::SimdEngine::new(threads)?))

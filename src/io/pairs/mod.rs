@@ -691,7 +691,7 @@ mod tests {
         assert!(carried.is_empty());
         let bad = PairColumns { carry: Some(vec!["nope".into()]), ..columns };
         let msg = read_with(&PairInput::File(path.clone()), &bad, ROOMY).err().unwrap().to_string();
-        assert_eq!(msg, format!("{}: --carry: no column nope in the input", path.display()));
+        assert_eq!(msg, format!("{}: --carry: no column 'nope' in the input", path.display()));
     }
 
     #[test]

@@ -66,20 +66,13 @@ pub(super) fn open(
 
 /// The record batches of a table (Arrow IPC stream or file, Parquet) when the input's first
 /// bytes say it is one; otherwise the (decompressed) input, handed back. The formats with an
-/// index at their end (Arrow IPC file, Parquet) are read from the file itself; Parquet
-/// through a pipe or gzip is buffered whole. `project` names the top-level columns Parquet
+/// index at their end (Arrow IPC file, Parquet) are read from the file itself; through a
+/// pipe or gzip they are buffered whole. `project` names the top-level columns Parquet
 /// decodes (Arrow streams decode every column) and those read as bytes.
 pub(super) fn open_table(raw: Head, project: Project<'_>) -> Result<std::result::Result<(SchemaRef, Batches), Input>> {
     let place = raw.place.clone();
-    let refuse_file = || {
-        Error::file(
-            &place,
-            "Arrow IPC file format can only be read from an uncompressed file, not stdin, a pipe or gzip: \
-             use the Arrow IPC stream format",
-        )
-    };
-    let (schema, batches): (SchemaRef, Batches) = if raw.bytes.starts_with(ARROW_FILE_MAGIC) {
-        let file = raw.into_regular_file()?.ok_or_else(refuse_file)?;
+    let (schema, batches): (SchemaRef, Batches) = if raw.bytes.starts_with(ARROW_FILE_MAGIC) && raw.is_regular_file() {
+        let file = raw.into_regular_file()?.ok_or_else(|| Error::Internal("regular file gone".into()))?;
         ipc_batches(IpcReader::file(place.clone(), file)?, project)?
     } else if raw.bytes.starts_with(PARQUET_MAGIC) && raw.is_regular_file() {
         let file = raw.into_regular_file()?.ok_or_else(|| Error::Internal("regular file gone".into()))?;
@@ -89,7 +82,10 @@ pub(super) fn open_table(raw: Head, project: Project<'_>) -> Result<std::result:
         if head.starts_with(&ARROW_CONTINUATION) {
             ipc_batches(IpcReader::stream(place.clone(), input)?, project)?
         } else if head.starts_with(ARROW_FILE_MAGIC) {
-            return Err(refuse_file());
+            // As Parquet: its index is at its end, so a pipe's copy is buffered whole.
+            let mut all = Vec::new();
+            input.read_to_end(&mut all).map_err(|e| read_error(&place, e))?;
+            ipc_batches(IpcReader::file(place.clone(), std::io::Cursor::new(all))?, project)?
         } else if head.starts_with(PARQUET_MAGIC) {
             let mut all = Vec::new();
             input.read_to_end(&mut all).map_err(|e| read_error(&place, e))?;
@@ -247,7 +243,15 @@ pub(super) fn carried_indices(
         Some(names) => names
             .iter()
             .map(|name| {
-                schema.index_of(name).map_err(|_| Error::file(place, format!("--carry: no column {name} in the input")))
+                schema.index_of(name).map_err(|_| {
+                    Error::file(
+                        place,
+                        format!(
+                            "--carry: no column '{}' in the input",
+                            if name.is_empty() { String::new() } else { crate::error::shown_id(name) }
+                        ),
+                    )
+                })
             })
             .collect(),
     }

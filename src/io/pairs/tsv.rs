@@ -531,7 +531,11 @@ fn split_piece(block: &[u8], range: Range<usize>) -> (Vec<Line>, Option<LineProb
                 found += 1;
                 from = tab + 1;
             }
-            if found != 4 {
+            // A header line with a trailing tab (spreadsheet exports): its four names count.
+            let header_with_tab = found == 5
+                && text.ends_with(b"\t")
+                && fields.iter().zip(PAIR_COLUMNS).all(|(r, name)| &block[r.clone()] == name.as_bytes());
+            if found != 4 && !header_with_tab {
                 let id = fields[0].clone();
                 return (lines, Some(LineProblem::Columns { number, found, id }), number);
             }
