@@ -8,7 +8,7 @@
 //! `tests/kernels_compile.rs` fails when a committed image is not what the sources compile to.
 //! Other GPU generations compile at run time (cached on disk).
 
-use super::runtime::{fnv1a, Source};
+use super::runtime::{source_key, Source};
 
 /// The architectures images are committed for: sm_80 (A100) and sm_90 (H100, H200).
 pub const ARCHS: [u32; 2] = [80, 90];
@@ -26,17 +26,7 @@ pub const IMAGES: &[Image] = include!("../../../kernels/prebuilt/images.rs");
 
 /// The key of `src` compiled with `options` for `sm_<arch>`.
 pub fn key(src: &Source, options: &[String], arch: u32) -> u64 {
-    let mut parts: Vec<&[u8]> = vec![src.text.as_bytes()];
-    for (n, t) in src.headers {
-        parts.push(n.as_bytes());
-        parts.push(t.as_bytes());
-    }
-    for o in options {
-        parts.push(o.as_bytes());
-    }
-    let tag = format!("prebuilt sm_{arch}");
-    parts.push(tag.as_bytes());
-    fnv1a(&parts)
+    source_key(src, options, &format!("prebuilt sm_{arch}"))
 }
 
 /// The committed cubin of `src` with `options` for `sm_<arch>`, if there is one.

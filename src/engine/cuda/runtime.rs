@@ -250,7 +250,7 @@ pub fn compile(src: &Source, arch: Arch, options: &[String]) -> Result<Image> {
 }
 
 /// FNV-1a: a stable hash for cache keys (std's hasher may change between Rust releases).
-pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
+fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for &b in p.iter().chain(&[0xffu8]) {
@@ -259,6 +259,21 @@ pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
         }
     }
     h
+}
+
+/// The key of `src` compiled with `options` for the target `tag` names: its text, headers,
+/// options and the tag (the disk cache's and the shipped images' one rule).
+pub(crate) fn source_key(src: &Source, options: &[String], tag: &str) -> u64 {
+    let mut parts: Vec<&[u8]> = vec![src.text.as_bytes()];
+    for (n, t) in src.headers {
+        parts.push(n.as_bytes());
+        parts.push(t.as_bytes());
+    }
+    for o in options {
+        parts.push(o.as_bytes());
+    }
+    parts.push(tag.as_bytes());
+    fnv1a(&parts)
 }
 
 /// Where compiled kernels are cached: $SWARROW_CACHE_DIR, else $XDG_CACHE_HOME/swarrow,
@@ -274,17 +289,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 /// NVRTC version. Cache read or write failures only cost a recompile.
 pub fn compile_cached(src: &Source, arch: Arch, options: &[String]) -> Result<Image> {
     let (major, minor) = nvrtc_version()?;
-    let mut parts: Vec<&[u8]> = vec![src.text.as_bytes()];
-    for (n, t) in src.headers {
-        parts.push(n.as_bytes());
-        parts.push(t.as_bytes());
-    }
-    for o in options {
-        parts.push(o.as_bytes());
-    }
-    let tag = format!("{} nvrtc {}.{}", arch.tag(), major, minor);
-    parts.push(tag.as_bytes());
-    let key = fnv1a(&parts);
+    let key = source_key(src, options, &format!("{} nvrtc {}.{}", arch.tag(), major, minor));
     let stem: String = src.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     let ext = match arch {
         Arch::Real(_) => "cubin",
