@@ -231,6 +231,23 @@ impl ScalarEngine {
         let pool = crate::threads::pool("sw-scalar", threads)?;
         Ok(ScalarEngine { scoring, pool })
     }
+
+    /// `f(i, query, target)` for every pair on the engine's threads, in input order.
+    fn each_pair(
+        &self,
+        pairs: PairSeqs<'_>,
+        f: impl Fn(usize, &[u8], &[u8]) -> Result<Alignment> + Sync,
+    ) -> Result<Vec<Alignment>> {
+        self.pool.install(|| {
+            (0..pairs.len())
+                .into_par_iter()
+                .map(|i| {
+                    let (q, t) = pairs.pair(i);
+                    f(i, q, t)
+                })
+                .collect()
+        })
+    }
 }
 
 impl Engine for ScalarEngine {
@@ -256,32 +273,14 @@ impl Engine for ScalarEngine {
     }
 
     fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
-        let sc = &self.scoring;
-        self.pool.install(|| {
-            (0..pairs.len())
-                .into_par_iter()
-                .map(|i| {
-                    let (q, t) = pairs.pair(i);
-                    align_pair_at(q, t, sc, level)
-                })
-                .collect()
-        })
+        self.each_pair(pairs, |_, q, t| align_pair_at(q, t, &self.scoring, level))
     }
 
     fn starts(&self, pairs: PairSeqs<'_>, ends: &[Alignment]) -> Result<Vec<Alignment>> {
         if ends.len() != pairs.len() {
             return Err(Error::Internal(format!("{} ends for {} pairs", ends.len(), pairs.len())));
         }
-        let sc = &self.scoring;
-        self.pool.install(|| {
-            (0..pairs.len())
-                .into_par_iter()
-                .map(|i| {
-                    let (q, t) = pairs.pair(i);
-                    start_of(q, t, sc, &ends[i])
-                })
-                .collect()
-        })
+        self.each_pair(pairs, |i, q, t| start_of(q, t, &self.scoring, &ends[i]))
     }
 }
 
