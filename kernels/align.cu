@@ -2,6 +2,9 @@
 // cell and, in reverse mode, start cell. Compiled by NVRTC once per variant:
 //   -DROWS=R    query rows each thread keeps in registers (4, 8, 12, 16; 32 unpacked)
 //   -DPACKED=1  two pairs per thread in s16x2 lanes (DPX), 0: one pair per thread at 32 bits
+//   -DMODE=1    global and semi-global alignment (src/engine/mode.rs), forward pass only:
+//               score and end cell (see "Modes" below); 0: local (Smith-Waterman)
+//   -DORIGIN=1  with MODE=1 and PACKED=0: the start too, carried forward (see "Origins")
 //   -DPIPELINE=1 groups of a whole warp over several passes, each pass an item that any warp
 //               takes by ticket once the pass before is under way: pass p reads pass p - 1's
 //               bottom row column by column as it is written (a progress word per pass), so
@@ -52,6 +55,44 @@
 // reverse pass looks for the goal only (its best starts one below it), not for a running
 // best that rises along the whole path.
 
+// Modes (-DMODE=1). The same wavefront without the local zero: H = max(diag + s, E, F),
+// values stored unbiased, H - B taken per half by one DPX add (the halves may be
+// negative, so a plain 32-bit subtraction would borrow across them). Borders come from
+// `mode_flags` (bit 0 query start free, 1 query end free, 2 target start free, 3 target
+// end free): H(i, 0) = 0 or -(open + i * ext), H(0, j) = 0 or -(open + j * ext).
+//  - The top border enters thread 0 of the first pass as its row above. Each query gets
+//    `tpad` < R rows on top (rows of the zero-score code with a free target start, of
+//    the padding code otherwise) that copy that border down exactly: with a left border
+//    of 0 they reproduce H(0, j) in every padded row (the host keeps open + ext <= 127,
+//    so the padding code's -128 never wins). The pad puts the query's last row on
+//    register row R - 1 of a thread, so the last row, whose cells may end a semi-global
+//    alignment, is read at a compile-time register index.
+//  - Columns before a thread's first (the wavefront's lead-in) are recomputed garbage;
+//    after such a step the thread's state is reset to the left border (H(i, 0), and
+//    E(i, 1) = H(i, 0) - B: gaps open from it).
+//  - End cell: the last column's cells (all rows with a free query end, else the last
+//    row's) when the column passes, and with a free target end the last row's cells
+//    before it, tracked by one DPX max per column in the thread holding that row; the
+//    group reduces (score, column, row) lexicographically, as in local mode.
+//  - Range: a pair whose cells could leave 16 bits (every cell lies within
+//    -(3 open + (m + n + 2) ext) and min(m, n) * max score) is flagged for the 32-bit
+//    variant before it starts (`range_lo`, `max_score`); cells past a sequence's end may
+//    wrap, but no real cell reads them.
+//  Without ORIGIN, starts are not computed here: see src/engine/cuda/mode_engine.rs.
+//
+// Origins (-DORIGIN=1, one pair per thread at 32 bits). The start of a mode's alignment is
+// the free border cell where the path rule's walk back from the end stops (src/engine/
+// mode.rs); src/engine/scalar_modes.rs finds it by carrying, forward, each state's origin,
+// chosen with the rule's priorities. Here every value is one word, score << 16 | aux:
+//   aux bits 15-14  the move's priority at H: 2 diagonal, 1 E ('D'), 0 F ('I')
+//   aux bit 13      opening (1) over extending (0) at E and F
+//   aux bits 12-0   the origin: 0 for (0, 0), i for (i, 0), 4096 + j for (0, j)
+// so one signed max ranks by score, then by the rule's priority, and carries the origin of
+// the winner (the candidates of one max never share a priority). Stored H keeps priority 0,
+// stored E priority 1, F 0; the profile's scores carry the diagonal's priority 2. Scores
+// stay within 16 bits and lengths within 4,095 (else the pair is flagged for the CPU). No
+// top padding: the last row is read at its register index.
+
 typedef unsigned int u32;
 typedef unsigned char u8;
 
@@ -65,9 +106,31 @@ typedef unsigned char u8;
 
 #define FULL 0xffffffffu
 #define NONE 0x7fffffff
+// A mode's end candidate not yet found (every real score is above it).
+#define SCORE_NONE (-2147483647 - 1)
 #ifndef PIPELINE
 #define PIPELINE 0
 #endif
+#ifndef MODE
+#define MODE 0
+#endif
+#ifndef ORIGIN
+#define ORIGIN 0
+#endif
+#if ORIGIN && (!MODE || PACKED)
+#error "ORIGIN needs MODE=1 and PACKED=0"
+#endif
+#define PRIO_DIAG (2 << 14)
+#define PRIO_E (1 << 14)
+#define OPEN_BIT (1 << 13)
+#define ORG_MASK 0x1fff
+#define ORG_TOP 4096
+// Origins run past 13 bits beyond this length.
+#define ORIGIN_MAX_LEN 4095
+#define QS_FREE 1
+#define QE_FREE 2
+#define TS_FREE 4
+#define TE_FREE 8
 // Pipelined progress words: columns written, this bit once the pass is over.
 #define FINAL_BIT 0x80000000u
 
@@ -80,6 +143,12 @@ __device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s16x2(a, 
 __device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s16x2(a, b, c); }
 __device__ __forceinline__ V max2(V a, V b) { return __vmaxs2(a, b); }
 __device__ __forceinline__ int lane_of(V v, int h) { return h ? (int)(short)(v >> 16) : (int)(short)(v & 0xffffu); }
+__device__ __forceinline__ V lanes(int lo, int hi) { return ((u32)lo & 0xffffu) | ((u32)hi << 16); }
+__device__ __forceinline__ V with_lane(V v, int h, int x) {
+    return h ? (v & 0xffffu) | ((u32)x << 16) : (v & 0xffff0000u) | ((u32)x & 0xffffu);
+}
+// Below every real value of a mode's pair in range, and safe to subtract one extension from.
+#define MODE_NEG (-32000)
 // Byte k of wa into the low half and byte k of wb into the high half, sign-extended.
 template <int K>
 __device__ __forceinline__ V score_of(u32 wa, u32 wb) {
@@ -96,12 +165,23 @@ __device__ __forceinline__ V addmax(V a, V b, V c) { return __viaddmax_s32(a, b,
 __device__ __forceinline__ V max3(V a, V b, V c) { return __vimax3_s32(a, b, c); }
 __device__ __forceinline__ V max2(V a, V b) { return max(a, b); }
 __device__ __forceinline__ int lane_of(V v, int) { return v; }
+__device__ __forceinline__ V lanes(int lo, int) { return lo; }
+__device__ __forceinline__ V with_lane(V, int, int x) { return x; }
+#if ORIGIN
+#define MODE_NEG (-32000 * 65536)
+#else
+#define MODE_NEG (-(1 << 29))
+#endif
 template <int K>
 __device__ __forceinline__ V score_of(u32 wa, u32) {
     u32 d;
     const u32 sel = (K) | ((K | 8) << 4) | ((K | 8) << 8) | ((K | 8) << 12);
     asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(wa), "r"(0u), "r"(sel));
+#if ORIGIN
+    return (int)d * 65536 + PRIO_DIAG;
+#else
     return (int)d;
+#endif
 }
 #endif
 
@@ -133,7 +213,22 @@ struct Unroll<0> {
 
 struct Best {
     int score, col, row;
+#if ORIGIN
+    int org;  // the start's code (see "Origins"); aggregate initialisers leave it 0
+#endif
 };
+
+// The score of one lane's value (with ORIGIN, the word's top 16 bits), of lane h of v, and
+// a word's origin.
+__device__ __forceinline__ int word_score(int x) { return ORIGIN ? x >> 16 : x; }
+__device__ __forceinline__ int score_lane(V v, int h) { return word_score(lane_of(v, h)); }
+__device__ __forceinline__ int origin_of(V v) {
+#if ORIGIN
+    return (int)((u32)v & ORG_MASK);
+#else
+    return 0;
+#endif
+}
 
 // Lexicographic: higher score, then smaller column, then smaller row.
 __device__ __forceinline__ bool better(Best a, Best b) {
@@ -148,9 +243,21 @@ __device__ __forceinline__ Best group_best(Best b, int G) {
         x.score = __shfl_xor_sync(FULL, b.score, o, G);
         x.col = __shfl_xor_sync(FULL, b.col, o, G);
         x.row = __shfl_xor_sync(FULL, b.row, o, G);
+#if ORIGIN
+        x.org = __shfl_xor_sync(FULL, b.org, o, G);
+#endif
         if (better(x, b)) b = x;
     }
     return b;
+}
+
+// A result's flags word: bit 0 recompute (16-bit range), with ORIGIN the start's code above.
+__device__ __forceinline__ int out_flags(Best b, u32 overflow) {
+#if ORIGIN
+    return (int)overflow | (b.org << 1);
+#else
+    return (int)overflow;
+#endif
 }
 
 __device__ __forceinline__ int group_min(int v, int G) {
@@ -185,12 +292,30 @@ __device__ __forceinline__ V column(const u32 (&wa)[WORDS], const u32 (&wb)[WORD
     Unroll<R>::run([&](auto k) {
         constexpr int r = decltype(k)::value;
         const V sc = score_of<r % 4>(wa[r / 4], wb[r / 4]);
+#if ORIGIN
+        // Words (see "Origins"): priorities decide ties, the winner's origin comes along.
+        const V h = max2(addmax(diag, sc, e[r]), f) & ~(PRIO_DIAG | PRIO_E | OPEN_BIT);
+        diag = hin[r];
+        hout[r] = h;
+        const V open = h + bias * 65536;
+        e[r] = addmax(e[r], mext, open + (PRIO_E | OPEN_BIT)) & ~OPEN_BIT;
+        f = addmax(f, mext, open + OPEN_BIT) & ~OPEN_BIT;
+#else
+#if MODE
+        // `bias` is -B here: H - B per half, the floor never binds on real cells.
+        const V h = max2(addmax(diag, sc, e[r]), f);
+        diag = hin[r];
+        hout[r] = h;
+        const V hb = addmax(h, bias, splat(MODE_NEG));
+#else
         const V h = max3(addmax(diag, sc, e[r]), f, bias);
         diag = hin[r];
         hout[r] = h;
         const V hb = h - bias;  // both halves >= 0: no borrow
+#endif
         e[r] = addmax(e[r], mext, hb);
         f = addmax(f, mext, hb);
+#endif
     });
     V m = hout[0];
     Unroll<(R - 1) / 2>::run([&](auto k) {
@@ -259,6 +384,9 @@ struct AlignArgs {
     u32* scratch;         // per column j, per slot s: H at [2j * slots + s], F at [(2j + 1) * slots + s]
     int scratch_stride;   // columns (scratch holds 2 * stride * slots words)
     int scratch_slots;
+    int mode_flags;       // MODE: QS_FREE | QE_FREE | TS_FREE | TE_FREE
+    int range_lo;         // MODE: 3 open + (m + n + 2) ext above this: flagged (32 bits)
+    int max_score;        // MODE: min(m, n) * max_score above range_lo: flagged too
 };
 
 // out[p] = (score, row, column, flags) with 0-based row/column of the cell found (forward:
@@ -274,11 +402,13 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     // The matrix rows are padded to a multiple of 4 bytes, so a row's scores against four
     // codes are one aligned word (the profile is built from such words, transposed).
     const int mstride = (nc1 + 3) & ~3;
-    const int msize = (nc1 * mstride + 15) & ~15;
+    // Modes: one more row, all zeros, the code of the top padding rows under a free top.
+    const int mrows = MODE ? nc1 + 1 : nc1;
+    const int msize = (mrows * mstride + 15) & ~15;
     signed char* mat = (signed char*)smem;
-    for (int i = threadIdx.x; i < nc1 * mstride; i += blockDim.x) {
+    for (int i = threadIdx.x; i < mrows * mstride; i += blockDim.x) {
         const int row = i / mstride, col = i - row * mstride;
-        mat[i] = col < nc1 ? a.matrix[row * nc1 + col] : (signed char)0;
+        mat[i] = col < nc1 && row < nc1 ? a.matrix[row * nc1 + col] : (signed char)0;
     }
     __syncthreads();
 
@@ -327,6 +457,12 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     const u8* ts[HALVES];
     int qlen[HALVES], tlen[HALVES], pidx[HALVES], goal[HALVES];
     int rows = 0, cols = 0;
+#if MODE
+    const int flags = a.mode_flags;
+    const int gap_open = a.gap_oe - a.gap_ext, gap_ext = a.gap_ext;
+    int tpad[HALVES];
+    u32 range_flag = 0;
+#endif
 #pragma unroll
     for (int h = 0; h < HALVES; ++h) {
         int p = real_group ? a.groups[gid * HALVES + h] : -1;
@@ -348,8 +484,22 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             }
             qs[h] = a.seqs + d.x + (REVERSE ? qlen[h] - 1 : 0);
             ts[h] = a.seqs + d.y + (REVERSE ? tlen[h] - 1 : 0);
+#if MODE
+            const long long lo = 3LL * gap_open + (long long)(qlen[h] + tlen[h] + 2) * gap_ext;
+            const long long hi = (long long)min(qlen[h], tlen[h]) * a.max_score;
+            if (lo > a.range_lo || hi > a.range_lo ||
+                (ORIGIN && (qlen[h] > ORIGIN_MAX_LEN || tlen[h] > ORIGIN_MAX_LEN))) {
+                range_flag |= 1u << h;
+                qlen[h] = tlen[h] = 0;
+            }
+#endif
         }
+#if MODE
+        tpad[h] = ORIGIN ? 0 : (R - qlen[h] % R) % R;
+        rows = max(rows, qlen[h] + tpad[h]);
+#else
         rows = max(rows, qlen[h]);
+#endif
         cols = max(cols, tlen[h]);
     }
     constexpr int DIR = REVERSE ? -1 : 1;
@@ -371,7 +521,35 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #endif
 
     const int bias_i = a.gap_oe;
-    const V mext = splat(-a.gap_ext), bias = splat(bias_i);
+    const V mext = splat(-a.gap_ext * (ORIGIN ? 65536 : 1)), bias = splat(MODE ? -bias_i : bias_i);
+#if MODE
+    const V neg = splat(MODE_NEG);
+    // H(i', 0) of register row i' (the query's row i' - tpad, top padding rows 0); with
+    // ORIGIN a word whose origin is the cell itself when the query start is free.
+    auto left = [&](int ip) -> V {
+        int v[HALVES];
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h)
+            v[h] = ip < tpad[h] || (flags & QS_FREE) ? 0 : -(gap_open + (ip - tpad[h] + 1) * gap_ext);
+#if ORIGIN
+        return v[0] * 65536 + (ip >= 0 && (flags & QS_FREE) ? ip + 1 : 0);
+#else
+        return lanes(v[0], v[HALVES - 1]);
+#endif
+    };
+    // The row above's top border H(0, j) for column j.
+    auto top = [&](int j) -> V {
+        const int v = flags & TS_FREE ? 0 : -(gap_open + (j + 1) * gap_ext);
+#if ORIGIN
+        return v * 65536 + (flags & TS_FREE ? ORG_TOP + j + 1 : 0);
+#else
+        return splat(v);
+#endif
+    };
+    // A gap opened from H: E (ORIGIN: with E's priority) and F.
+    auto open_e = [&](V h) -> V { return ORIGIN ? h + bias * 65536 + PRIO_E : addmax(h, bias, neg); };
+    auto open_f = [&](V h) -> V { return ORIGIN ? h + bias * 65536 : addmax(h, bias, neg); };
+#endif
     // Profile addressing: this thread's chunk 0 of code 0 of half 0; half 1 follows.
     // The offsets are made opaque to the compiler, which otherwise recomputed them (and
     // the shared-memory window, the matrix size) in every step: ~12 instructions a step.
@@ -382,8 +560,12 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     const u8* prof_b = prof_a + b_off;
     Best run[HALVES];
 #pragma unroll
-    for (int h = 0; h < HALVES; ++h) run[h] = Best{0, NONE, NONE};
+    for (int h = 0; h < HALVES; ++h) run[h] = Best{MODE ? SCORE_NONE : 0, NONE, NONE};
+#if MODE
+    u32 overflow = range_flag;
+#else
     u32 overflow = 0;
+#endif
 
     for (int pass = pass_lo; pass < pass_hi; ++pass) {
         const int row0 = pass * span + t * R;
@@ -428,7 +610,13 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
                 for (int b = 0; b < 4; ++b) {
                     const int i = row0 + 4 * w + b;
+#if MODE
+                    const int iq = i - tpad[h];
+                    const u32 top = flags & TS_FREE ? (u32)nc1 : pad;
+                    const u32 code = iq < 0 ? top : iq < qlen[h] ? qs[h][iq] : pad;
+#else
                     const u32 code = i < qlen[h] ? qs[h][DIR * i] : pad;
+#endif
                     m4[b] = (const u8*)mat + code * mstride;
                 }
                 u8* dst = base + ((4 * w) / CHUNK) * kstride + (4 * w) % CHUNK;
@@ -452,8 +640,14 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         V Hlast[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
+#if MODE
+            // E(i, 1) = H(i, 0) - B: a gap may open from the left border.
+            Hlast[r] = left(row0 + r);
+            E[r] = open_e(Hlast[r]);
+#else
             Hlast[r] = bias;
             E[r] = 0;
+#endif
         }
         // Forward: the running best from the zero state. Reverse: no cell of the
         // rectangle scores above the goal, so only the first cell reaching it matters;
@@ -487,7 +681,37 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) bcol[h] = brow[h] = NONE;
 
+#if MODE
+        V hdiag = left(row0 - 1);  // H(row0 - 1, j - 1): the left border before column 0
+        // End-cell candidates: the last row, held at register row R - 1 by thread `own`
+        // of its pass, and the last column (see the header).
+        bool own[HALVES];
+        int tlim = NONE, lc_lo = NONE, lc_hi = -1;
+        // The last row's register: R - 1 (the top padding put it there), or with ORIGIN
+        // (no padding) wherever it falls.
+        const int lrow = ORIGIN ? (qlen[0] + R - 1) % R : R - 1;
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h) {
+            const int last = qlen[h] + tpad[h] - 1;
+            own[h] = qlen[h] > 0 && last / span == pass && (last % span) / R == t;
+            if (own[h]) tlim = min(tlim, tlen[h] - 1);
+            if (qlen[h] > 0) {
+                lc_lo = min(lc_lo, tlen[h] - 1);
+                lc_hi = max(lc_hi, tlen[h] - 1);
+            }
+        }
+        const bool track_row = (flags & TE_FREE) && (own[0] || own[HALVES - 1]);
+        V rb = neg;
+        int rcol[HALVES];
+        Best cand[HALVES];
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h) {
+            rcol[h] = NONE;
+            cand[h] = Best{SCORE_NONE, NONE, NONE};
+        }
+#else
         V hdiag = bias;  // H(row0 - 1, j - 1)
+#endif
         const bool from_scratch = t == 0 && pass > 0;
         const bool to_scratch = t == G - 1 && pass + 1 < passes;
         // Each thread reads its own columns' codes: pointers at column j (may run outside
@@ -516,6 +740,17 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
                     nc[c][h] = (unsigned)(jn + c) < (unsigned)tlen[h] ? tp[h][DIR * c] : pad;
                 tp[h] += COLS * DIR;
             }
+#if MODE
+            // The first pass's row above: the top border H(0, j), and the F it hands down,
+            // F(1, j) = H(0, j) - B.
+            if (t == 0 && pass == 0) {
+#pragma unroll
+                for (int c = 0; c < COLS; ++c) {
+                    nh[c] = top(jn + c);
+                    nf[c] = open_f(nh[c]);
+                }
+            }
+#endif
             if (from_scratch) {
                 int avail = pcols;
 #if PIPELINE
@@ -551,8 +786,13 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         V in_h[COLS], in_f[COLS];
 #pragma unroll
         for (int c = 0; c < COLS; ++c) {
+#if MODE
+            in_h[c] = hdiag;
+            in_f[c] = neg;
+#else
             in_h[c] = bias;
             in_f[c] = 0;
+#endif
         }
         for (int s = 0; s < steps; ++s) {
             const int j = COLS * (s - t);
@@ -587,6 +827,81 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
                                bias, mext);
                 out_f[c] = f;
             }
+#if MODE
+            if (j < 0) {
+                // The lead-in: back to the left border (H(i, 0), E from it, no F to pass on).
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    const V l = left(row0 + r);
+#pragma unroll
+                    for (int c = 0; c < COLS; ++c) H[c][r] = l;
+                    E[r] = open_e(l);
+                }
+#pragma unroll
+                for (int c = 0; c < COLS; ++c) out_f[c] = neg;
+            }
+            if (track_row) {
+                V lastv[COLS];
+#pragma unroll
+                for (int c = 0; c < COLS; ++c) {
+#if ORIGIN
+                    lastv[c] = H[c][0];
+#pragma unroll
+                    for (int r = 1; r < R; ++r) lastv[c] = r == lrow ? H[c][r] : lastv[c];
+#else
+                    lastv[c] = H[c][R - 1];
+#endif
+                }
+                if (j >= 0 && j + COLS <= tlim) {
+#pragma unroll
+                    for (int c = 0; c < COLS; ++c) {
+#if PACKED
+                        bool keep_hi, keep_lo;
+                        rb = __vibmax_s16x2(rb, lastv[c], &keep_hi, &keep_lo);
+                        rcol[0] = keep_lo ? rcol[0] : j + c;
+                        rcol[1] = keep_hi ? rcol[1] : j + c;
+#else
+                        if (score_lane(lastv[c], 0) > score_lane(rb, 0)) {
+                            rb = lastv[c];
+                            rcol[0] = j + c;
+                        }
+#endif
+                    }
+                } else {
+#pragma unroll
+                    for (int c = 0; c < COLS; ++c) {
+#pragma unroll
+                        for (int h = 0; h < HALVES; ++h) {
+                            const int v = lane_of(lastv[c], h);
+                            if (own[h] && j + c >= 0 && j + c < tlen[h] - 1 && word_score(v) > score_lane(rb, h)) {
+                                rb = with_lane(rb, h, v);
+                                rcol[h] = j + c;
+                            }
+                        }
+                    }
+                }
+            }
+            if (j + COLS > lc_lo && j <= lc_hi) {
+#pragma unroll
+                for (int c = 0; c < COLS; ++c) {
+#pragma unroll
+                    for (int h = 0; h < HALVES; ++h) {
+                        if (qlen[h] > 0 && j + c == tlen[h] - 1) {
+#pragma unroll
+                            for (int r = 0; r < R; ++r) {
+                                const int i = row0 + r - tpad[h];
+                                const bool ok = flags & QE_FREE ? i >= 0 && i < qlen[h] : i == qlen[h] - 1;
+                                Best x = Best{score_lane(H[c][r], h), j + c, i};
+#if ORIGIN
+                                x.org = origin_of(H[c][r]);
+#endif
+                                if (ok && better(x, cand[h])) cand[h] = x;
+                            }
+                        }
+                    }
+                }
+            }
+#endif
             hdiag = in_h[COLS - 1];
 #pragma unroll
             for (int c = 0; c < COLS; ++c) {
@@ -598,7 +913,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             V top = best;
 #pragma unroll
             for (int c = 0; c < COLS; c += 2) top = c + 1 < COLS ? max3(top, cm[c], cm[c + 1]) : max2(top, cm[c]);
-            if (top != best && !done) {
+            if (!MODE && top != best && !done) {
 #pragma unroll
                 for (int c = 0; c < COLS; ++c) improve(cm[c], H[c], j + c, best, bcol, brow);
             }
@@ -646,6 +961,18 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         // This pass's best per half, then merged into the running best.
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
+#if MODE
+            Best b = cand[h];
+            if (own[h] && (flags & TE_FREE) && rcol[h] != NONE) {
+                Best x = Best{score_lane(rb, h), rcol[h], qlen[h] - 1};
+#if ORIGIN
+                x.org = origin_of(rb);
+#endif
+                if (better(x, b)) b = x;
+            }
+            b = group_best(b, G);
+            if (better(b, run[h])) run[h] = b;
+#else
             const int score = lane_of(best, h) - bias_i;
             // bcol: a cell of this thread's rows made the best (not the carried threshold).
             const bool found = bcol[h] != NONE && (REVERSE ? goal[h] > 0 && score >= goal[h] : score > 0);
@@ -653,6 +980,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             b = group_best(b, G);
             if (better(b, run[h])) run[h] = b;
             if (!REVERSE && lane_of(best, h) > a.overflow_limit) overflow |= 1u << h;
+#endif
         }
         __syncwarp();
     }
@@ -668,7 +996,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h)
             recs[((size_t)entry * levels + item_pass) * HALVES + h] =
-                make_int4(run[h].score, run[h].col, run[h].row, (int)((overflow >> h) & 1u));
+                make_int4(run[h].score, run[h].col, run[h].row, out_flags(run[h], (overflow >> h) & 1u));
         __threadfence();
         last = atomicAdd(&finished[entry], 1u) == (u32)task.z - 1;
     }
@@ -677,16 +1005,19 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
             if (pidx[h] < 0) continue;
-            Best b = Best{0, NONE, NONE};
+            Best b = Best{MODE ? SCORE_NONE : 0, NONE, NONE};
             int flag = 0;
             for (int q = 0; q < task.z; ++q) {
                 const int4 r = __ldcg(&recs[((size_t)entry * levels + q) * HALVES + h]);
-                flag |= r.w;
-                const Best x = Best{r.x, r.y, r.z};
-                if (x.score > 0 && better(x, b)) b = x;
+                flag |= r.w & 1;
+                Best x = Best{r.x, r.y, r.z};
+#if ORIGIN
+                x.org = r.w >> 1;
+#endif
+                if ((MODE ? x.col != NONE : x.score > 0) && better(x, b)) b = x;
             }
-            if (b.score <= 0) b = Best{0, -1, -1};
-            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, flag);
+            if (!MODE && b.score <= 0) b = Best{0, -1, -1};
+            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, out_flags(b, flag));
         }
     }
     }  // the ticket loop
@@ -696,16 +1027,20 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         for (int h = 0; h < HALVES; ++h) {
             if (pidx[h] < 0) continue;
             Best b = run[h];
-            if (b.score <= 0) b = Best{0, -1, -1};
-            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, (int)((overflow >> h) & 1u));
+            if (!MODE && b.score <= 0) b = Best{0, -1, -1};
+            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, out_flags(b, (overflow >> h) & 1u));
         }
     }
 #endif
 }
 
 extern "C" __global__ void align_pairs(const AlignArgs a, int reverse) {
+#if MODE
+    align_body<false>(a);  // starts: src/engine/cuda/mode_engine.rs
+#else
     if (reverse)
         align_body<true>(a);
     else
         align_body<false>(a);
+#endif
 }

@@ -214,9 +214,9 @@ pub fn select(device: Device, scoring: &Scoring, options: &EngineOptions, verbos
     Ok(engine)
 }
 
-/// [`select`] for alignments in `mode`. Local mode is [`select`]; the other modes run on the
-/// CPU for now (the scalar reference, [`scalar_modes::ModeEngine`]): `--device cuda` with
-/// them is a usage error, and `auto` takes the CPU.
+/// [`select`] for alignments in `mode`. Local mode is [`select`]; the other modes run on
+/// the CPU engine of the modes, or on the GPU ([`cuda::mode_engine`]: score and end there,
+/// starts where a start is free on that CPU engine).
 pub fn select_mode(
     device: Device,
     mode: mode::AlignMode,
@@ -227,21 +227,34 @@ pub fn select_mode(
     if mode.is_local() {
         return select(device, scoring, options, verbose);
     }
-    if device == Device::Cuda {
-        return Err(Error::usage(format!(
-            "--mode {}: global and semi-global alignment run on the CPU for now; use --device cpu (or auto)",
-            match mode {
-                mode::AlignMode::Global => "global",
-                _ => "semi-global",
+    let cpu = cpu_mode_engine(mode, scoring, options.threads)?;
+    let gpu = || -> Result<Arc<dyn Engine>> {
+        Ok(Arc::new(cuda::mode_engine::GpuModeEngine::new(scoring.clone(), mode, &options.cuda, cpu.clone())?))
+    };
+    let engine = match device {
+        Device::Cpu => cpu.clone(),
+        Device::Cuda => gpu()?,
+        Device::Auto => match gpu() {
+            Ok(e) => e,
+            Err(Error::Device(why)) if !why.is_empty() => {
+                if verbose {
+                    eprintln!("swarrow: no usable GPU ({}); using the CPU", why);
+                }
+                cpu.clone()
             }
-        )));
-    }
-    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let engine: Arc<dyn Engine> = Arc::new(scalar_modes::ModeEngine::new(scoring.clone(), mode, threads)?);
+            Err(e) => return Err(e),
+        },
+    };
     if verbose {
         eprintln!("swarrow: aligning on {}", engine.name());
     }
     Ok(engine)
+}
+
+/// The CPU engine of the global and semi-global modes.
+fn cpu_mode_engine(mode: mode::AlignMode, scoring: &Scoring, threads: Option<usize>) -> Result<Arc<dyn Engine>> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    Ok(Arc::new(scalar_modes::ModeEngine::new(scoring.clone(), mode, threads)?))
 }
 
 /// `SWARROW_ENGINE`: `scalar` forces the scalar reference on the CPU; unset, empty or `simd`

@@ -142,17 +142,41 @@ pub fn search(shape: Shape, extra: &[String]) -> Build {
 pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
 pub const ALIGN_WIDE_ROWS: u32 = 32;
 
+/// What an align variant computes: local alignment (forward and reverse passes), or in the
+/// global and semi-global modes score and end (`Modes`) or score, end and start carried
+/// forward (`ModesStarts`, one pair per thread at 32 bits only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AlignKind {
+    Local,
+    Modes,
+    ModesStarts,
+}
+
+impl AlignKind {
+    /// The variant's `-D` options beyond the shape and lanes, and its name suffix.
+    fn options(self) -> (&'static [&'static str], &'static str) {
+        match self {
+            AlignKind::Local => (&[], ""),
+            AlignKind::Modes => (&["-DMODE=1"], "_modes"),
+            AlignKind::ModesStarts => (&["-DMODE=1", "-DORIGIN=1"], "_modes_starts"),
+        }
+    }
+}
+
 /// An align variant: `rows` per thread, two pairs per thread in s16x2 lanes (`packed`) or
-/// one at 32 bits, and `pipelined` (multi-pass groups whose passes run on several warps).
-/// Threads per pair vary inside one launch (a table), so they are not part of the variant:
-/// its shape is named with 0 threads.
-pub fn align(rows: u32, packed: bool, pipelined: bool) -> Build {
-    let options = vec![
+/// one at 32 bits, `pipelined` (multi-pass groups whose passes run on several warps), and
+/// its [`AlignKind`]. Threads per pair vary inside one launch (a table), so they are not
+/// part of the variant: its shape is named with 0 threads.
+pub fn align(rows: u32, packed: bool, pipelined: bool, kind: AlignKind) -> Build {
+    let (extra, kind_suffix) = kind.options();
+    let mut options = vec![
         format!("-DROWS={rows}"),
         format!("-DPACKED={}", packed as i32),
         format!("-DPIPELINE={}", pipelined as i32),
     ];
-    let suffix = format!("{}{}", if packed { "_s16x2" } else { "_s32" }, if pipelined { "_pipe" } else { "" });
+    options.extend(extra.iter().map(|o| o.to_string()));
+    let suffix =
+        format!("{}{}{kind_suffix}", if packed { "_s16x2" } else { "_s32" }, if pipelined { "_pipe" } else { "" });
     build(Kernel::Align, Some(Shape { threads: 0, rows }), &suffix, options)
 }
 
@@ -183,9 +207,14 @@ pub fn pair_bins() -> Build {
 /// Every build the engines may load.
 pub fn all() -> Vec<Build> {
     let mut out: Vec<Build> = SEARCH_SHAPES.iter().map(|&s| search(s, &[])).collect();
+    for kind in [AlignKind::Local, AlignKind::Modes] {
+        for pipelined in [false, true] {
+            out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true, pipelined, kind)));
+            out.push(align(ALIGN_WIDE_ROWS, false, pipelined, kind));
+        }
+    }
     for pipelined in [false, true] {
-        out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true, pipelined)));
-        out.push(align(ALIGN_WIDE_ROWS, false, pipelined));
+        out.push(align(ALIGN_WIDE_ROWS, false, pipelined, AlignKind::ModesStarts));
     }
     out.push(path_trace());
     out.push(path_counts());
@@ -204,6 +233,8 @@ mod tests {
         assert!(names.contains(&"sw_search_t8_r32".to_string()));
         assert!(names.contains(&"align_pairs_t0_r16_s16x2".to_string()));
         assert!(names.contains(&"align_pairs_t0_r32_s32_pipe".to_string()));
+        assert!(names.contains(&"align_pairs_t0_r12_s16x2_pipe_modes".to_string()));
+        assert!(names.contains(&"align_pairs_t0_r32_s32_modes_starts".to_string()));
         assert!(names.contains(&"pairhmm_forward_f64".to_string()));
         let mut sorted = names.clone();
         sorted.sort();

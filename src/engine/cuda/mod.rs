@@ -12,6 +12,7 @@ pub mod config;
 pub mod gpu_bins;
 pub mod kernels;
 pub mod layout;
+pub mod mode_engine;
 pub mod path_plan;
 pub mod prebuilt;
 pub mod runtime;

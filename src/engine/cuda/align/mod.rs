@@ -26,6 +26,7 @@ use super::gpu_bins::{GpuBins, BUCKETS};
 use super::kernels;
 use super::path_plan::{plan_paths, PathLaunch, PathPlan, PATH_BUDGET_WORDS};
 use super::runtime::{dev_err, Gpu};
+use crate::engine::mode::AlignMode;
 use crate::engine::traceback::{self, Traceback};
 use crate::engine::{Alignment, Level};
 use crate::error::{Error, Result};
@@ -47,6 +48,7 @@ struct Device {
     shared_per_sm: u32,
     streams: Vec<Arc<CudaStream>>,
     matrix: CudaSlice<i8>,
+    /// By (packed, rows, pipelined); each of the aligner's mode (local, or the modes variant).
     kernels: Mutex<HashMap<(bool, u32, bool), CudaFunction>>,
     /// The GPU binning's entry points ([`kernels::PAIR_BINS_ENTRIES`]), loaded on first use.
     bins_kernels: Mutex<Option<Vec<CudaFunction>>>,
@@ -197,6 +199,9 @@ struct AlignArgs {
     scratch: u64,
     scratch_stride: i32,
     scratch_slots: i32,
+    mode_flags: i32,
+    range_lo: i32,
+    max_score: i32,
 }
 
 unsafe impl DeviceRepr for AlignArgs {}
@@ -233,6 +238,12 @@ pub struct GpuAligner {
     gap_oe: i32,
     gap_ext: i32,
     limit: i32,
+    /// Local, or global / semi-global: the kernel's borders ([`modes`]).
+    mode: AlignMode,
+    /// The kernel variant: local, the modes' (score and end), or the modes' with starts
+    /// (every pair at 32 bits).
+    kind: kernels::AlignKind,
+    max_score: i32,
     /// Threads for packing and binning: the aligner's own, so that its host work does not
     /// queue behind the callers' jobs in rayon's global pool (input parsing, say).
     pool: rayon::ThreadPool,
@@ -258,6 +269,7 @@ impl Drop for Busy<'_> {
 }
 
 mod claim;
+pub mod modes;
 mod passes;
 mod paths;
 mod slots;
@@ -267,10 +279,23 @@ use paths::path_budget_words;
 
 impl GpuAligner {
     pub fn new(sc: &Scoring, config: &CudaConfig) -> Result<GpuAligner> {
-        Self::on(Gpu::open_all()?, sc, config)
+        Self::on(Gpu::open_all()?, sc, config, AlignMode::Local, false)
     }
 
-    pub fn on(gpus: Vec<Gpu>, sc: &Scoring, config: &CudaConfig) -> Result<GpuAligner> {
+    /// An aligner of `mode` ([`modes`]): in global and semi-global mode score and end only,
+    /// or with `starts` the start too ([`modes::finish_start`]: pairs beyond that
+    /// variant's range come back [`modes::FLAGGED`]).
+    pub fn with_mode(sc: &Scoring, config: &CudaConfig, mode: AlignMode, starts: bool) -> Result<GpuAligner> {
+        modes::supported(sc, mode)?;
+        Self::on(Gpu::open_all()?, sc, config, mode, starts)
+    }
+
+    pub fn on(gpus: Vec<Gpu>, sc: &Scoring, config: &CudaConfig, mode: AlignMode, starts: bool) -> Result<GpuAligner> {
+        let kind = match (mode.is_local(), starts) {
+            (true, _) => kernels::AlignKind::Local,
+            (false, false) => kernels::AlignKind::Modes,
+            (false, true) => kernels::AlignKind::ModesStarts,
+        };
         let (m, nc1) = kernel_matrix(sc)?;
         let mut devices = Vec::new();
         for gpu in gpus {
@@ -332,6 +357,9 @@ impl GpuAligner {
             gap_oe: sc.gap_open + sc.gap_extend,
             gap_ext: sc.gap_extend,
             limit: overflow_limit(sc),
+            mode,
+            kind,
+            max_score: sc.matrix.max_score().max(0),
             pool: crate::threads::pool(
                 "sw-gather",
                 std::thread::available_parallelism().map_or(4, |n| n.get()).min(8),
@@ -351,7 +379,7 @@ impl GpuAligner {
     pub fn warm_up(&self) -> Result<()> {
         for d in &self.devices {
             for pipelined in [false, true] {
-                for &r in &PACKED_ROWS {
+                for &r in PACKED_ROWS.iter().filter(|_| self.packs()) {
                     self.kernel(d, true, r, pipelined)?;
                 }
                 self.kernel(d, false, WIDE_ROWS, pipelined)?;
@@ -388,7 +416,7 @@ impl GpuAligner {
         if let Some(f) = k.get(&(packed, rows, pipelined)) {
             return Ok(f.clone());
         }
-        let build = kernels::align(rows, packed, pipelined);
+        let build = kernels::align(rows, packed, pipelined, self.kind);
         let module = d.gpu.load(&build.kernel.source(), &build.options)?;
         let f = d.gpu.function(&module, build.kernel.entry())?;
         k.insert((packed, rows, pipelined), f.clone());
@@ -411,6 +439,8 @@ impl GpuAligner {
     /// Score and end of each pair, in input order, with [`Level::Coordinates`] the start
     /// too (the reverse launches run only then).
     pub fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
+        // The modes' kernel computes score and end (the engine finds starts, [`modes`]).
+        let level = if self.mode.is_local() { level } else { Level::ScoreEnd };
         let (cells, longest) = pairs.iter().fold((0u64, 0u64), |(sum, most), (q, t)| {
             let c = q.len() as u64 * t.len() as u64;
             (sum + c, most.max(c))
@@ -442,6 +472,12 @@ impl GpuAligner {
         } else {
             0
         }
+    }
+
+    /// Whether pairs go two to a thread in 16-bit lanes (all but the modes' kernel with
+    /// starts, which runs every pair at 32 bits).
+    fn packs(&self) -> bool {
+        self.kind != kernels::AlignKind::ModesStarts
     }
 
     /// Host threads (streams of every GPU) a call spreads over.

@@ -94,7 +94,8 @@ impl GpuAligner {
         dev: &PieceDev,
         level: Level,
     ) -> Result<()> {
-        let passes: &[bool] = if level == Level::Coordinates { &[false, true] } else { &[false] };
+        let passes: &[bool] =
+            if level == Level::Coordinates && self.mode.is_local() { &[false, true] } else { &[false] };
         for &reverse in passes {
             for (k, l) in t.launches.iter().enumerate() {
                 let state = l.state_words(halves(l.packed));
@@ -125,7 +126,8 @@ impl GpuAligner {
     ) -> Result<()> {
         let f = self.kernel(d, l.packed, l.rows, l.pipelined)?;
         let halves = if l.packed { 2 } else { 1 };
-        let fixed = matrix_shared_bytes(self.nc1 as usize);
+        // The modes' kernel keeps one more (zero) row of the table.
+        let fixed = matrix_shared_bytes(self.nc1 as usize + !self.mode.is_local() as usize);
         let per_thread = halves * self.nc1 as u32 * l.rows;
         let regs = f.num_regs().map_err(dev_err("reading kernel registers"))? as u32;
         let Some((block, shared)) = choose_block(fixed, per_thread, regs, d.shared_per_sm, d.gpu.max_shared_optin)
@@ -169,6 +171,9 @@ impl GpuAligner {
             scratch: dev.scratch + 4 * scratch_off as u64,
             scratch_stride: l.stride as i32,
             scratch_slots: l.slots as i32,
+            mode_flags: modes::kernel_flags(self.mode),
+            range_lo: if l.packed || !self.packs() { modes::PACKED_RANGE } else { modes::WIDE_RANGE },
+            max_score: self.max_score,
         };
         let reverse = reverse as i32;
         let mut lb = stream.launch_builder(&f);
