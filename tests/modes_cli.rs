@@ -59,13 +59,32 @@ fn local_mode_is_the_default_and_unchanged() {
     assert!(!rows[0][2].is_empty(), "local mode has bits");
 }
 
+/// `--device cuda` takes the modes as it takes local mode: where no GPU runs, both fail alike
+/// (the GPU engine's reason, never a mode refusal); where one runs, both succeed.
+#[test]
+fn modes_ask_the_gpu_as_local_mode_does() {
+    let run = |extra: &[&str]| {
+        let mut all = vec!["align", "--pairs", "-", "--quiet", "--device", "cuda", "--format", "tsv"];
+        all.extend_from_slice(extra);
+        run_stdin(&all, PAIRS.as_bytes())
+    };
+    let local = run(&[]);
+    for mode in [&["--mode", "global"][..], &["--mode", "semi-global", "--free-ends", "query-start"][..]] {
+        let o = run(mode);
+        assert_eq!(o.status.code(), local.status.code(), "{mode:?}: {}", stderr(&o));
+        if !local.status.success() {
+            assert_eq!(stderr(&o), stderr(&local), "{mode:?}");
+            assert!(o.stdout.is_empty());
+        }
+    }
+}
+
 #[test]
 fn mode_usage_errors() {
     for (args, says) in [
         (&["--mode", "glocal"][..], "unknown mode \"glocal\""),
         (&["--mode", "global", "--free-ends", "query-end"][..], "semi-global only"),
         (&["--mode", "semi-global", "--free-ends", "query-begin"][..], "unknown end \"query-begin\""),
-        (&["--mode", "global", "--device", "cuda"][..], "run on the CPU for now"),
     ] {
         let mut all = vec!["align", "--pairs", "-", "--quiet"];
         all.extend_from_slice(args);
