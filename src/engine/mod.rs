@@ -215,8 +215,9 @@ pub fn select(device: Device, scoring: &Scoring, options: &EngineOptions, verbos
 }
 
 /// [`select`] for alignments in `mode`. Local mode is [`select`]; the other modes run on the
-/// CPU for now (the scalar reference, [`scalar_modes::ModeEngine`]): `--device cuda` with
-/// them is a usage error, and `auto` takes the CPU.
+/// CPU for now ([`simd::SimdModeEngine`]; the scalar reference [`scalar_modes::ModeEngine`]
+/// under `SWARROW_ENGINE=scalar`): `--device cuda` with them is a usage error, and `auto`
+/// takes the CPU.
 pub fn select_mode(
     device: Device,
     mode: mode::AlignMode,
@@ -237,7 +238,11 @@ pub fn select_mode(
         )));
     }
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let engine: Arc<dyn Engine> = Arc::new(scalar_modes::ModeEngine::new(scoring.clone(), mode, threads)?);
+    let engine: Arc<dyn Engine> = if forced_scalar()? {
+        Arc::new(scalar_modes::ModeEngine::new(scoring.clone(), mode, threads)?)
+    } else {
+        Arc::new(simd::SimdModeEngine::new(scoring.clone(), mode, threads)?)
+    };
     if verbose {
         eprintln!("swarrow: aligning on {}", engine.name());
     }

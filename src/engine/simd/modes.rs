@@ -1,0 +1,409 @@
+//! Global and semi-global alignment ([`crate::engine::mode`]) on the CPU: inter-sequence
+//! lanes, one pair per 16-bit lane, pairs of similar lengths side by side. Every lane runs
+//! the recurrences of [`crate::engine::scalar_modes`] exactly (no lazy-F loop, so the path
+//! rule's tie priorities hold cell by cell), and at [`Level::Coordinates`] with a free start
+//! it carries each state's origin forward as the reference does.
+//!
+//! 16 bits hold a pair exactly when [`fits_16`] says so (a static bound from its lengths: no
+//! value of its matrix nor any intermediate leaves the range); other pairs, empty sides and
+//! matrices whose scores are no bytes go to the scalar reference.
+//!
+//! Substitution scores: each lane has its query's profile (one byte row per target code);
+//! per column, 16 rows of every lane's row for its target residue are loaded and transposed
+//! into one score vector per row.
+
+use super::vector::LaneSelect;
+use crate::engine::mode::{AlignMode, FreeEnds};
+use crate::engine::scalar_modes::align_pair_mode;
+use crate::engine::{Alignment, Level};
+use crate::error::Result;
+use crate::scoring::Scoring;
+use rayon::prelude::*;
+
+/// Rows of one transposed block of substitution scores.
+const ROWS: usize = 16;
+
+/// The scoring of one call, as the kernel reads it.
+pub(super) struct Tables {
+    open: i32,
+    ext: i32,
+    ends: FreeEnds,
+    codes: usize,
+    /// `by_target[c * codes + q]`: score(q, c) as a byte.
+    by_target: Vec<i8>,
+    min_score: i32,
+    top_score: i32,
+}
+
+impl Tables {
+    /// `None` when the matrix's scores are no bytes.
+    pub(super) fn new(sc: &Scoring, mode: AlignMode) -> Option<Tables> {
+        let codes = sc.matrix.size();
+        let (min_score, max_score) = (sc.matrix.min_score(), sc.matrix.max_score());
+        if min_score < i8::MIN as i32 || max_score > i8::MAX as i32 {
+            return None;
+        }
+        let mut by_target = Vec::with_capacity(codes * codes);
+        for c in 0..codes as u8 {
+            by_target.extend((0..codes as u8).map(|q| sc.score(q, c) as i8));
+        }
+        Some(Tables {
+            open: sc.gap_open,
+            ext: sc.gap_extend,
+            ends: mode.free_ends(),
+            codes,
+            by_target,
+            min_score,
+            top_score: max_score.max(0),
+        })
+    }
+
+    /// Whether every value the recurrences compute for an m x n pair (H, E, F, and the sums
+    /// before their maxima), and the lanes' sentinel, fit signed 16 bits. Every H is at least
+    /// the all-gap path's -(2 open + ext (i + j)); E and F one gap opening below an H; the
+    /// sentinel `NEG` lies below them all. No H passes top score * min(m, n).
+    pub(super) fn fits_16(&self, m: usize, n: usize) -> bool {
+        let (m, n) = (m as i64, n as i64);
+        let low = 3 * self.open as i64 + self.ext as i64 * (m + n + 2) + (-self.min_score as i64).max(0);
+        let sentinel_gap = 2 * self.ext as i64;
+        low + sentinel_gap < i16::MAX as i64 && self.top_score as i64 * m.min(n) <= i16::MAX as i64
+    }
+}
+
+/// One thread's buffers, reused batch after batch.
+pub(super) struct Scratch<V> {
+    /// Per lane and target code, the query's scores (`mpad` bytes), then one zero row.
+    prof: Vec<i8>,
+    /// One transposed block: `ROWS` rows of `LANES` bytes.
+    scores: Vec<i8>,
+    h: Vec<V>,
+    e: Vec<V>,
+    h_origin: Vec<V>,
+    e_origin: Vec<V>,
+}
+
+impl<V> Default for Scratch<V> {
+    fn default() -> Self {
+        Scratch {
+            prof: Vec::new(),
+            scores: Vec::new(),
+            h: Vec::new(),
+            e: Vec::new(),
+            h_origin: Vec::new(),
+            e_origin: Vec::new(),
+        }
+    }
+}
+
+/// A lane's end cell and the origin its path carried: +i for (i, 0), -j for (0, j), 0 for
+/// (0, 0) (only border cells are origins).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LaneEnd {
+    pub score: i32,
+    pub qend: u32,
+    pub tend: u32,
+    pub origin: i16,
+}
+
+impl LaneEnd {
+    /// The reference's alignment: the start follows the stop cell; a side with no residue in
+    /// the alignment is 0, 0.
+    fn alignment(self, mode: AlignMode) -> Alignment {
+        let (i0, j0) = match self.origin {
+            o if o > 0 => (o as u32, 0),
+            o => (0, (-(o as i32)) as u32),
+        };
+        let side = |stop: u32, end: u32| if stop >= end { (0, 0) } else { (stop + 1, end) };
+        let ((qstart, qend), (tstart, tend)) = (side(i0, self.qend), side(j0, self.tend));
+        Alignment { score: self.score, qstart, qend, tstart, tend, recomputed: mode.recomputed(self.score) }
+    }
+}
+
+/// The lane value of a signed score.
+#[inline(always)]
+fn lane(v: i32) -> u32 {
+    v as i16 as u16 as u32
+}
+
+/// `pairs` (at most `V::LANES`, each fitting 16 bits, no side empty) side by side: each
+/// pair's end cell and, with `ORIGINS`, its origin. Unsafe: the CPU must run V's instructions.
+#[inline(always)]
+pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
+    t: &Tables,
+    pairs: &[(&[u8], &[u8])],
+    s: &mut Scratch<V>,
+    out: &mut [LaneEnd],
+) {
+    let lanes = V::LANES;
+    let np = pairs.len();
+    debug_assert!(np <= lanes && out.len() == np);
+    let m_max = pairs.iter().map(|p| p.0.len()).max().unwrap_or(0);
+    let n_max = pairs.iter().map(|p| p.1.len()).max().unwrap_or(0);
+    let mpad = m_max.div_ceil(ROWS) * ROWS;
+    let codes = t.codes;
+    s.prof.clear();
+    s.prof.resize((np * codes + 1) * mpad, 0);
+    for (l, (q, _)) in pairs.iter().enumerate() {
+        for c in 0..codes {
+            let row = &t.by_target[c * codes..(c + 1) * codes];
+            let dst = &mut s.prof[(l * codes + c) * mpad..][..q.len()];
+            for (d, &r) in dst.iter_mut().zip(q.iter()) {
+                *d = row[r as usize];
+            }
+        }
+    }
+    s.scores.clear();
+    s.scores.resize(ROWS * lanes, 0);
+
+    let (open, ext) = (t.open, t.ext);
+    let ends = t.ends;
+    let neg = V::splat(lane(i16::MIN as i32 + ext));
+    let (v_ext, v_first) = (V::splat(lane(ext)), V::splat(lane(open + ext)));
+    let zero = V::zero();
+    s.h.clear();
+    s.e.clear();
+    s.h_origin.clear();
+    s.e_origin.clear();
+    for i in 1..=m_max as i32 {
+        s.h.push(V::splat(lane(if ends.query_start { 0 } else { -(open + i * ext) })));
+        s.e.push(neg);
+        if ORIGINS {
+            s.h_origin.push(V::splat(lane(if ends.query_start { i } else { 0 })));
+            s.e_origin.push(zero);
+        }
+    }
+    let row0 = |j: usize| if ends.target_start || j == 0 { 0 } else { -(open + j as i32 * ext) };
+    let row0_origin = |j: usize| if ends.target_start { -(j as i32) } else { 0 };
+
+    let mut best: Vec<Option<LaneEnd>> = vec![None; np];
+    let zero_row = s.prof.as_ptr().add(np * codes * mpad);
+    let mut rows: [*const i8; 64] = [zero_row; 64];
+    let (hp, ep, hop, eop) = (s.h.as_mut_ptr(), s.e.as_mut_ptr(), s.h_origin.as_mut_ptr(), s.e_origin.as_mut_ptr());
+    let scores = s.scores.as_mut_ptr();
+    for j in 1..=n_max {
+        for (l, (_, tgt)) in pairs.iter().enumerate() {
+            // Past its target a lane computes on, unread.
+            let c = tgt.get(j - 1).copied().unwrap_or(0) as usize;
+            rows[l] = s.prof.as_ptr().add((l * codes + c) * mpad);
+        }
+        let mut diag = V::splat(lane(row0(j - 1)));
+        let mut diag_o = V::splat(lane(row0_origin(j - 1)));
+        let mut up = V::splat(lane(row0(j)));
+        let mut up_o = V::splat(lane(row0_origin(j)));
+        let mut f = neg;
+        let mut f_o = zero;
+        let mut ib = 0;
+        while ib < m_max {
+            transpose_rows(&rows[..lanes], ib, lanes, scores);
+            for r in 0..ROWS.min(m_max - ib) {
+                let i = ib + r;
+                let sv = V::load_widened(scores.add(r * lanes) as *const u8);
+                let h_left = *hp.add(i);
+                // 'D' state from the left, opening on ties.
+                let e_open = h_left.sub_lanes(v_first);
+                let e_ext = (*ep.add(i)).sub_lanes(v_ext);
+                let e = e_open.max_signed(e_ext);
+                // 'I' state from above.
+                let f_open = up.sub_lanes(v_first);
+                let f_ext = f.sub_lanes(v_ext);
+                f = f_open.max_signed(f_ext);
+                let d = diag.add_lanes(sv);
+                let ef = e.max_signed(f);
+                let h = d.max_signed(ef);
+                *ep.add(i) = e;
+                *hp.add(i) = h;
+                diag = h_left;
+                up = h;
+                if ORIGINS {
+                    // The path rule's order: diagonal, then 'D', then 'I'.
+                    let e_o = V::pick_gt(e_ext, e_open, *eop.add(i), *hop.add(i));
+                    f_o = V::pick_gt(f_ext, f_open, f_o, up_o);
+                    let o = V::pick_gt(ef, d, V::pick_gt(f, e, f_o, e_o), diag_o);
+                    diag_o = *hop.add(i);
+                    *eop.add(i) = e_o;
+                    *hop.add(i) = o;
+                    up_o = o;
+                }
+            }
+            ib += ROWS;
+        }
+        // End cells of this column, per lane, in the tie rule's order (smallest row first).
+        let value = |p: *const V, i: usize, l: usize| *(p as *const u16).add((i - 1) * lanes + l) as i16;
+        for (l, (q, tgt)) in pairs.iter().enumerate() {
+            let (m, n) = (q.len(), tgt.len());
+            let mut consider = |i: usize| {
+                let v = value(hp, i, l) as i32;
+                if best[l].is_none_or(|b| v > b.score) {
+                    let origin = if ORIGINS { value(hop, i, l) } else { 0 };
+                    best[l] = Some(LaneEnd { score: v, qend: i as u32, tend: j as u32, origin });
+                }
+            };
+            if j < n {
+                if ends.target_end {
+                    consider(m);
+                }
+            } else if j == n {
+                if ends.query_end {
+                    (1..=m).for_each(&mut consider);
+                } else {
+                    consider(m);
+                }
+            }
+        }
+    }
+    for (o, b) in out.iter_mut().zip(best) {
+        *o = b.unwrap_or_default();
+    }
+}
+
+/// Scores of rows `from..from + ROWS` of every lane's profile row (`rows`, `lanes` of them)
+/// into `out`, one row of `lanes` bytes after another.
+#[inline(always)]
+unsafe fn transpose_rows(rows: &[*const i8], from: usize, lanes: usize, out: *mut i8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SSE2 (every x86-64): 16 lanes at a time, a 16 x 16 byte transpose in four steps.
+        let mut g = 0;
+        while g < lanes {
+            let mut a = [_mm_setzero_si128(); 16];
+            for (k, x) in a.iter_mut().enumerate() {
+                let p = rows.get(g + k).copied().unwrap_or(rows[0]);
+                *x = _mm_loadu_si128(p.add(from) as *const __m128i);
+            }
+            // Each step interleaves pairs of registers at twice the last step's width.
+            let mut b = [_mm_setzero_si128(); 16];
+            for p in 0..8 {
+                b[p] = _mm_unpacklo_epi8(a[2 * p], a[2 * p + 1]);
+                b[p + 8] = _mm_unpackhi_epi8(a[2 * p], a[2 * p + 1]);
+            }
+            for p in 0..8 {
+                a[p] = _mm_unpacklo_epi16(b[2 * p], b[2 * p + 1]);
+                a[p + 8] = _mm_unpackhi_epi16(b[2 * p], b[2 * p + 1]);
+            }
+            for p in 0..8 {
+                b[p] = _mm_unpacklo_epi32(a[2 * p], a[2 * p + 1]);
+                b[p + 8] = _mm_unpackhi_epi32(a[2 * p], a[2 * p + 1]);
+            }
+            for p in 0..8 {
+                a[p] = _mm_unpacklo_epi64(b[2 * p], b[2 * p + 1]);
+                a[p + 8] = _mm_unpackhi_epi64(b[2 * p], b[2 * p + 1]);
+            }
+            // After the four steps register k holds row ROW_OF[k] (the steps' bit reversal).
+            for (k, x) in a.iter().enumerate() {
+                let row = ROW_OF[k];
+                let dst = out.add(row * lanes + g) as *mut __m128i;
+                if lanes - g >= 16 {
+                    _mm_storeu_si128(dst, *x);
+                } else {
+                    _mm_storel_epi64(dst, *x);
+                }
+            }
+            g += 16;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        for (l, p) in rows.iter().enumerate().take(lanes) {
+            for r in 0..ROWS {
+                *out.add(r * lanes + l) = *p.add(from + r);
+            }
+        }
+    }
+}
+
+/// Which row each register of [`transpose_rows`] ends holding: the four steps reverse the
+/// bits of the register index.
+#[cfg(target_arch = "x86_64")]
+const ROW_OF: [usize; 16] = [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15];
+
+/// The mode kernels of one instruction set.
+pub(super) trait ModeKernels: Sync {
+    type Lanes: LaneSelect;
+
+    unsafe fn align_lanes(
+        t: &Tables,
+        pairs: &[(&[u8], &[u8])],
+        origins: bool,
+        s: &mut Scratch<Self::Lanes>,
+        out: &mut [LaneEnd],
+    );
+}
+
+/// Each pair in `mode` at `level`, exactly as [`align_pair_mode`].
+pub(super) fn align<K: ModeKernels>(
+    sc: &Scoring,
+    mode: AlignMode,
+    pairs: &[(&[u8], &[u8])],
+    level: Level,
+) -> Result<Vec<Alignment>> {
+    let reference = |(q, t): &(&[u8], &[u8])| align_pair_mode(q, t, sc, mode);
+    let Some(tabs) = Tables::new(sc, mode) else {
+        return pairs.par_iter().map(reference).map(|a| a.map(|a| at_level(a, level))).collect();
+    };
+    let ends = mode.free_ends();
+    let free_start = ends.query_start || ends.target_start;
+    // Origins only decide starts (at this level) and, for a score at most 0 with a free
+    // start, whether a side holds no residue: such pairs are aligned again with them.
+    let origins = level == Level::Coordinates && free_start;
+    let (mut lanes, rest): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| {
+        !pairs[i].0.is_empty() && !pairs[i].1.is_empty() && tabs.fits_16(pairs[i].0.len(), pairs[i].1.len())
+    });
+    // Similar lengths side by side: by query length, then by target length within runs.
+    lanes.sort_unstable_by_key(|&i| (pairs[i].0.len(), pairs[i].1.len()));
+    let width = <K::Lanes as super::vector::Vector>::LANES;
+    for run in lanes.chunks_mut(width * 8) {
+        run.sort_unstable_by_key(|&i| pairs[i].1.len());
+    }
+    let mut results = vec![Alignment::default(); pairs.len()];
+    let batches: Vec<Vec<(usize, Alignment)>> = lanes
+        .par_chunks(width)
+        .map_init(Scratch::<K::Lanes>::default, |scratch, idx| {
+            let batch: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
+            let mut out = vec![LaneEnd::default(); idx.len()];
+            // Safe: the engine checked at construction that this CPU runs K's instructions.
+            unsafe { K::align_lanes(&tabs, &batch, origins, scratch, &mut out) };
+            idx.iter().zip(out).map(|(&i, e)| (i, e.alignment(mode))).collect()
+        })
+        .collect();
+    let mut again = rest;
+    for (i, a) in batches.into_iter().flatten() {
+        if !origins && free_start && a.score <= 0 {
+            again.push(i);
+        } else {
+            results[i] = at_level(a, level);
+        }
+    }
+    let redone: Vec<(usize, Result<Alignment>)> = again.par_iter().map(|&i| (i, reference(&pairs[i]))).collect();
+    for (i, a) in redone {
+        results[i] = at_level(a?, level);
+    }
+    Ok(results)
+}
+
+fn at_level(a: Alignment, level: Level) -> Alignment {
+    match level {
+        Level::Coordinates => a,
+        Level::ScoreEnd => a.end_only(),
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_puts_every_lane_row_in_place() {
+        for lanes in [8usize, 16, 32] {
+            let data: Vec<Vec<i8>> = (0..lanes).map(|l| (0..32).map(|r| (l * 32 + r) as i8).collect()).collect();
+            let rows: Vec<*const i8> = data.iter().map(|d| d.as_ptr()).collect();
+            let mut out = vec![0i8; ROWS * lanes];
+            unsafe { transpose_rows(&rows, 3, lanes, out.as_mut_ptr()) };
+            for r in 0..ROWS {
+                for l in 0..lanes {
+                    assert_eq!(out[r * lanes + l], data[l][3 + r], "lanes {lanes} row {r} lane {l}");
+                }
+            }
+        }
+    }
+}
