@@ -23,6 +23,10 @@ use rayon::prelude::*;
 /// Rows of one transposed block of substitution scores.
 const ROWS: usize = 16;
 
+/// Pairs per lane in one run of the kernel: more balance the lanes' columns better, fewer keep
+/// the run's query lengths (its rows) closer.
+const RUN_PAIRS_PER_LANE: usize = 8;
+
 /// The scoring of one call, as the kernel reads it.
 pub(super) struct Tables {
     open: i32,
@@ -125,8 +129,25 @@ fn lane(v: i32) -> u32 {
     v as i16 as u16 as u32
 }
 
-/// `pairs` (at most `V::LANES`, each fitting 16 bits, no side empty) side by side: each
-/// pair's end cell and, with `ORIGINS`, its origin. Unsafe: the CPU must run V's instructions.
+/// Per lane, the pairs it aligns one after the other, their target columns end to end: the
+/// longest targets first, each to the lane with the fewest columns so far.
+fn lane_queues(pairs: &[(&[u8], &[u8])], lanes: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..pairs.len()).collect();
+    order.sort_unstable_by_key(|&p| std::cmp::Reverse(pairs[p].1.len()));
+    let mut queues = vec![Vec::new(); lanes];
+    let mut columns = vec![0usize; lanes];
+    for p in order {
+        let l = (0..lanes).min_by_key(|&l| columns[l]).unwrap_or(0);
+        columns[l] += pairs[p].1.len();
+        queues[l].push(p);
+    }
+    queues
+}
+
+/// `pairs` (each fitting 16 bits, no side empty; best of similar query lengths), streamed
+/// through the lanes: each lane aligns its queue's pairs one after another, starting the
+/// next pair's first column right after the last one's. Each pair's end cell and, with
+/// `ORIGINS`, its origin. Unsafe: the CPU must run V's instructions.
 #[inline(always)]
 pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
     t: &Tables,
@@ -136,17 +157,16 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
 ) {
     let lanes = V::LANES;
     let np = pairs.len();
-    debug_assert!(np <= lanes && out.len() == np);
+    debug_assert!(out.len() == np);
     let m_max = pairs.iter().map(|p| p.0.len()).max().unwrap_or(0);
-    let n_max = pairs.iter().map(|p| p.1.len()).max().unwrap_or(0);
     let mpad = m_max.div_ceil(ROWS) * ROWS;
     let codes = t.codes;
     s.prof.clear();
     s.prof.resize((np * codes + 1) * mpad, 0);
-    for (l, (q, _)) in pairs.iter().enumerate() {
+    for (p, (q, _)) in pairs.iter().enumerate() {
         for c in 0..codes {
             let row = &t.by_target[c * codes..(c + 1) * codes];
-            let dst = &mut s.prof[(l * codes + c) * mpad..][..q.len()];
+            let dst = &mut s.prof[(p * codes + c) * mpad..][..q.len()];
             for (d, &r) in dst.iter_mut().zip(q.iter()) {
                 *d = row[r as usize];
             }
@@ -157,39 +177,77 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
 
     let (open, ext) = (t.open, t.ext);
     let ends = t.ends;
-    let neg = V::splat(lane(i16::MIN as i32 + ext));
+    let neg_value = lane(i16::MIN as i32 + ext) as u16;
+    let neg = V::splat(neg_value as u32);
     let (v_ext, v_first) = (V::splat(lane(ext)), V::splat(lane(open + ext)));
     let zero = V::zero();
     s.h.clear();
+    s.h.resize(m_max, zero);
     s.e.clear();
+    s.e.resize(m_max, neg);
     s.h_origin.clear();
     s.e_origin.clear();
-    for i in 1..=m_max as i32 {
-        s.h.push(V::splat(lane(if ends.query_start { 0 } else { -(open + i * ext) })));
-        s.e.push(neg);
-        if ORIGINS {
-            s.h_origin.push(V::splat(lane(if ends.query_start { i } else { 0 })));
-            s.e_origin.push(zero);
-        }
+    if ORIGINS {
+        s.h_origin.resize(m_max, zero);
+        s.e_origin.resize(m_max, zero);
     }
-    let row0 = |j: usize| if ends.target_start || j == 0 { 0 } else { -(open + j as i32 * ext) };
-    let row0_origin = |j: usize| if ends.target_start { -(j as i32) } else { 0 };
+    let col0 = |i: usize| lane(if ends.query_start { 0 } else { -(open + i as i32 * ext) }) as u16;
+    let col0_origin = |i: usize| if ends.query_start { i as u16 } else { 0 };
+    let row0 = |j: usize| lane(if ends.target_start || j == 0 { 0 } else { -(open + j as i32 * ext) }) as u16;
+    let row0_origin = |j: usize| lane(if ends.target_start { -(j as i32) } else { 0 }) as u16;
 
-    let mut best: Vec<Option<LaneEnd>> = vec![None; np];
+    let queues = lane_queues(pairs, lanes);
+    let columns = queues.iter().map(|q| q.iter().map(|&p| pairs[p].1.len()).sum::<usize>()).max().unwrap_or(0);
+    // Per lane: its next pair in the queue, the pair it aligns and the column in it (from 1).
+    let mut next = vec![0usize; lanes];
+    let mut current: Vec<Option<usize>> = vec![None; lanes];
+    let mut col = vec![0usize; lanes];
+    let mut best: Vec<Option<LaneEnd>> = vec![None; lanes];
     let zero_row = s.prof.as_ptr().add(np * codes * mpad);
     let mut rows: [*const i8; 64] = [zero_row; 64];
+    let mut border = [[0u16; 64]; 4]; // H(0, j-1), H(0, j) and their origins, per lane
     let (hp, ep, hop, eop) = (s.h.as_mut_ptr(), s.e.as_mut_ptr(), s.h_origin.as_mut_ptr(), s.e_origin.as_mut_ptr());
+    let at = |p: *mut V, i: usize, l: usize| (p as *mut u16).add((i - 1) * lanes + l);
     let scores = s.scores.as_mut_ptr();
-    for j in 1..=n_max {
-        for (l, (_, tgt)) in pairs.iter().enumerate() {
-            // Past its target a lane computes on, unread.
-            let c = tgt.get(j - 1).copied().unwrap_or(0) as usize;
-            rows[l] = s.prof.as_ptr().add((l * codes + c) * mpad);
+    for _ in 0..columns {
+        for l in 0..lanes {
+            if current[l].is_none_or(|p| col[l] == pairs[p].1.len()) {
+                current[l] = queues[l].get(next[l]).copied();
+                next[l] += 1;
+                col[l] = 0;
+                best[l] = None;
+                // A new pair: its column 0, as the reference starts it.
+                if let Some(p) = current[l] {
+                    for i in 1..=pairs[p].0.len() {
+                        *at(hp, i, l) = col0(i);
+                        *at(ep, i, l) = neg_value;
+                        if ORIGINS {
+                            *at(hop, i, l) = col0_origin(i);
+                            *at(eop, i, l) = 0;
+                        }
+                    }
+                }
+            }
+            col[l] += 1;
+            let j = col[l];
+            rows[l] = match current[l] {
+                Some(p) => s.prof.as_ptr().add((p * codes + pairs[p].1[j - 1] as usize) * mpad),
+                None => zero_row, // an idle lane computes on, unread
+            };
+            border[0][l] = row0(j - 1);
+            border[1][l] = row0(j);
+            if ORIGINS {
+                border[2][l] = row0_origin(j - 1);
+                border[3][l] = row0_origin(j);
+            }
         }
-        let mut diag = V::splat(lane(row0(j - 1)));
-        let mut diag_o = V::splat(lane(row0_origin(j - 1)));
-        let mut up = V::splat(lane(row0(j)));
-        let mut up_o = V::splat(lane(row0_origin(j)));
+        let mut diag = V::load(border[0].as_ptr() as *const u8);
+        let mut up = V::load(border[1].as_ptr() as *const u8);
+        let (mut diag_o, mut up_o) = (zero, zero);
+        if ORIGINS {
+            diag_o = V::load(border[2].as_ptr() as *const u8);
+            up_o = V::load(border[3].as_ptr() as *const u8);
+        }
         let mut f = neg;
         let mut f_o = zero;
         let mut ib = 0;
@@ -228,13 +286,13 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
             ib += ROWS;
         }
         // End cells of this column, per lane, in the tie rule's order (smallest row first).
-        let value = |p: *const V, i: usize, l: usize| *(p as *const u16).add((i - 1) * lanes + l) as i16;
-        for (l, (q, tgt)) in pairs.iter().enumerate() {
-            let (m, n) = (q.len(), tgt.len());
+        for l in 0..lanes {
+            let Some(p) = current[l] else { continue };
+            let (m, n, j) = (pairs[p].0.len(), pairs[p].1.len(), col[l]);
             let mut consider = |i: usize| {
-                let v = value(hp, i, l) as i32;
+                let v = *at(hp, i, l) as i16 as i32;
                 if best[l].is_none_or(|b| v > b.score) {
-                    let origin = if ORIGINS { value(hop, i, l) } else { 0 };
+                    let origin = if ORIGINS { *at(hop, i, l) as i16 } else { 0 };
                     best[l] = Some(LaneEnd { score: v, qend: i as u32, tend: j as u32, origin });
                 }
             };
@@ -242,17 +300,15 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
                 if ends.target_end {
                     consider(m);
                 }
-            } else if j == n {
+            } else {
                 if ends.query_end {
                     (1..=m).for_each(&mut consider);
                 } else {
                     consider(m);
                 }
+                out[p] = best[l].unwrap_or_default();
             }
         }
-    }
-    for (o, b) in out.iter_mut().zip(best) {
-        *o = b.unwrap_or_default();
     }
 }
 
@@ -349,15 +405,12 @@ pub(super) fn align<K: ModeKernels>(
     let (mut lanes, rest): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| {
         !pairs[i].0.is_empty() && !pairs[i].1.is_empty() && tabs.fits_16(pairs[i].0.len(), pairs[i].1.len())
     });
-    // Similar lengths side by side: by query length, then by target length within runs.
+    // Similar query lengths in one run (the rows all its lanes compute); targets stream.
     lanes.sort_unstable_by_key(|&i| (pairs[i].0.len(), pairs[i].1.len()));
-    let width = <K::Lanes as super::vector::Vector>::LANES;
-    for run in lanes.chunks_mut(width * 8) {
-        run.sort_unstable_by_key(|&i| pairs[i].1.len());
-    }
+    let run_pairs = <K::Lanes as super::vector::Vector>::LANES * RUN_PAIRS_PER_LANE;
     let mut results = vec![Alignment::default(); pairs.len()];
     let batches: Vec<Vec<(usize, Alignment)>> = lanes
-        .par_chunks(width)
+        .par_chunks(run_pairs)
         .map_init(Scratch::<K::Lanes>::default, |scratch, idx| {
             let batch: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
             let mut out = vec![LaneEnd::default(); idx.len()];
