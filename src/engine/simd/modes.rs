@@ -4,9 +4,10 @@
 //! rule's tie priorities hold cell by cell), and at [`Level::Coordinates`] with a free start
 //! it carries each state's origin forward as the reference does.
 //!
-//! 16 bits hold a pair exactly when [`fits_16`] says so (a static bound from its lengths: no
-//! value of its matrix nor any intermediate leaves the range); other pairs, empty sides and
-//! matrices whose scores are no bytes go to the scalar reference.
+//! 16 bits hold a pair exactly when no value leaves their range: below, a static bound from
+//! its lengths ([`Tables::fits_16`]); above, the lane's highest H, checked after the run. Other
+//! pairs, pairs of lanes that passed the top, empty sides and matrices whose scores are no
+//! bytes go to the scalar reference.
 //!
 //! Substitution scores: each lane has its query's profile (one byte row per target code);
 //! per column, 16 rows of every lane's row for its target residue are loaded and transposed
@@ -62,15 +63,20 @@ impl Tables {
         })
     }
 
-    /// Whether every value the recurrences compute for an m x n pair (H, E, F, and the sums
-    /// before their maxima), and the lanes' sentinel, fit signed 16 bits. Every H is at least
-    /// the all-gap path's -(2 open + ext (i + j)); E and F one gap opening below an H; the
-    /// sentinel `NEG` lies below them all. No H passes top score * min(m, n).
+    /// Whether no value the recurrences compute for an m x n pair (H, E, F, and the sums
+    /// before their maxima) falls below signed 16 bits, nor to the lanes' sentinel: every H
+    /// is at least the all-gap path's -(2 open + ext (i + j)), E and F one gap opening below
+    /// an H. (The high side is checked as the lanes run: [`Tables::highest_exact`].)
     pub(super) fn fits_16(&self, m: usize, n: usize) -> bool {
         let (m, n) = (m as i64, n as i64);
         let low = 3 * self.open as i64 + self.ext as i64 * (m + n + 2) + (-self.min_score as i64).max(0);
         let sentinel_gap = 2 * self.ext as i64;
-        low + sentinel_gap < i16::MAX as i64 && self.top_score as i64 * m.min(n) <= i16::MAX as i64
+        low + sentinel_gap < i16::MAX as i64
+    }
+
+    /// The highest H a lane may reach and still be exact: no diagonal sum above it wraps.
+    fn highest_exact(&self) -> i32 {
+        i16::MAX as i32 - self.top_score
     }
 }
 
@@ -107,6 +113,8 @@ pub(super) struct LaneEnd {
     pub qend: u32,
     pub tend: u32,
     pub origin: i16,
+    /// An H of the lane passed [`Tables::highest_exact`]: the lane's results may have wrapped.
+    pub saturated: bool,
 }
 
 impl LaneEnd {
@@ -203,6 +211,10 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
     let mut current: Vec<Option<usize>> = vec![None; lanes];
     let mut col = vec![0usize; lanes];
     let mut best: Vec<Option<LaneEnd>> = vec![None; lanes];
+    // Every H of a lane stays at or above its pairs' least value (past a pair's last row the
+    // scores are 0, and H never falls below its diagonal there), so the lane's highest H
+    // covers its garbage rows too.
+    let mut highest = neg;
     let zero_row = s.prof.as_ptr().add(np * codes * mpad);
     let mut rows: [*const i8; 64] = [zero_row; 64];
     let mut border = [[0u16; 64]; 4]; // H(0, j-1), H(0, j) and their origins, per lane
@@ -268,6 +280,7 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
                 let d = diag.add_lanes(sv);
                 let ef = e.max_signed(f);
                 let h = d.max_signed(ef);
+                highest = highest.max_signed(h);
                 *ep.add(i) = e;
                 *hp.add(i) = h;
                 diag = h_left;
@@ -293,7 +306,7 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
                 let v = *at(hp, i, l) as i16 as i32;
                 if best[l].is_none_or(|b| v > b.score) {
                     let origin = if ORIGINS { *at(hop, i, l) as i16 } else { 0 };
-                    best[l] = Some(LaneEnd { score: v, qend: i as u32, tend: j as u32, origin });
+                    best[l] = Some(LaneEnd { score: v, qend: i as u32, tend: j as u32, origin, saturated: false });
                 }
             };
             if j < n {
@@ -308,6 +321,13 @@ pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
                 }
                 out[p] = best[l].unwrap_or_default();
             }
+        }
+    }
+    let mut high = [0u16; 64];
+    highest.store(high.as_mut_ptr() as *mut u8);
+    for (l, queue) in queues.iter().enumerate() {
+        if high[l] as i16 as i32 > t.highest_exact() {
+            queue.iter().for_each(|&p| out[p].saturated = true);
         }
     }
 }
@@ -400,7 +420,7 @@ pub(super) fn align<K: ModeKernels>(
     let ends = mode.free_ends();
     let free_start = ends.query_start || ends.target_start;
     // Origins only decide starts (at this level) and, for a score at most 0 with a free
-    // start, whether a side holds no residue: such pairs are aligned again with them.
+    // start, whether a side holds no residue: such pairs go to the reference.
     let origins = level == Level::Coordinates && free_start;
     let (mut lanes, rest): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| {
         !pairs[i].0.is_empty() && !pairs[i].1.is_empty() && tabs.fits_16(pairs[i].0.len(), pairs[i].1.len())
@@ -409,22 +429,21 @@ pub(super) fn align<K: ModeKernels>(
     lanes.sort_unstable_by_key(|&i| (pairs[i].0.len(), pairs[i].1.len()));
     let run_pairs = <K::Lanes as super::vector::Vector>::LANES * RUN_PAIRS_PER_LANE;
     let mut results = vec![Alignment::default(); pairs.len()];
-    let batches: Vec<Vec<(usize, Alignment)>> = lanes
+    let batches: Vec<Vec<(usize, Option<Alignment>)>> = lanes
         .par_chunks(run_pairs)
         .map_init(Scratch::<K::Lanes>::default, |scratch, idx| {
             let batch: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
             let mut out = vec![LaneEnd::default(); idx.len()];
             // Safe: the engine checked at construction that this CPU runs K's instructions.
             unsafe { K::align_lanes(&tabs, &batch, origins, scratch, &mut out) };
-            idx.iter().zip(out).map(|(&i, e)| (i, e.alignment(mode))).collect()
+            idx.iter().zip(out).map(|(&i, e)| (i, (!e.saturated).then(|| e.alignment(mode)))).collect()
         })
         .collect();
     let mut again = rest;
     for (i, a) in batches.into_iter().flatten() {
-        if !origins && free_start && a.score <= 0 {
-            again.push(i);
-        } else {
-            results[i] = at_level(a, level);
+        match a {
+            Some(a) if origins || !free_start || a.score > 0 => results[i] = at_level(a, level),
+            _ => again.push(i),
         }
     }
     let redone: Vec<(usize, Result<Alignment>)> = again.par_iter().map(|&i| (i, reference(&pairs[i]))).collect();
