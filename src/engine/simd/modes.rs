@@ -419,38 +419,59 @@ pub(super) fn align<K: ModeKernels>(
     };
     let ends = mode.free_ends();
     let free_start = ends.query_start || ends.target_start;
-    // Origins only decide starts (at this level) and, for a score at most 0 with a free
-    // start, whether a side holds no residue: such pairs go to the reference.
+    // Origins decide starts (at this level) and, for a score at most 0 with a free start,
+    // whether a side holds no residue: such pairs run again with them.
     let origins = level == Level::Coordinates && free_start;
-    let (mut lanes, rest): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| {
+    let (lanes, rest): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| {
         !pairs[i].0.is_empty() && !pairs[i].1.is_empty() && tabs.fits_16(pairs[i].0.len(), pairs[i].1.len())
     });
+    let mut results = vec![Alignment::default(); pairs.len()];
+    let mut reference_pairs = rest;
+    let mut with_origins = Vec::new();
+    for (i, a) in run_lanes::<K>(&tabs, mode, pairs, lanes, origins) {
+        match a {
+            Some(a) if origins || !free_start || a.score > 0 => results[i] = at_level(a, level),
+            Some(_) => with_origins.push(i),
+            None => reference_pairs.push(i),
+        }
+    }
+    for (i, a) in run_lanes::<K>(&tabs, mode, pairs, with_origins, true) {
+        match a {
+            Some(a) => results[i] = at_level(a, level),
+            None => reference_pairs.push(i),
+        }
+    }
+    let redone: Vec<(usize, Result<Alignment>)> =
+        reference_pairs.par_iter().map(|&i| (i, reference(&pairs[i]))).collect();
+    for (i, a) in redone {
+        results[i] = at_level(a?, level);
+    }
+    Ok(results)
+}
+
+/// Pairs `lanes` of `pairs` through the lanes: each one's alignment, `None` where its lane
+/// passed 16 bits.
+fn run_lanes<K: ModeKernels>(
+    tabs: &Tables,
+    mode: AlignMode,
+    pairs: &[(&[u8], &[u8])],
+    mut lanes: Vec<usize>,
+    origins: bool,
+) -> Vec<(usize, Option<Alignment>)> {
     // Similar query lengths in one run (the rows all its lanes compute); targets stream.
     lanes.sort_unstable_by_key(|&i| (pairs[i].0.len(), pairs[i].1.len()));
     let run_pairs = <K::Lanes as super::vector::Vector>::LANES * RUN_PAIRS_PER_LANE;
-    let mut results = vec![Alignment::default(); pairs.len()];
-    let batches: Vec<Vec<(usize, Option<Alignment>)>> = lanes
+    let runs: Vec<Vec<(usize, Option<Alignment>)>> = lanes
         .par_chunks(run_pairs)
         .map_init(Scratch::<K::Lanes>::default, |scratch, idx| {
             let batch: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
             let mut out = vec![LaneEnd::default(); idx.len()];
             // Safe: the engine checked at construction that this CPU runs K's instructions.
-            unsafe { K::align_lanes(&tabs, &batch, origins, scratch, &mut out) };
+            unsafe { K::align_lanes(tabs, &batch, origins, scratch, &mut out) };
             idx.iter().zip(out).map(|(&i, e)| (i, (!e.saturated).then(|| e.alignment(mode)))).collect()
         })
         .collect();
-    let mut again = rest;
-    for (i, a) in batches.into_iter().flatten() {
-        match a {
-            Some(a) if origins || !free_start || a.score > 0 => results[i] = at_level(a, level),
-            _ => again.push(i),
-        }
-    }
-    let redone: Vec<(usize, Result<Alignment>)> = again.par_iter().map(|&i| (i, reference(&pairs[i]))).collect();
-    for (i, a) in redone {
-        results[i] = at_level(a?, level);
-    }
-    Ok(results)
+    runs.into_iter().flatten().collect()
 }
 
 fn at_level(a: Alignment, level: Level) -> Alignment {
