@@ -215,8 +215,9 @@ pub fn select(device: Device, scoring: &Scoring, options: &EngineOptions, verbos
 }
 
 /// [`select`] for alignments in `mode`. Local mode is [`select`]; the other modes run on
-/// the CPU engine of the modes, or on the GPU ([`cuda::mode_engine`]: score and end there,
-/// starts where a start is free on that CPU engine).
+/// the CPU engine of the modes ([`simd::SimdModeEngine`]; the scalar reference
+/// [`scalar_modes::ModeEngine`] under `SWARROW_ENGINE=scalar`), or on the GPU
+/// ([`cuda::mode_engine`], with that CPU engine for what the GPU leaves).
 pub fn select_mode(
     device: Device,
     mode: mode::AlignMode,
@@ -254,7 +255,10 @@ pub fn select_mode(
 /// The CPU engine of the global and semi-global modes.
 fn cpu_mode_engine(mode: mode::AlignMode, scoring: &Scoring, threads: Option<usize>) -> Result<Arc<dyn Engine>> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    Ok(Arc::new(scalar_modes::ModeEngine::new(scoring.clone(), mode, threads)?))
+    if forced_scalar()? {
+        return Ok(Arc::new(scalar_modes::ModeEngine::new(scoring.clone(), mode, threads)?));
+    }
+    Ok(Arc::new(simd::SimdModeEngine::new(scoring.clone(), mode, threads)?))
 }
 
 /// `SWARROW_ENGINE`: `scalar` forces the scalar reference on the CPU; unset, empty or `simd`

@@ -147,8 +147,9 @@ pub fn align_all_mode(pairs: PairSeqs<'_>, sc: &Scoring, mode: AlignMode) -> Res
         .collect()
 }
 
-/// The CPU engine of the non-local modes for now: the scalar reference, one pair a task on
-/// its own rayon pool. Aligns pairs only (`search` is local).
+/// The scalar reference as an engine of the non-local modes (`SWARROW_ENGINE=scalar`; the
+/// default is `simd::SimdModeEngine`), one pair a task on its own rayon pool. Aligns pairs
+/// only (`search` is local).
 pub struct ModeEngine {
     scoring: Scoring,
     mode: AlignMode,

@@ -10,12 +10,16 @@
 //!   pairs that saturate 16 bits are aligned by the scalar reference
 //!   (`Alignment::recomputed`). AVX-512 CPUs align with the AVX2 build (see `AlignKernels`).
 //!
+//! - global and semi-global align (`modes`): inter-sequence lanes, one pair per 16-bit lane,
+//!   exact in the modes' tie rules; pairs past 16 bits go to the scalar reference.
+//!
 //! The kernels are generic over `vector::Vector`; each instruction set gets its compiled
 //! copy through one `#[target_feature]` entry point per kernel (`kernels!` below). The
 //! instruction set is detected at run time, or forced by `SWARROW_SIMD` or the constructor.
 
 mod align;
 pub mod intersequence;
+mod modes;
 mod search;
 pub mod striped;
 pub mod vector;
@@ -219,6 +223,36 @@ impl AlignKernels for Avx512 {
     }
 }
 
+macro_rules! mode_kernels {
+    ($name:ident [$($feat:literal)?], $lanes:ty) => {
+        impl modes::ModeKernels for $name {
+            type Lanes = $lanes;
+
+            $(#[target_feature(enable = $feat)])?
+            unsafe fn align_lanes(
+                t: &modes::Tables,
+                pairs: &[(&[u8], &[u8])],
+                origins: bool,
+                s: &mut modes::Scratch<$lanes>,
+                out: &mut [modes::LaneEnd],
+            ) {
+                match origins {
+                    true => modes::align_lanes::<$lanes, true>(t, pairs, s, out),
+                    false => modes::align_lanes::<$lanes, false>(t, pairs, s, out),
+                }
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+mode_kernels!(Avx512["avx512bw"], vector::Avx512x16);
+#[cfg(target_arch = "x86_64")]
+mode_kernels!(Avx2["avx2"], vector::Avx2x16);
+#[cfg(target_arch = "x86_64")]
+mode_kernels!(Sse41["sse4.1"], vector::Sse41x16);
+mode_kernels!(Portable [], vector::Portable16);
+
 /// Runs `$body` with `$k` bound to the kernels type of `$isa`.
 macro_rules! with_kernels {
     ($isa:expr, $k:ident => $body:expr) => {
@@ -306,5 +340,72 @@ impl Engine for SimdEngine {
         let sc = &self.scoring;
         let pairs = pairs.to_slices();
         self.pool.install(|| with_kernels!(self.isa, K => align::starts::<K>(sc, &pairs, ends)))
+    }
+}
+
+/// Global and semi-global alignment ([`super::mode`]) on the SIMD kernels of `modes`: the
+/// scalar reference's results ([`super::scalar_modes`]). Aligns pairs only.
+pub struct SimdModeEngine {
+    scoring: Scoring,
+    mode: super::mode::AlignMode,
+    pool: rayon::ThreadPool,
+    isa: Isa,
+}
+
+impl SimdModeEngine {
+    /// On the instruction set `SWARROW_SIMD` names, else the best this CPU runs.
+    pub fn new(scoring: Scoring, mode: super::mode::AlignMode, threads: usize) -> Result<SimdModeEngine> {
+        SimdModeEngine::with_isa(scoring, mode, threads, Isa::from_env()?)
+    }
+
+    /// On the given instruction set; an error if this CPU does not run it.
+    pub fn with_isa(
+        scoring: Scoring,
+        mode: super::mode::AlignMode,
+        threads: usize,
+        isa: Isa,
+    ) -> Result<SimdModeEngine> {
+        if !isa.supported() {
+            return Err(Error::usage(format!("this CPU does not support SIMD instruction set '{}'", isa.name())));
+        }
+        if mode.is_local() {
+            return Err(Error::Internal("the mode engine aligns global and semi-global modes".into()));
+        }
+        let pool = crate::threads::pool("sw-simd", threads)?;
+        Ok(SimdModeEngine { scoring, mode, pool, isa })
+    }
+}
+
+impl Engine for SimdModeEngine {
+    fn name(&self) -> String {
+        format!("cpu-simd {} {} ({} threads)", self.isa.name(), self.mode, self.pool.current_num_threads())
+    }
+
+    fn search(&self, _queries: &[&[u8]], _db: &Database, _top: usize, _work: &Work) -> Result<Vec<Vec<Hit>>> {
+        Err(Error::usage(format!("search aligns locally; {} alignment is for align", self.mode)))
+    }
+
+    fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
+        let (sc, mode) = (&self.scoring, self.mode);
+        let pairs = pairs.to_slices();
+        self.pool.install(|| with_kernels!(self.isa, K => modes::align::<K>(sc, mode, &pairs, level)))
+    }
+
+    fn scoring(&self) -> &Scoring {
+        &self.scoring
+    }
+
+    fn mode(&self) -> super::mode::AlignMode {
+        self.mode
+    }
+
+    fn traceback(
+        &self,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        path: bool,
+    ) -> Result<Vec<crate::engine::traceback::Traceback>> {
+        self.pool
+            .install(|| crate::engine::traceback::trace_all_mode(pairs, alignments, &self.scoring, self.mode, path))
     }
 }
