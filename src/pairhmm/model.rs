@@ -59,6 +59,9 @@ pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn mul(self, o: Self) -> Self;
     fn div(self, o: Self) -> Self;
     fn powf(self, e: Self) -> Self;
+    /// `self * a + b` rounded once (IEEE fused multiply-add): the same bits on every
+    /// instruction set, so the engines that use it in the same order agree exactly.
+    fn mul_add(self, a: Self, b: Self) -> Self;
     /// `2^exp`, the scaling constant of this precision.
     fn initial() -> Self;
 }
@@ -67,30 +70,43 @@ pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
 macro_rules! real {
     ($t:ty, $initial_exp:expr) => {
         impl Real for $t {
+            #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 v as $t
             }
+            #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
             }
+            #[inline(always)]
             fn from_i32(v: i32) -> Self {
                 v as $t
             }
+            #[inline(always)]
             fn add(self, o: Self) -> Self {
                 self + o
             }
+            #[inline(always)]
             fn sub(self, o: Self) -> Self {
                 self - o
             }
+            #[inline(always)]
             fn mul(self, o: Self) -> Self {
                 self * o
             }
+            #[inline(always)]
             fn div(self, o: Self) -> Self {
                 self / o
             }
+            #[inline(always)]
             fn powf(self, e: Self) -> Self {
                 <$t>::powf(self, e)
             }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
+            }
+            #[inline(always)]
             fn initial() -> Self {
                 (2.0 as $t).powi($initial_exp)
             }
@@ -100,6 +116,39 @@ macro_rules! real {
 
 real!(f32, 120);
 real!(f64, 1020);
+
+/// Runs `f` with denormal results and operands flushed to zero, restoring the caller's mode:
+/// GKL's float pass flushes them (they only arise in cells far below the threshold, where
+/// x86 computes them slowly). Every CPU engine runs its passes inside this, so they flush
+/// alike: MXCSR FTZ and DAZ on x86-64, FPCR.FZ (both in one bit) on aarch64; elsewhere
+/// nothing is flushed.
+pub fn flush_denormals<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(deprecated)] // the MXCSR intrinsics are the only stable way to set FTZ/DAZ
+    // SAFETY: only the FTZ and DAZ bits change, and the caller's value comes back.
+    unsafe {
+        use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
+        const FTZ_DAZ: u32 = 0x8040;
+        let saved = _mm_getcsr();
+        _mm_setcsr(saved | FTZ_DAZ);
+        let r = f();
+        _mm_setcsr(saved);
+        r
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: only the FZ bit changes, and the caller's value comes back.
+    unsafe {
+        const FZ: u64 = 1 << 24;
+        let saved: u64;
+        std::arch::asm!("mrs {}, fpcr", out(reg) saved);
+        std::arch::asm!("msr fpcr, {}", in(reg) saved | FZ);
+        let r = f();
+        std::arch::asm!("msr fpcr, {}", in(reg) saved);
+        r
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    f()
+}
 
 /// The probability tables of one precision.
 #[derive(Debug, Clone)]

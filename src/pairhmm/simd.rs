@@ -5,11 +5,15 @@
 //!
 //! The lane loops are plain array code compiled three times (AVX-512F, AVX2+FMA, baseline)
 //! and vectorised by the compiler; the instruction set is picked at run time
-//! (`SWARROW_SIMD=avx512|avx2|portable` forces one). Denormal floats are flushed to zero in
-//! the float pass, as GKL does: they only arise in cells far below the threshold.
+//! (`SWARROW_SIMD=avx512|avx2|portable` forces one). Every build gives the same bits, and
+//! the same as the scalar engine: each multiply-add is an explicit fused `f32::mul_add` (one
+//! FMA instruction under AVX2 and AVX-512, NEON on aarch64, a call to the C library's `fmaf`
+//! in the x86-64 baseline build: slower, same result), the other operations are separate
+//! (Rust never contracts them), in the order of `scalar::forward`, and denormals are flushed
+//! alike ([`flush_denormals`]).
 
 use super::batch::{PairBatch, ReadView};
-use super::model::{tables, Probabilities, FLOAT_RESULT_THRESHOLD};
+use super::model::{flush_denormals, tables, Probabilities};
 use super::{scalar, Engine, Likelihood};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -124,7 +128,7 @@ pub(crate) fn compute_with(isa: Isa, pool: &rayon::ThreadPool, batch: &PairBatch
             .par_chunks(lanes)
             .flat_map_iter(|chunk| {
                 let mut res = Vec::with_capacity(chunk.len());
-                with_flush_to_zero(|| match isa {
+                flush_denormals(|| match isa {
                     Isa::Avx512 => run_lanes::<16>(isa, batch, chunk, &mut res),
                     Isa::Avx2 => run_lanes::<8>(isa, batch, chunk, &mut res),
                     Isa::Portable => run_lanes::<4>(isa, batch, chunk, &mut res),
@@ -150,58 +154,24 @@ fn run_lanes<const L: usize>(isa: Isa, batch: &PairBatch, chunk: &[u32], res: &m
         Isa::Avx512 => unsafe { forward_avx512(&mut lanes) },
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => unsafe { forward_avx2(&mut lanes) },
-        _ => lanes.forward::<false>(),
+        _ => lanes.forward(),
     };
     let mut work = Vec::new();
     for (k, &i) in chunk.iter().enumerate() {
-        let sum = sums[k];
-        let like = if sum < FLOAT_RESULT_THRESHOLD {
-            Likelihood { log10: scalar::log10_likelihood(&reads[k], haps[k], &mut work), recomputed: true }
-        } else {
-            Likelihood { log10: (sum as f64).log10() - probs.log10_initial, recomputed: false }
-        };
-        res.push((i, like));
+        res.push((i, scalar::from_float_sum(sums[k], &reads[k], haps[k], &mut work)));
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
 unsafe fn forward_avx512<const L: usize>(lanes: &mut Lanes<'_, L>) -> [f32; L] {
-    lanes.forward::<true>()
+    lanes.forward()
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn forward_avx2<const L: usize>(lanes: &mut Lanes<'_, L>) -> [f32; L] {
-    lanes.forward::<true>()
-}
-
-/// `a * b + c`, fused where the instruction set has FMA (one rounding, shorter dependency
-/// chains), plain elsewhere (a software fma would be slow).
-#[inline(always)]
-fn mul_add<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
-    if FMA {
-        a.mul_add(b, c)
-    } else {
-        a * b + c
-    }
-}
-
-/// Runs `f` with denormal floats flushed to zero (x86-64), restoring the caller's mode.
-fn with_flush_to_zero<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    #[allow(deprecated)] // the MXCSR intrinsics are the only stable way to set FTZ/DAZ
-    unsafe {
-        use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-        const FTZ_DAZ: u32 = 0x8040;
-        let saved = _mm_getcsr();
-        _mm_setcsr(saved | FTZ_DAZ);
-        let r = f();
-        _mm_setcsr(saved);
-        r
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    f()
+    lanes.forward()
 }
 
 /// Base bit masks: A C G T one bit each, N all four, so `read & hap != 0` is "emits a match".
@@ -277,7 +247,7 @@ impl<'a, const L: usize> Lanes<'a, L> {
     /// between them stays in registers, the state row is read and written once per two rows,
     /// and the two deletion chains along the row interleave.
     #[inline(always)]
-    fn forward<const FMA: bool>(&mut self) -> [f32; L] {
+    fn forward(&mut self) -> [f32; L] {
         let cols = self.hap.len() + 1;
         let mut st = vec![State { m: [0.0; L], i: [0.0; L], d: self.d0 }; cols];
         let mut sums = [0f32; L];
@@ -286,14 +256,14 @@ impl<'a, const L: usize> Lanes<'a, L> {
             let ends = |row: usize| self.read_len.iter().any(|&n| n == row + 1);
             if i + 1 < self.rows.len() {
                 match (ends(i), ends(i + 1)) {
-                    (false, false) => self.two_rows::<FMA, false, false>(&mut st, i, &mut sums),
-                    (true, false) => self.two_rows::<FMA, true, false>(&mut st, i, &mut sums),
-                    (false, true) => self.two_rows::<FMA, false, true>(&mut st, i, &mut sums),
-                    (true, true) => self.two_rows::<FMA, true, true>(&mut st, i, &mut sums),
+                    (false, false) => self.two_rows::<false, false>(&mut st, i, &mut sums),
+                    (true, false) => self.two_rows::<true, false>(&mut st, i, &mut sums),
+                    (false, true) => self.two_rows::<false, true>(&mut st, i, &mut sums),
+                    (true, true) => self.two_rows::<true, true>(&mut st, i, &mut sums),
                 }
                 i += 2;
             } else {
-                self.two_rows::<FMA, false, false>(&mut st, i, &mut sums);
+                self.two_rows::<false, false>(&mut st, i, &mut sums);
                 i += 1;
             }
         }
@@ -304,12 +274,7 @@ impl<'a, const L: usize> Lanes<'a, L> {
     /// computed; SUM_A / SUM_B: some lane's read ends at that row, whose M + I over the lane's
     /// haplotype columns goes into `sums`.
     #[inline(always)]
-    fn two_rows<const FMA: bool, const SUM_A: bool, const SUM_B: bool>(
-        &self,
-        st: &mut [State<L>],
-        i: usize,
-        sums: &mut [f32; L],
-    ) {
+    fn two_rows<const SUM_A: bool, const SUM_B: bool>(&self, st: &mut [State<L>], i: usize, sums: &mut [f32; L]) {
         let cols = st.len();
         let a = &self.rows[i];
         let b = self.rows.get(i + 1);
@@ -330,11 +295,11 @@ impl<'a, const L: usize> Lanes<'a, L> {
         };
         for j in 1..cols {
             let up = st[j];
-            let cell_a = cell::<L, FMA>(a, &self.hap[j - 1], &a_diag, &up, &a_left);
+            let cell_a = cell::<L>(a, &self.hap[j - 1], &a_diag, &up, &a_left);
             a_diag = up;
             match b {
                 Some(b) if j >= 2 => {
-                    let cell_b = cell::<L, FMA>(b, &self.hap[j - 2], &a_left2, &a_left, &b_left);
+                    let cell_b = cell::<L>(b, &self.hap[j - 2], &a_left2, &a_left, &b_left);
                     if SUM_B {
                         add_sum(&mut sum_b, &cell_b, j - 1);
                     }
@@ -352,7 +317,7 @@ impl<'a, const L: usize> Lanes<'a, L> {
         }
         if let Some(b) = b {
             let j = cols - 1;
-            let cell_b = cell::<L, FMA>(b, &self.hap[j - 1], &a_left2, &a_left, &b_left);
+            let cell_b = cell::<L>(b, &self.hap[j - 1], &a_left2, &a_left, &b_left);
             if SUM_B {
                 add_sum(&mut sum_b, &cell_b, j);
             }
@@ -387,21 +352,16 @@ struct State<const L: usize> {
 
 /// One cell of every lane from its diagonal, upper and left neighbours.
 #[inline(always)]
-fn cell<const L: usize, const FMA: bool>(
-    row: &RowLanes<L>,
-    hb: &[u32; L],
-    diag: &State<L>,
-    up: &State<L>,
-    left: &State<L>,
-) -> State<L> {
+fn cell<const L: usize>(row: &RowLanes<L>, hb: &[u32; L], diag: &State<L>, up: &State<L>, left: &State<L>) -> State<L> {
     let mut out = State { m: [0.0; L], i: [0.0; L], d: [0.0; L] };
     for k in 0..L {
         // A bit select, not `if`: the compiler turns a select of two loads into a gather.
         let same = 0u32.wrapping_sub(((row.base[k] & hb[k]) != 0) as u32);
         let emit = f32::from_bits((row.em[k].to_bits() & same) | (row.ex[k].to_bits() & !same));
-        out.m[k] = emit * mul_add::<FMA>(diag.m[k], row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
-        out.i[k] = mul_add::<FMA>(up.i[k], row.ext[k], up.m[k] * row.mi[k]);
-        out.d[k] = mul_add::<FMA>(left.d[k], row.ext[k], left.m[k] * row.md[k]);
+        // `scalar::forward`'s operations in its order (the engines give the same bits).
+        out.m[k] = emit * diag.m[k].mul_add(row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
+        out.i[k] = up.i[k].mul_add(row.ext[k], up.m[k] * row.mi[k]);
+        out.d[k] = left.d[k].mul_add(row.ext[k], left.m[k] * row.md[k]);
     }
     out
 }
@@ -439,30 +399,121 @@ mod tests {
         b
     }
 
+    /// Pairs as HaplotypeCaller sees them: reads of 1-300 bases sampled from their haplotype
+    /// (1-600 bases) with substitutions and indels, and one in five unrelated (far below the
+    /// float threshold, so recomputed in double); N bases, base qualities below 6, the other
+    /// qualities varied per base.
+    fn realistic_batch(seed: u64, pairs: usize) -> PairBatch {
+        let mut s = seed;
+        let mut next = move |n: u64| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 33) % n
+        };
+        let mut b = PairBatch::new();
+        for p in 0..pairs {
+            let base = |next: &mut dyn FnMut(u64) -> u64| if next(50) == 0 { b'N' } else { b"ACGT"[next(4) as usize] };
+            let hap: Vec<u8> = (0..1 + next(600) as usize).map(|_| base(&mut next)).collect();
+            let len = 1 + next(300) as usize;
+            let read: Vec<u8> = if next(5) == 0 {
+                (0..len).map(|_| base(&mut next)).collect()
+            } else {
+                let start = next(hap.len() as u64) as usize;
+                let mut r = Vec::new();
+                for &c in &hap[start..(start + len).min(hap.len())] {
+                    match next(100) {
+                        0 => {}
+                        1 => r.extend([c, base(&mut next)]),
+                        2 | 3 => r.push(base(&mut next)),
+                        _ => r.push(c),
+                    }
+                }
+                if r.is_empty() {
+                    r.push(b'A');
+                }
+                r
+            };
+            let n = read.len();
+            let mut quals =
+                |lo: u8, hi: u8| -> Vec<u8> { (0..n).map(|_| 33 + lo + next((hi - lo + 1) as u64) as u8).collect() };
+            let (q, iq, dq, gq) = (quals(0, 45), quals(10, 60), quals(5, 55), quals(3, 40));
+            let r = b.push_read(&format!("r{p}"), &read, &q, &iq, &dq, Quals::Text(&gq)).unwrap();
+            let h = b.push_hap(&format!("h{p}"), &hap).unwrap();
+            let g = b.groups.push("g");
+            b.pairs.push(crate::pairhmm::batch::PairRef { read: r, hap: h, group: g });
+        }
+        b
+    }
+
+    /// The instruction sets this CPU runs.
+    fn supported_isas() -> Vec<Isa> {
+        let mut v = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                v.push(Isa::Avx512);
+            }
+        }
+        v
+    }
+
+    // Issue 44 item 12: every CPU engine a user can get (the scalar engine and each
+    // instruction set of this one) gives the same bits for every pair, float and recomputed.
+    #[test]
+    fn every_cpu_engine_gives_identical_bits() {
+        let batch = realistic_batch(20261127, 400);
+        let pool = crate::pairhmm::thread_pool(2).unwrap();
+        let mut runs: Vec<(String, Vec<Likelihood>)> = Vec::new();
+        let mut out = Vec::new();
+        scalar::ScalarEngine::new(2).unwrap().compute(&batch, &mut out).unwrap();
+        runs.push(("scalar".into(), out));
+        for isa in supported_isas() {
+            let mut out = Vec::new();
+            compute_with(isa, &pool, &batch, &mut out);
+            let recomputed = out.iter().filter(|l| l.recomputed).count();
+            assert!(recomputed >= 20 && recomputed <= out.len() - 200, "{isa:?}: {recomputed} recomputed");
+            runs.push((isa.name().into(), out));
+        }
+        let mut report = Vec::new();
+        for (a, (name_a, xs)) in runs.iter().enumerate() {
+            for (name_b, ys) in &runs[a + 1..] {
+                let differ: Vec<f64> = xs
+                    .iter()
+                    .zip(ys)
+                    .filter(|(x, y)| x.log10.to_bits() != y.log10.to_bits() || x.recomputed != y.recomputed)
+                    .map(|(x, y)| (x.log10 - y.log10).abs())
+                    .collect();
+                if !differ.is_empty() {
+                    let max = differ.iter().fold(0f64, |m, &d| m.max(d));
+                    report.push(format!(
+                        "{name_a} vs {name_b}: {} of {} pairs differ (max {max:.2e})",
+                        differ.len(),
+                        xs.len()
+                    ));
+                }
+            }
+        }
+        assert!(report.is_empty(), "engines disagree:\n{}", report.join("\n"));
+    }
+
     #[test]
     fn every_isa_agrees_with_the_double_reference() {
         let batch = random_batch(7, 150);
         let pool = crate::pairhmm::thread_pool(2).unwrap();
-        let mut want = Vec::new();
-        scalar::ScalarEngine::new(2).unwrap().compute(&batch, &mut want).unwrap();
-        for isa in [Isa::Avx512, Isa::Avx2, Isa::Portable] {
-            #[cfg(target_arch = "x86_64")]
-            if (isa == Isa::Avx512 && !std::arch::is_x86_feature_detected!("avx512f"))
-                || (isa == Isa::Avx2 && !std::arch::is_x86_feature_detected!("avx2"))
-            {
-                continue;
-            }
+        let want: Vec<f64> = batch
+            .pairs
+            .iter()
+            .map(|p| scalar::log10_likelihood(&batch.read(p.read as usize), batch.hap(p.hap as usize), &mut Vec::new()))
+            .collect();
+        for isa in supported_isas() {
             let mut got = Vec::new();
             compute_with(isa, &pool, &batch, &mut got);
             let mut recomputed = 0;
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 let tol = if g.recomputed { 1e-9 } else { 1e-5 };
-                assert!(
-                    (g.log10 - w.log10).abs() < tol || g.log10 == w.log10,
-                    "{isa:?} pair {i}: {} vs {}",
-                    g.log10,
-                    w.log10
-                );
+                assert!((g.log10 - w).abs() < tol || g.log10 == *w, "{isa:?} pair {i}: {} vs {w}", g.log10);
                 recomputed += g.recomputed as usize;
             }
             assert!(recomputed > 0 && recomputed < got.len(), "{isa:?}: {recomputed} recomputed");
