@@ -59,16 +59,18 @@ pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn mul(self, o: Self) -> Self;
     fn div(self, o: Self) -> Self;
     fn powf(self, e: Self) -> Self;
-    /// `self * a + b` rounded once (IEEE fused multiply-add): the same bits on every
-    /// instruction set, so the engines that use it in the same order agree exactly.
-    fn mul_add(self, a: Self, b: Self) -> Self;
+    /// The recurrences' multiply-add `self * a + b`. In float, rounded once (fused), as the
+    /// SIMD lanes compute it with FMA, so every engine's float pass gives the same bits. In
+    /// double, two roundings: the double pass is one function every engine shares, so it is
+    /// identical without FMA, and stays fast on CPUs without one.
+    fn madd(self, a: Self, b: Self) -> Self;
     /// `2^exp`, the scaling constant of this precision.
     fn initial() -> Self;
 }
 
-/// One implementation for both precisions; only the scaling constant differs.
+/// One implementation for both precisions; the scaling constant and the multiply-add differ.
 macro_rules! real {
-    ($t:ty, $initial_exp:expr) => {
+    ($t:ty, $initial_exp:expr, $fused:expr) => {
         impl Real for $t {
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
@@ -103,8 +105,12 @@ macro_rules! real {
                 <$t>::powf(self, e)
             }
             #[inline(always)]
-            fn mul_add(self, a: Self, b: Self) -> Self {
-                <$t>::mul_add(self, a, b)
+            fn madd(self, a: Self, b: Self) -> Self {
+                if $fused {
+                    <$t>::mul_add(self, a, b)
+                } else {
+                    self * a + b
+                }
             }
             #[inline(always)]
             fn initial() -> Self {
@@ -114,8 +120,8 @@ macro_rules! real {
     };
 }
 
-real!(f32, 120);
-real!(f64, 1020);
+real!(f32, 120, true);
+real!(f64, 1020, false);
 
 /// Runs `f` with denormal results and operands flushed to zero, restoring the caller's mode:
 /// GKL's float pass flushes them (they only arise in cells far below the threshold, where

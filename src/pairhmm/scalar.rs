@@ -11,8 +11,8 @@ use crate::error::Result;
 use rayon::prelude::*;
 
 /// The scaled forward sum `initial * P(read | haplotype)` (the last row's M + I), in T.
-/// `work` is scratch space, reused between calls. Each multiply-add is fused: one FMA
-/// instruction where the CPU has it, the C library's `fma` elsewhere (the same bits).
+/// `work` is scratch space, reused between calls. In float each multiply-add is fused
+/// ([`Real::madd`]): the FMA instruction where the CPU has it, a library call elsewhere.
 pub fn forward<T: Real>(p: &Probabilities<T>, read: &ReadView<'_>, hap: &[u8], work: &mut Vec<T>) -> T {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("fma") {
@@ -53,9 +53,9 @@ fn forward_cells<T: Real>(p: &Probabilities<T>, read: &ReadView<'_>, hap: &[u8],
             let emit = if rb == hb || rb == BASE_N || hb == BASE_N { row.emit_match } else { row.emit_mismatch };
             // The operations and their order of `simd::cell`: which product is fused matters.
             let from_gap = i_prev[j - 1].add(d_prev[j - 1]);
-            m_cur[j] = emit.mul(m_prev[j - 1].mul_add(row.match_to_match, from_gap.mul(row.gap_to_match)));
-            i_cur[j] = i_prev[j].mul_add(row.gap_ext, m_prev[j].mul(row.match_to_ins));
-            d_cur[j] = d_cur[j - 1].mul_add(row.gap_ext, m_cur[j - 1].mul(row.match_to_del));
+            m_cur[j] = emit.mul(m_prev[j - 1].madd(row.match_to_match, from_gap.mul(row.gap_to_match)));
+            i_cur[j] = i_prev[j].madd(row.gap_ext, m_prev[j].mul(row.match_to_ins));
+            d_cur[j] = d_cur[j - 1].madd(row.gap_ext, m_cur[j - 1].mul(row.match_to_del));
         }
         std::mem::swap(&mut m_prev, &mut m_cur);
         std::mem::swap(&mut i_prev, &mut i_cur);

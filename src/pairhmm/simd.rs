@@ -6,11 +6,11 @@
 //! The lane loops are plain array code compiled three times (AVX-512F, AVX2+FMA, baseline)
 //! and vectorised by the compiler; the instruction set is picked at run time
 //! (`SWARROW_SIMD=avx512|avx2|portable` forces one). Every build gives the same bits, and
-//! the same as the scalar engine: each multiply-add is an explicit fused `f32::mul_add` (one
-//! FMA instruction under AVX2 and AVX-512, NEON on aarch64, a call to the C library's `fmaf`
-//! in the x86-64 baseline build: slower, same result), the other operations are separate
-//! (Rust never contracts them), in the order of `scalar::forward`, and denormals are flushed
-//! alike ([`flush_denormals`]).
+//! the same as the scalar engine: each multiply-add is fused (rounded once: the FMA
+//! instruction under AVX2 and AVX-512 and on aarch64, computed exactly in double in the
+//! x86-64 baseline build, [`mul_add_by_double`]), the other operations are separate (Rust
+//! never contracts them), in the order of `scalar::forward`, and denormals are flushed alike
+//! ([`flush_denormals`]).
 
 use super::batch::{PairBatch, ReadView};
 use super::model::{flush_denormals, tables, Probabilities};
@@ -154,7 +154,7 @@ fn run_lanes<const L: usize>(isa: Isa, batch: &PairBatch, chunk: &[u32], res: &m
         Isa::Avx512 => unsafe { forward_avx512(&mut lanes) },
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => unsafe { forward_avx2(&mut lanes) },
-        _ => lanes.forward(),
+        _ => lanes.forward::<BASELINE_FMA>(),
     };
     let mut work = Vec::new();
     for (k, &i) in chunk.iter().enumerate() {
@@ -165,13 +165,44 @@ fn run_lanes<const L: usize>(isa: Isa, batch: &PairBatch, chunk: &[u32], res: &m
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
 unsafe fn forward_avx512<const L: usize>(lanes: &mut Lanes<'_, L>) -> [f32; L] {
-    lanes.forward()
+    lanes.forward::<true>()
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn forward_avx2<const L: usize>(lanes: &mut Lanes<'_, L>) -> [f32; L] {
-    lanes.forward()
+    lanes.forward::<true>()
+}
+
+/// Whether the baseline build has an FMA instruction (aarch64 always does).
+const BASELINE_FMA: bool = cfg!(any(target_arch = "aarch64", target_feature = "fma"));
+
+/// `a * b + c` rounded once: the FMA instruction where the build has one, else the same
+/// result computed in double ([`mul_add_by_double`]).
+#[inline(always)]
+fn fused<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        mul_add_by_double(a, b, c)
+    }
+}
+
+/// `f32::mul_add`'s result without an FMA instruction, in operations that vectorise (the
+/// library's `fmaf`, a call per lane, made the x86-64 baseline build 19x slower): the product
+/// is exact in double (24 + 24 bits); the sum is rounded to odd (an inexact sum gets an odd
+/// last bit), after which rounding to float is correct (53 >= 24 + 2 bits).
+#[inline(always)]
+fn mul_add_by_double(a: f32, b: f32, c: f32) -> f32 {
+    let (p, c) = (a as f64 * b as f64, c as f64);
+    let s = p + c;
+    // The rounding error of s, exactly (TwoSum); s is 0 only when exact.
+    let t = s - p;
+    let err = (p - (s - t)) + (c - t);
+    let bits = s.to_bits();
+    let toward_exact = if (err > 0.0) == (s > 0.0) { bits.wrapping_add(1) } else { bits.wrapping_sub(1) };
+    let odd = if err != 0.0 && bits & 1 == 0 { toward_exact } else { bits };
+    f64::from_bits(odd) as f32
 }
 
 /// Base bit masks: A C G T one bit each, N all four, so `read & hap != 0` is "emits a match".
@@ -247,7 +278,7 @@ impl<'a, const L: usize> Lanes<'a, L> {
     /// between them stays in registers, the state row is read and written once per two rows,
     /// and the two deletion chains along the row interleave.
     #[inline(always)]
-    fn forward(&mut self) -> [f32; L] {
+    fn forward<const FMA: bool>(&mut self) -> [f32; L] {
         let cols = self.hap.len() + 1;
         let mut st = vec![State { m: [0.0; L], i: [0.0; L], d: self.d0 }; cols];
         let mut sums = [0f32; L];
@@ -256,14 +287,14 @@ impl<'a, const L: usize> Lanes<'a, L> {
             let ends = |row: usize| self.read_len.iter().any(|&n| n == row + 1);
             if i + 1 < self.rows.len() {
                 match (ends(i), ends(i + 1)) {
-                    (false, false) => self.two_rows::<false, false>(&mut st, i, &mut sums),
-                    (true, false) => self.two_rows::<true, false>(&mut st, i, &mut sums),
-                    (false, true) => self.two_rows::<false, true>(&mut st, i, &mut sums),
-                    (true, true) => self.two_rows::<true, true>(&mut st, i, &mut sums),
+                    (false, false) => self.two_rows::<FMA, false, false>(&mut st, i, &mut sums),
+                    (true, false) => self.two_rows::<FMA, true, false>(&mut st, i, &mut sums),
+                    (false, true) => self.two_rows::<FMA, false, true>(&mut st, i, &mut sums),
+                    (true, true) => self.two_rows::<FMA, true, true>(&mut st, i, &mut sums),
                 }
                 i += 2;
             } else {
-                self.two_rows::<false, false>(&mut st, i, &mut sums);
+                self.two_rows::<FMA, false, false>(&mut st, i, &mut sums);
                 i += 1;
             }
         }
@@ -274,7 +305,12 @@ impl<'a, const L: usize> Lanes<'a, L> {
     /// computed; SUM_A / SUM_B: some lane's read ends at that row, whose M + I over the lane's
     /// haplotype columns goes into `sums`.
     #[inline(always)]
-    fn two_rows<const SUM_A: bool, const SUM_B: bool>(&self, st: &mut [State<L>], i: usize, sums: &mut [f32; L]) {
+    fn two_rows<const FMA: bool, const SUM_A: bool, const SUM_B: bool>(
+        &self,
+        st: &mut [State<L>],
+        i: usize,
+        sums: &mut [f32; L],
+    ) {
         let cols = st.len();
         let a = &self.rows[i];
         let b = self.rows.get(i + 1);
@@ -295,11 +331,11 @@ impl<'a, const L: usize> Lanes<'a, L> {
         };
         for j in 1..cols {
             let up = st[j];
-            let cell_a = cell::<L>(a, &self.hap[j - 1], &a_diag, &up, &a_left);
+            let cell_a = cell::<L, FMA>(a, &self.hap[j - 1], &a_diag, &up, &a_left);
             a_diag = up;
             match b {
                 Some(b) if j >= 2 => {
-                    let cell_b = cell::<L>(b, &self.hap[j - 2], &a_left2, &a_left, &b_left);
+                    let cell_b = cell::<L, FMA>(b, &self.hap[j - 2], &a_left2, &a_left, &b_left);
                     if SUM_B {
                         add_sum(&mut sum_b, &cell_b, j - 1);
                     }
@@ -317,7 +353,7 @@ impl<'a, const L: usize> Lanes<'a, L> {
         }
         if let Some(b) = b {
             let j = cols - 1;
-            let cell_b = cell::<L>(b, &self.hap[j - 1], &a_left2, &a_left, &b_left);
+            let cell_b = cell::<L, FMA>(b, &self.hap[j - 1], &a_left2, &a_left, &b_left);
             if SUM_B {
                 add_sum(&mut sum_b, &cell_b, j);
             }
@@ -352,16 +388,22 @@ struct State<const L: usize> {
 
 /// One cell of every lane from its diagonal, upper and left neighbours.
 #[inline(always)]
-fn cell<const L: usize>(row: &RowLanes<L>, hb: &[u32; L], diag: &State<L>, up: &State<L>, left: &State<L>) -> State<L> {
+fn cell<const L: usize, const FMA: bool>(
+    row: &RowLanes<L>,
+    hb: &[u32; L],
+    diag: &State<L>,
+    up: &State<L>,
+    left: &State<L>,
+) -> State<L> {
     let mut out = State { m: [0.0; L], i: [0.0; L], d: [0.0; L] };
     for k in 0..L {
         // A bit select, not `if`: the compiler turns a select of two loads into a gather.
         let same = 0u32.wrapping_sub(((row.base[k] & hb[k]) != 0) as u32);
         let emit = f32::from_bits((row.em[k].to_bits() & same) | (row.ex[k].to_bits() & !same));
         // `scalar::forward`'s operations in its order (the engines give the same bits).
-        out.m[k] = emit * diag.m[k].mul_add(row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
-        out.i[k] = up.i[k].mul_add(row.ext[k], up.m[k] * row.mi[k]);
-        out.d[k] = left.d[k].mul_add(row.ext[k], left.m[k] * row.md[k]);
+        out.m[k] = emit * fused::<FMA>(diag.m[k], row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
+        out.i[k] = fused::<FMA>(up.i[k], row.ext[k], up.m[k] * row.mi[k]);
+        out.d[k] = fused::<FMA>(left.d[k], row.ext[k], left.m[k] * row.md[k]);
     }
     out
 }
@@ -397,6 +439,49 @@ mod tests {
             b.pairs.push(crate::pairhmm::batch::PairRef { read: r, hap: h, group: g });
         }
         b
+    }
+
+    // The emulation against the fused operation, on random operands of every sign and of
+    // exponents far apart and close (cancellation, rounding ties in double).
+    #[test]
+    fn mul_add_by_double_is_fused() {
+        let mut s = 12345u64;
+        let mut next = move || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s >> 11
+        };
+        let mut value = |scale: i32| -> f32 {
+            let r = next();
+            let m = 1.0 + (r & 0xff_ffff) as f32 / (1u32 << 24) as f32;
+            let sign = if r >> 40 & 1 == 1 { -1.0 } else { 1.0 };
+            sign * m * 2f32.powi(scale + (r >> 32 & 31) as i32 - 16)
+        };
+        for n in 0..2_000_000 {
+            let (a, b) = (value(0), value(0));
+            let c = match n % 4 {
+                0 => value(0),
+                1 => -(a * b), // cancellation
+                2 => value(-30),
+                _ => value(30),
+            };
+            let (got, want) = (mul_add_by_double(a, b, c), a.mul_add(b, c));
+            assert_eq!(got.to_bits(), want.to_bits(), "{a:e} * {b:e} + {c:e}: {got:e} vs {want:e}");
+        }
+        // Products exactly halfway between two floats plus a c below double precision: the
+        // sum rounded to nearest in double is the tie, which then rounds the wrong way (a
+        // plain `(a * b + c) as f32` in double fails about half of these).
+        for i in 1..24 {
+            for scale in [-20, 0, 7] {
+                let a = (1.0 + 2f32.powi(-i)) * 2f32.powi(scale);
+                let b = 1.0 + 2f32.powi(i - 24);
+                for e in 50..90 {
+                    for c in [2f32.powi(scale - e), -(2f32.powi(scale - e))] {
+                        let (got, want) = (mul_add_by_double(a, b, c), a.mul_add(b, c));
+                        assert_eq!(got.to_bits(), want.to_bits(), "{a:e} * {b:e} + {c:e}: {got:e} vs {want:e}");
+                    }
+                }
+            }
+        }
     }
 
     /// Pairs as HaplotypeCaller sees them: reads of 1-300 bases sampled from their haplotype
