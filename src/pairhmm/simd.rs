@@ -196,13 +196,16 @@ fn fused<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
 fn mul_add_by_double(a: f32, b: f32, c: f32) -> f32 {
     let (p, c) = (a as f64 * b as f64, c as f64);
     let s = p + c;
-    // The rounding error of s, exactly (TwoSum); s is 0 only when exact.
+    // The rounding error of s, exactly (TwoSum).
     let t = s - p;
     let err = (p - (s - t)) + (c - t);
+    // Rounded to odd: truncate (one step toward zero where s rounded away from the exact
+    // sum, that is where err's sign differs) and set the last bit; integer operations only,
+    // which vectorise without SSE4.
     let bits = s.to_bits();
-    let toward_exact = if (err > 0.0) == (s > 0.0) { bits.wrapping_add(1) } else { bits.wrapping_sub(1) };
-    let odd = if err != 0.0 && bits & 1 == 0 { toward_exact } else { bits };
-    f64::from_bits(odd) as f32
+    let inexact = (err != 0.0) as u64;
+    let away = (err.to_bits() ^ bits) >> 63;
+    f64::from_bits((bits - (away & inexact)) | inexact) as f32
 }
 
 /// Base bit masks: A C G T one bit each, N all four, so `read & hap != 0` is "emits a match".
