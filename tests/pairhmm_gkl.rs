@@ -2,8 +2,10 @@
 //! driven by tests/gkl/GklPairHmm.java, compiled here with javac. Generated regions cover
 //! insertion and deletion qualities that differ, varying gap-continuation qualities, N bases,
 //! base qualities below 6, reads of 1-300 bases, haplotypes up to 1,000 bases and likelihoods
-//! far below the float threshold. Every engine must agree with GKL's double mode to 1e-9
-//! where it computed in double, and with GKL's float mode to 1e-5 (absolute, log10).
+//! far below the float threshold. Every CPU engine must agree with GKL's double mode to 1e-9
+//! where it computed in double, and with GKL's float mode to 1e-5 (absolute, log10); the
+//! engines must give the same bits as one another; the double reference
+//! (`scalar::log10_likelihood`) must agree with GKL's double mode to 1e-9 on every pair.
 //!
 //! Without java/javac or GKL the test is skipped with a message, except in CI (CI=true),
 //! where scripts/install-test-deps.sh must have installed them.
@@ -275,8 +277,19 @@ fn every_engine_agrees_with_gkl() {
                     "{name}: row {i} ids"
                 );
             }
-            let double_result = name.starts_with("scalar") || row.4;
-            if double_result {
+            // Every CPU engine gives the same bits (issue 44 item 12).
+            let first = &runs[0].1[i];
+            assert!(
+                row.3.to_bits() == first.3.to_bits() && row.4 == first.4,
+                "{name}: row {i} {:?}: {} ({}) vs {} {} ({})",
+                row.0,
+                row.3,
+                row.4,
+                runs[0].0,
+                first.3,
+                first.4
+            );
+            if row.4 {
                 assert!(
                     (row.3 - gkl_double[i]).abs() <= 1e-9,
                     "{name}: row {i} {:?}: {} vs GKL double {}",
@@ -298,8 +311,42 @@ fn every_engine_agrees_with_gkl() {
                 assert_eq!(gkl_float[i], gkl_double[i], "{name}: row {i}: recomputed here, not by GKL");
             }
         }
-        if name.starts_with("simd") {
-            assert!(recomputed >= 10 && recomputed < rows.len(), "{name}: {recomputed} rows recomputed");
+        assert!(recomputed >= 10 && recomputed < rows.len(), "{name}: {recomputed} rows recomputed");
+    }
+
+    // The double reference on every pair, float threshold or not.
+    use swarrow::pairhmm::batch::{PairBatch, Quals};
+    let mut batch = PairBatch::new();
+    let mut work = Vec::new();
+    let mut i = 0;
+    for region in &regions {
+        for r in &region.reads {
+            let b = r.bases.as_bytes();
+            let read = batch
+                .push_read(
+                    &r.id,
+                    b,
+                    r.qual.as_bytes(),
+                    r.ins.as_bytes(),
+                    r.del.as_bytes(),
+                    Quals::Text(r.gcp.as_bytes()),
+                )
+                .unwrap();
+            for (id, h) in &region.haps {
+                let hap = batch.push_hap(id, h.as_bytes()).unwrap();
+                let got = swarrow::pairhmm::scalar::log10_likelihood(
+                    &batch.read(read as usize),
+                    batch.hap(hap as usize),
+                    &mut work,
+                );
+                assert!(
+                    (got - gkl_double[i]).abs() <= 1e-9,
+                    "double reference, pair {i}: {got} vs GKL double {}",
+                    gkl_double[i]
+                );
+                i += 1;
+            }
         }
     }
+    assert_eq!(i, gkl_double.len());
 }

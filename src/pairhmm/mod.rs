@@ -5,8 +5,9 @@
 //! Layers, in the order data flows:
 //! - [`input`]: tables of reads and haplotypes (TSV, Arrow IPC, Parquet; grouped by region or
 //!   as explicit pairs) and GATK's PairHMM test-data text, into [`batch::PairBatch`]es;
-//! - [`Engine`]s: [`scalar`] (the double-precision reference), [`simd`] (CPU, float with
-//!   double recomputation, AVX-512/AVX2/portable), [`cuda`] (GPU, same rule);
+//! - [`Engine`]s: [`scalar`] (cell by cell) and [`simd`] (AVX-512/AVX2/portable lanes), both
+//!   float with double recomputation and bit-identical; [`cuda`] (GPU, same rule, within a
+//!   bound); `scalar::log10_likelihood` is the double-precision reference;
 //! - [`pipeline`]: reader -> engine -> writer over bounded channels, input order kept;
 //!   rows leave through [`crate::output`]'s table writers.
 
@@ -74,7 +75,7 @@ pub(crate) fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
 
 /// The engine for `device`; `verbose` says which one on stderr, and why not the GPU when
 /// `auto` falls back to the CPU (silent otherwise, as for search and align).
-/// `SWARROW_ENGINE=scalar` forces the double reference on the CPU.
+/// `SWARROW_ENGINE=scalar` forces the scalar engine on the CPU.
 pub fn select(device: Device, threads: Option<usize>, verbose: bool) -> Result<Arc<dyn Engine>> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let cpu = || -> Result<Arc<dyn Engine>> {

@@ -59,38 +59,60 @@ pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn mul(self, o: Self) -> Self;
     fn div(self, o: Self) -> Self;
     fn powf(self, e: Self) -> Self;
+    /// The recurrences' multiply-add `self * a + b`. In float, rounded once (fused), as the
+    /// SIMD lanes compute it with FMA, so every engine's float pass gives the same bits. In
+    /// double, two roundings: the double pass is one function every engine shares, so it is
+    /// identical without FMA, and stays fast on CPUs without one.
+    fn madd(self, a: Self, b: Self) -> Self;
     /// `2^exp`, the scaling constant of this precision.
     fn initial() -> Self;
 }
 
-/// One implementation for both precisions; only the scaling constant differs.
+/// One implementation for both precisions; the scaling constant and the multiply-add differ.
 macro_rules! real {
-    ($t:ty, $initial_exp:expr) => {
+    ($t:ty, $initial_exp:expr, $fused:expr) => {
         impl Real for $t {
+            #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 v as $t
             }
+            #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
             }
+            #[inline(always)]
             fn from_i32(v: i32) -> Self {
                 v as $t
             }
+            #[inline(always)]
             fn add(self, o: Self) -> Self {
                 self + o
             }
+            #[inline(always)]
             fn sub(self, o: Self) -> Self {
                 self - o
             }
+            #[inline(always)]
             fn mul(self, o: Self) -> Self {
                 self * o
             }
+            #[inline(always)]
             fn div(self, o: Self) -> Self {
                 self / o
             }
+            #[inline(always)]
             fn powf(self, e: Self) -> Self {
                 <$t>::powf(self, e)
             }
+            #[inline(always)]
+            fn madd(self, a: Self, b: Self) -> Self {
+                if $fused {
+                    <$t>::mul_add(self, a, b)
+                } else {
+                    self * a + b
+                }
+            }
+            #[inline(always)]
             fn initial() -> Self {
                 (2.0 as $t).powi($initial_exp)
             }
@@ -98,8 +120,41 @@ macro_rules! real {
     };
 }
 
-real!(f32, 120);
-real!(f64, 1020);
+real!(f32, 120, true);
+real!(f64, 1020, false);
+
+/// Runs `f` with denormal results and operands flushed to zero, restoring the caller's mode:
+/// GKL's float pass flushes them (they only arise in cells far below the threshold, where
+/// x86 computes them slowly). Every CPU engine runs its passes inside this, so they flush
+/// alike: MXCSR FTZ and DAZ on x86-64, FPCR.FZ (both in one bit) on aarch64; elsewhere
+/// nothing is flushed.
+pub fn flush_denormals<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(deprecated)] // the MXCSR intrinsics are the only stable way to set FTZ/DAZ
+    // SAFETY: only the FTZ and DAZ bits change, and the caller's value comes back.
+    unsafe {
+        use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
+        const FTZ_DAZ: u32 = 0x8040;
+        let saved = _mm_getcsr();
+        _mm_setcsr(saved | FTZ_DAZ);
+        let r = f();
+        _mm_setcsr(saved);
+        r
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: only the FZ bit changes, and the caller's value comes back.
+    unsafe {
+        const FZ: u64 = 1 << 24;
+        let saved: u64;
+        std::arch::asm!("mrs {}, fpcr", out(reg) saved);
+        std::arch::asm!("msr fpcr, {}", in(reg) saved | FZ);
+        let r = f();
+        std::arch::asm!("msr fpcr, {}", in(reg) saved);
+        r
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    f()
+}
 
 /// The probability tables of one precision.
 #[derive(Debug, Clone)]

@@ -1,16 +1,35 @@
-//! The scalar reference: the model's recurrences cell by cell, in either precision. In double
-//! it is the reference every engine is checked against, and the recomputation every engine
-//! falls back to when its float pass underflows.
+//! The scalar engine: the model's recurrences cell by cell, row by row, in either precision.
+//! In float it is GKL's float pass with the operations of every lane of [`super::simd`] in
+//! the same order (each multiply-add fused), so the engines give the same bits; in double it
+//! is the reference the tests check against (GKL's double mode) and the recomputation every
+//! CPU engine falls back to when its float pass underflows.
 
 use super::batch::{PairBatch, ReadView};
-use super::model::{tables, Probabilities, Real, BASE_N};
+use super::model::{flush_denormals, tables, Probabilities, Real, BASE_N, FLOAT_RESULT_THRESHOLD};
 use super::{Engine, Likelihood};
 use crate::error::Result;
 use rayon::prelude::*;
 
 /// The scaled forward sum `initial * P(read | haplotype)` (the last row's M + I), in T.
-/// `work` is scratch space, reused between calls.
+/// `work` is scratch space, reused between calls. In float each multiply-add is fused
+/// ([`Real::madd`]): the FMA instruction where the CPU has it, a library call elsewhere.
 pub fn forward<T: Real>(p: &Probabilities<T>, read: &ReadView<'_>, hap: &[u8], work: &mut Vec<T>) -> T {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has FMA.
+        return unsafe { forward_fma(p, read, hap, work) };
+    }
+    forward_cells(p, read, hap, work)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn forward_fma<T: Real>(p: &Probabilities<T>, read: &ReadView<'_>, hap: &[u8], work: &mut Vec<T>) -> T {
+    forward_cells(p, read, hap, work)
+}
+
+#[inline(always)]
+fn forward_cells<T: Real>(p: &Probabilities<T>, read: &ReadView<'_>, hap: &[u8], work: &mut Vec<T>) -> T {
     let cols = hap.len() + 1;
     let zero = T::from_f64(0.0);
     work.clear();
@@ -32,10 +51,11 @@ pub fn forward<T: Real>(p: &Probabilities<T>, read: &ReadView<'_>, hap: &[u8], w
         for j in 1..cols {
             let hb = hap[j - 1];
             let emit = if rb == hb || rb == BASE_N || hb == BASE_N { row.emit_match } else { row.emit_mismatch };
+            // The operations and their order of `simd::cell`: which product is fused matters.
             let from_gap = i_prev[j - 1].add(d_prev[j - 1]);
-            m_cur[j] = emit.mul(m_prev[j - 1].mul(row.match_to_match).add(from_gap.mul(row.gap_to_match)));
-            i_cur[j] = m_prev[j].mul(row.match_to_ins).add(i_prev[j].mul(row.gap_ext));
-            d_cur[j] = m_cur[j - 1].mul(row.match_to_del).add(d_cur[j - 1].mul(row.gap_ext));
+            m_cur[j] = emit.mul(m_prev[j - 1].madd(row.match_to_match, from_gap.mul(row.gap_to_match)));
+            i_cur[j] = i_prev[j].madd(row.gap_ext, m_prev[j].mul(row.match_to_ins));
+            d_cur[j] = d_cur[j - 1].madd(row.gap_ext, m_cur[j - 1].mul(row.match_to_del));
         }
         std::mem::swap(&mut m_prev, &mut m_cur);
         std::mem::swap(&mut i_prev, &mut i_cur);
@@ -54,7 +74,19 @@ pub fn log10_likelihood(read: &ReadView<'_>, hap: &[u8], work: &mut Vec<f64>) ->
     forward(p, read, hap, work).log10() - p.log10_initial
 }
 
-/// The reference engine: every pair in double, in parallel over pairs.
+/// GKL's rule, the one every CPU engine applies to a float pass's scaled sum: kept when at
+/// least [`FLOAT_RESULT_THRESHOLD`], else recomputed in double. Run with denormals flushed
+/// ([`flush_denormals`]), as the float pass was.
+pub fn from_float_sum(sum: f32, read: &ReadView<'_>, hap: &[u8], work: &mut Vec<f64>) -> Likelihood {
+    if sum < FLOAT_RESULT_THRESHOLD {
+        Likelihood { log10: log10_likelihood(read, hap, work), recomputed: true }
+    } else {
+        Likelihood { log10: (sum as f64).log10() - tables().0.log10_initial, recomputed: false }
+    }
+}
+
+/// The scalar engine: each pair's float pass and, below the threshold, its double
+/// recomputation, cell by cell; in parallel over pairs.
 pub struct ScalarEngine {
     pool: rayon::ThreadPool,
 }
@@ -67,19 +99,23 @@ impl ScalarEngine {
 
 impl Engine for ScalarEngine {
     fn name(&self) -> String {
-        format!("cpu-scalar (double, {} threads)", self.pool.current_num_threads())
+        format!("cpu-scalar (float with double recomputation, {} threads)", self.pool.current_num_threads())
     }
 
     fn compute(&self, batch: &PairBatch, out: &mut Vec<Likelihood>) -> Result<()> {
         out.clear();
+        let floats = &tables().0;
         self.pool.install(|| {
             batch
                 .pairs
                 .par_iter()
-                .map_init(Vec::new, |work, p| Likelihood {
-                    log10: log10_likelihood(&batch.read(p.read as usize), batch.hap(p.hap as usize), work),
-                    recomputed: false,
-                })
+                .map_init(
+                    || (Vec::new(), Vec::new()),
+                    |(w32, w64), p| {
+                        let (read, hap) = (batch.read(p.read as usize), batch.hap(p.hap as usize));
+                        flush_denormals(|| from_float_sum(forward(floats, &read, hap, w32), &read, hap, w64))
+                    },
+                )
                 .collect_into_vec(out)
         });
         Ok(())

@@ -5,11 +5,15 @@
 //!
 //! The lane loops are plain array code compiled three times (AVX-512F, AVX2+FMA, baseline)
 //! and vectorised by the compiler; the instruction set is picked at run time
-//! (`SWARROW_SIMD=avx512|avx2|portable` forces one). Denormal floats are flushed to zero in
-//! the float pass, as GKL does: they only arise in cells far below the threshold.
+//! (`SWARROW_SIMD=avx512|avx2|portable` forces one). Every build gives the same bits, and
+//! the same as the scalar engine: each multiply-add is fused (rounded once: the FMA
+//! instruction under AVX2 and AVX-512 and on aarch64, computed exactly in double in the
+//! x86-64 baseline build, [`mul_add_by_double`]), the other operations are separate (Rust
+//! never contracts them), in the order of `scalar::forward`, and denormals are flushed alike
+//! ([`flush_denormals`]).
 
 use super::batch::{PairBatch, ReadView};
-use super::model::{tables, Probabilities, FLOAT_RESULT_THRESHOLD};
+use super::model::{flush_denormals, tables, Probabilities};
 use super::{scalar, Engine, Likelihood};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -124,7 +128,7 @@ pub(crate) fn compute_with(isa: Isa, pool: &rayon::ThreadPool, batch: &PairBatch
             .par_chunks(lanes)
             .flat_map_iter(|chunk| {
                 let mut res = Vec::with_capacity(chunk.len());
-                with_flush_to_zero(|| match isa {
+                flush_denormals(|| match isa {
                     Isa::Avx512 => run_lanes::<16>(isa, batch, chunk, &mut res),
                     Isa::Avx2 => run_lanes::<8>(isa, batch, chunk, &mut res),
                     Isa::Portable => run_lanes::<4>(isa, batch, chunk, &mut res),
@@ -150,17 +154,11 @@ fn run_lanes<const L: usize>(isa: Isa, batch: &PairBatch, chunk: &[u32], res: &m
         Isa::Avx512 => unsafe { forward_avx512(&mut lanes) },
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => unsafe { forward_avx2(&mut lanes) },
-        _ => lanes.forward::<false>(),
+        _ => lanes.forward::<BASELINE_FMA>(),
     };
     let mut work = Vec::new();
     for (k, &i) in chunk.iter().enumerate() {
-        let sum = sums[k];
-        let like = if sum < FLOAT_RESULT_THRESHOLD {
-            Likelihood { log10: scalar::log10_likelihood(&reads[k], haps[k], &mut work), recomputed: true }
-        } else {
-            Likelihood { log10: (sum as f64).log10() - probs.log10_initial, recomputed: false }
-        };
-        res.push((i, like));
+        res.push((i, scalar::from_float_sum(sums[k], &reads[k], haps[k], &mut work)));
     }
 }
 
@@ -176,32 +174,38 @@ unsafe fn forward_avx2<const L: usize>(lanes: &mut Lanes<'_, L>) -> [f32; L] {
     lanes.forward::<true>()
 }
 
-/// `a * b + c`, fused where the instruction set has FMA (one rounding, shorter dependency
-/// chains), plain elsewhere (a software fma would be slow).
+/// Whether the baseline build has an FMA instruction (aarch64 always does).
+const BASELINE_FMA: bool = cfg!(any(target_arch = "aarch64", target_feature = "fma"));
+
+/// `a * b + c` rounded once: the FMA instruction where the build has one, else the same
+/// result computed in double ([`mul_add_by_double`]).
 #[inline(always)]
-fn mul_add<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+fn fused<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
     if FMA {
         a.mul_add(b, c)
     } else {
-        a * b + c
+        mul_add_by_double(a, b, c)
     }
 }
 
-/// Runs `f` with denormal floats flushed to zero (x86-64), restoring the caller's mode.
-fn with_flush_to_zero<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    #[allow(deprecated)] // the MXCSR intrinsics are the only stable way to set FTZ/DAZ
-    unsafe {
-        use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-        const FTZ_DAZ: u32 = 0x8040;
-        let saved = _mm_getcsr();
-        _mm_setcsr(saved | FTZ_DAZ);
-        let r = f();
-        _mm_setcsr(saved);
-        r
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    f()
+/// `f32::mul_add`'s result without an FMA instruction, in operations that vectorise (the
+/// library's `fmaf`, a call per lane, made the x86-64 baseline build 19x slower): the product
+/// is exact in double (24 + 24 bits); the sum is rounded to odd (an inexact sum gets an odd
+/// last bit), after which rounding to float is correct (53 >= 24 + 2 bits).
+#[inline(always)]
+fn mul_add_by_double(a: f32, b: f32, c: f32) -> f32 {
+    let (p, c) = (a as f64 * b as f64, c as f64);
+    let s = p + c;
+    // The rounding error of s, exactly (TwoSum).
+    let t = s - p;
+    let err = (p - (s - t)) + (c - t);
+    // Rounded to odd: truncate (one step toward zero where s rounded away from the exact
+    // sum, that is where err's sign differs) and set the last bit; integer operations only,
+    // which vectorise without SSE4.
+    let bits = s.to_bits();
+    let inexact = (err != 0.0) as u64;
+    let away = (err.to_bits() ^ bits) >> 63;
+    f64::from_bits((bits - (away & inexact)) | inexact) as f32
 }
 
 /// Base bit masks: A C G T one bit each, N all four, so `read & hap != 0` is "emits a match".
@@ -399,9 +403,10 @@ fn cell<const L: usize, const FMA: bool>(
         // A bit select, not `if`: the compiler turns a select of two loads into a gather.
         let same = 0u32.wrapping_sub(((row.base[k] & hb[k]) != 0) as u32);
         let emit = f32::from_bits((row.em[k].to_bits() & same) | (row.ex[k].to_bits() & !same));
-        out.m[k] = emit * mul_add::<FMA>(diag.m[k], row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
-        out.i[k] = mul_add::<FMA>(up.i[k], row.ext[k], up.m[k] * row.mi[k]);
-        out.d[k] = mul_add::<FMA>(left.d[k], row.ext[k], left.m[k] * row.md[k]);
+        // `scalar::forward`'s operations in its order (the engines give the same bits).
+        out.m[k] = emit * fused::<FMA>(diag.m[k], row.mm[k], (diag.i[k] + diag.d[k]) * row.gm[k]);
+        out.i[k] = fused::<FMA>(up.i[k], row.ext[k], up.m[k] * row.mi[k]);
+        out.d[k] = fused::<FMA>(left.d[k], row.ext[k], left.m[k] * row.md[k]);
     }
     out
 }
@@ -439,30 +444,164 @@ mod tests {
         b
     }
 
+    // The emulation against the fused operation, on random operands of every sign and of
+    // exponents far apart and close (cancellation, rounding ties in double).
+    #[test]
+    fn mul_add_by_double_is_fused() {
+        let mut s = 12345u64;
+        let mut next = move || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s >> 11
+        };
+        let mut value = |scale: i32| -> f32 {
+            let r = next();
+            let m = 1.0 + (r & 0xff_ffff) as f32 / (1u32 << 24) as f32;
+            let sign = if r >> 40 & 1 == 1 { -1.0 } else { 1.0 };
+            sign * m * 2f32.powi(scale + (r >> 32 & 31) as i32 - 16)
+        };
+        for n in 0..2_000_000 {
+            let (a, b) = (value(0), value(0));
+            let c = match n % 4 {
+                0 => value(0),
+                1 => -(a * b), // cancellation
+                2 => value(-30),
+                _ => value(30),
+            };
+            let (got, want) = (mul_add_by_double(a, b, c), a.mul_add(b, c));
+            assert_eq!(got.to_bits(), want.to_bits(), "{a:e} * {b:e} + {c:e}: {got:e} vs {want:e}");
+        }
+        // Products exactly halfway between two floats plus a c below double precision: the
+        // sum rounded to nearest in double is the tie, which then rounds the wrong way (a
+        // plain `(a * b + c) as f32` in double fails about half of these).
+        for i in 1..24 {
+            for scale in [-20, 0, 7] {
+                let a = (1.0 + 2f32.powi(-i)) * 2f32.powi(scale);
+                let b = 1.0 + 2f32.powi(i - 24);
+                for e in 50..90 {
+                    for c in [2f32.powi(scale - e), -(2f32.powi(scale - e))] {
+                        let (got, want) = (mul_add_by_double(a, b, c), a.mul_add(b, c));
+                        assert_eq!(got.to_bits(), want.to_bits(), "{a:e} * {b:e} + {c:e}: {got:e} vs {want:e}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pairs as HaplotypeCaller sees them: reads of 1-300 bases sampled from their haplotype
+    /// (1-600 bases) with substitutions and indels, and one in five unrelated (far below the
+    /// float threshold, so recomputed in double); N bases, base qualities below 6, the other
+    /// qualities varied per base.
+    fn realistic_batch(seed: u64, pairs: usize) -> PairBatch {
+        let mut s = seed;
+        let mut next = move |n: u64| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 33) % n
+        };
+        let mut b = PairBatch::new();
+        for p in 0..pairs {
+            let base = |next: &mut dyn FnMut(u64) -> u64| if next(50) == 0 { b'N' } else { b"ACGT"[next(4) as usize] };
+            let hap: Vec<u8> = (0..1 + next(600) as usize).map(|_| base(&mut next)).collect();
+            let len = 1 + next(300) as usize;
+            let read: Vec<u8> = if next(5) == 0 {
+                (0..len).map(|_| base(&mut next)).collect()
+            } else {
+                let start = next(hap.len() as u64) as usize;
+                let mut r = Vec::new();
+                for &c in &hap[start..(start + len).min(hap.len())] {
+                    match next(100) {
+                        0 => {}
+                        1 => r.extend([c, base(&mut next)]),
+                        2 | 3 => r.push(base(&mut next)),
+                        _ => r.push(c),
+                    }
+                }
+                if r.is_empty() {
+                    r.push(b'A');
+                }
+                r
+            };
+            let n = read.len();
+            let mut quals =
+                |lo: u8, hi: u8| -> Vec<u8> { (0..n).map(|_| 33 + lo + next((hi - lo + 1) as u64) as u8).collect() };
+            let (q, iq, dq, gq) = (quals(0, 45), quals(10, 60), quals(5, 55), quals(3, 40));
+            let r = b.push_read(&format!("r{p}"), &read, &q, &iq, &dq, Quals::Text(&gq)).unwrap();
+            let h = b.push_hap(&format!("h{p}"), &hap).unwrap();
+            let g = b.groups.push("g");
+            b.pairs.push(crate::pairhmm::batch::PairRef { read: r, hap: h, group: g });
+        }
+        b
+    }
+
+    /// The instruction sets this CPU runs.
+    fn supported_isas() -> Vec<Isa> {
+        let mut v = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                v.push(Isa::Avx512);
+            }
+        }
+        v
+    }
+
+    // Issue 44 item 12: every CPU engine a user can get (the scalar engine and each
+    // instruction set of this one) gives the same bits for every pair, float and recomputed.
+    #[test]
+    fn every_cpu_engine_gives_identical_bits() {
+        let batch = realistic_batch(20261127, 400);
+        let pool = crate::pairhmm::thread_pool(2).unwrap();
+        let mut runs: Vec<(String, Vec<Likelihood>)> = Vec::new();
+        let mut out = Vec::new();
+        scalar::ScalarEngine::new(2).unwrap().compute(&batch, &mut out).unwrap();
+        runs.push(("scalar".into(), out));
+        for isa in supported_isas() {
+            let mut out = Vec::new();
+            compute_with(isa, &pool, &batch, &mut out);
+            let recomputed = out.iter().filter(|l| l.recomputed).count();
+            assert!(recomputed >= 20 && recomputed <= out.len() - 200, "{isa:?}: {recomputed} recomputed");
+            runs.push((isa.name().into(), out));
+        }
+        let mut report = Vec::new();
+        for (a, (name_a, xs)) in runs.iter().enumerate() {
+            for (name_b, ys) in &runs[a + 1..] {
+                let differ: Vec<f64> = xs
+                    .iter()
+                    .zip(ys)
+                    .filter(|(x, y)| x.log10.to_bits() != y.log10.to_bits() || x.recomputed != y.recomputed)
+                    .map(|(x, y)| (x.log10 - y.log10).abs())
+                    .collect();
+                if !differ.is_empty() {
+                    let max = differ.iter().fold(0f64, |m, &d| m.max(d));
+                    report.push(format!(
+                        "{name_a} vs {name_b}: {} of {} pairs differ (max {max:.2e})",
+                        differ.len(),
+                        xs.len()
+                    ));
+                }
+            }
+        }
+        assert!(report.is_empty(), "engines disagree:\n{}", report.join("\n"));
+    }
+
     #[test]
     fn every_isa_agrees_with_the_double_reference() {
         let batch = random_batch(7, 150);
         let pool = crate::pairhmm::thread_pool(2).unwrap();
-        let mut want = Vec::new();
-        scalar::ScalarEngine::new(2).unwrap().compute(&batch, &mut want).unwrap();
-        for isa in [Isa::Avx512, Isa::Avx2, Isa::Portable] {
-            #[cfg(target_arch = "x86_64")]
-            if (isa == Isa::Avx512 && !std::arch::is_x86_feature_detected!("avx512f"))
-                || (isa == Isa::Avx2 && !std::arch::is_x86_feature_detected!("avx2"))
-            {
-                continue;
-            }
+        let want: Vec<f64> = batch
+            .pairs
+            .iter()
+            .map(|p| scalar::log10_likelihood(&batch.read(p.read as usize), batch.hap(p.hap as usize), &mut Vec::new()))
+            .collect();
+        for isa in supported_isas() {
             let mut got = Vec::new();
             compute_with(isa, &pool, &batch, &mut got);
             let mut recomputed = 0;
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 let tol = if g.recomputed { 1e-9 } else { 1e-5 };
-                assert!(
-                    (g.log10 - w.log10).abs() < tol || g.log10 == w.log10,
-                    "{isa:?} pair {i}: {} vs {}",
-                    g.log10,
-                    w.log10
-                );
+                assert!((g.log10 - w).abs() < tol || g.log10 == *w, "{isa:?} pair {i}: {} vs {w}", g.log10);
                 recomputed += g.recomputed as usize;
             }
             assert!(recomputed > 0 && recomputed < got.len(), "{isa:?}: {recomputed} recomputed");
