@@ -552,7 +552,7 @@ pub struct AlignArgs {
     pub thresholds: ThresholdArgs,
     /// Alignment mode: local (Smith-Waterman), global (whole query against whole target,
     /// Needleman-Wunsch) or semi-global (the ends --free-ends names stay unaligned at no
-    /// cost). Global and semi-global run on the CPU for now; bits and evalue are null there.
+    /// cost). Bits and evalue are null outside local mode.
     #[arg(long, value_name = "MODE", default_value = "local")]
     pub mode: String,
     /// With --mode semi-global: the ends that may stay unaligned at no cost, a comma list of
