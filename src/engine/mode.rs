@@ -201,6 +201,11 @@ impl AlignMode {
     }
 }
 
+/// What every engine of the global and semi-global modes answers to `search`.
+pub fn search_refused(mode: AlignMode) -> Error {
+    Error::usage(format!("search aligns locally; {mode} alignment is for align"))
+}
+
 impl fmt::Display for AlignMode {
     /// `local`, `global`, `semi-global` (all four ends free) or
     /// `semi-global (free ends: query-start,target-end)`.

@@ -175,7 +175,7 @@ impl super::Engine for ModeEngine {
         _top: usize,
         _work: &crate::progress::Work,
     ) -> Result<Vec<Vec<super::Hit>>> {
-        Err(Error::usage(format!("search aligns locally; {} alignment is for align", self.mode)))
+        Err(crate::engine::mode::search_refused(self.mode))
     }
 
     /// The start is carried forward with the score, so both levels run the same pass.

@@ -37,6 +37,14 @@ pub fn available() -> bool {
 /// Largest substitution score magnitude the 16-bit kernels accept.
 const MAX_ABS_SCORE: i32 = 1000;
 
+/// The GPUs of an engine for its name: "2 x NVIDIA H100", or each name when they differ.
+pub(crate) fn gpus_label(names: &[String]) -> String {
+    match names.first() {
+        Some(first) if names.iter().all(|n| n == first) => format!("{} x {first}", names.len()),
+        _ => names.join(", "),
+    }
+}
+
 pub struct CudaEngine {
     scoring: Scoring,
     devices: Vec<Mutex<search::Device>>,
@@ -109,12 +117,7 @@ impl CudaEngine {
 
 impl Engine for CudaEngine {
     fn name(&self) -> String {
-        match self.names.first() {
-            Some(first) if self.names.iter().all(|n| n == first) => {
-                format!("cuda ({} x {})", self.names.len(), first)
-            }
-            _ => format!("cuda ({})", self.names.join(", ")),
-        }
+        format!("cuda ({})", gpus_label(&self.names))
     }
 
     fn search(&self, queries: &[&[u8]], db: &Database, top: usize, work: &Work) -> Result<Vec<Vec<Hit>>> {

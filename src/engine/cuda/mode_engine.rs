@@ -102,16 +102,11 @@ fn same_score(mode: AlignMode, i: usize, a: &Alignment, b: &Alignment) -> Result
 
 impl Engine for GpuModeEngine {
     fn name(&self) -> String {
-        let names = self.ends.gpu_names();
-        let gpus = match names.first() {
-            Some(first) if names.iter().all(|n| n == first) => format!("{} x {first}", names.len()),
-            _ => names.join(", "),
-        };
-        format!("cuda ({gpus}), {}", self.mode)
+        format!("cuda ({}), {}", super::gpus_label(&self.ends.gpu_names()), self.mode)
     }
 
     fn search(&self, _queries: &[&[u8]], _db: &Database, _top: usize, _work: &Work) -> Result<Vec<Vec<Hit>>> {
-        Err(Error::usage(format!("search aligns locally; {} alignment is for align", self.mode)))
+        Err(crate::engine::mode::search_refused(self.mode))
     }
 
     fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {

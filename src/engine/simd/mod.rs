@@ -58,6 +58,14 @@ impl Isa {
         Isa::ALL.into_iter().find(|i| i.name().eq_ignore_ascii_case(name.trim()))
     }
 
+    /// A usage error when this CPU does not run it.
+    pub fn require(self) -> Result<()> {
+        match self.supported() {
+            true => Ok(()),
+            false => Err(Error::usage(format!("this CPU does not support SIMD instruction set '{}'", self.name()))),
+        }
+    }
+
     /// Whether this CPU runs it.
     pub fn supported(self) -> bool {
         match self {
@@ -295,9 +303,7 @@ impl SimdEngine {
 
     /// On the given instruction set; an error if this CPU does not run it.
     pub fn with_isa(scoring: Scoring, threads: usize, isa: Isa) -> Result<SimdEngine> {
-        if !isa.supported() {
-            return Err(Error::usage(format!("this CPU does not support SIMD instruction set '{}'", isa.name())));
-        }
+        isa.require()?;
         let pool = crate::threads::pool("sw-simd", threads)?;
         Ok(SimdEngine { scoring, pool, isa })
     }
@@ -365,9 +371,7 @@ impl SimdModeEngine {
         threads: usize,
         isa: Isa,
     ) -> Result<SimdModeEngine> {
-        if !isa.supported() {
-            return Err(Error::usage(format!("this CPU does not support SIMD instruction set '{}'", isa.name())));
-        }
+        isa.require()?;
         if mode.is_local() {
             return Err(Error::Internal("the mode engine aligns global and semi-global modes".into()));
         }
@@ -382,7 +386,7 @@ impl Engine for SimdModeEngine {
     }
 
     fn search(&self, _queries: &[&[u8]], _db: &Database, _top: usize, _work: &Work) -> Result<Vec<Vec<Hit>>> {
-        Err(Error::usage(format!("search aligns locally; {} alignment is for align", self.mode)))
+        Err(crate::engine::mode::search_refused(self.mode))
     }
 
     fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
