@@ -479,6 +479,117 @@ fn by_id(args: &[String]) {
     );
 }
 
+/// Pairs by id grouped by query (`PairedAligner`) against the pair engine on the same
+/// candidates: both timed on the engine calls alone (score and end), results compared.
+fn paired(args: &[String]) {
+    use rayon::prelude::*;
+    use swarrow::engine::cuda::paired::PairedAligner;
+    use swarrow::io::pairs::{SeqSet, SetColumns};
+    let dna = args.iter().any(|a| a == "--dna");
+    let sc = scoring(args, dna);
+    let columns = SetColumns { headers: false, ..SetColumns::default() };
+    let load = |name: &str| {
+        let path = arg(args, name).expect(name);
+        Arc::new(SeqSet::load(std::path::Path::new(&path), sc.alphabet(), &columns).unwrap())
+    };
+    let t0 = Instant::now();
+    let qset = load("--seqs");
+    let tset = if arg(args, "--target-seqs").is_some() { load("--target-seqs") } else { qset.clone() };
+    let text = std::fs::read(arg(args, "--pairs").expect("--pairs")).unwrap();
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+    let pairs: Vec<[u32; 2]> = lines
+        .par_iter()
+        .filter_map(|l| {
+            let tab = l.iter().position(|&b| b == b'\t')?;
+            let rest = &l[tab + 1..];
+            let end = rest.iter().position(|&b| b == b'\t').unwrap_or(rest.len());
+            Some([qset.find(&l[..tab])?, tset.find(&rest[..end])?])
+        })
+        .collect();
+    drop(text);
+    let limit = num(args, "--limit", pairs.len()).min(pairs.len());
+    let pairs = &pairs[..limit];
+    eprintln!("loaded {} candidates in {:.2}s", pairs.len(), t0.elapsed().as_secs_f64());
+    let t1 = Instant::now();
+    let same = Arc::ptr_eq(&qset, &tset);
+    fn seqs<'a>(set: &'a SeqSet) -> impl Fn(u32) -> &'a [u8] + 'a {
+        move |i| set.seq(i)
+    }
+    let pa = PairedAligner::new(0, &sc, (tset.len(), seqs(&tset)), (!same).then(|| (qset.len(), seqs(&qset)))).unwrap();
+    eprintln!("paired aligner ready in {:.2}s ({})", t1.elapsed().as_secs_f64(), pa.kernel_report());
+    let cells: f64 = pairs.iter().map(|&[q, t]| qset.seq(q).len() as f64 * tset.seq(t).len() as f64).sum();
+    let window = num(args, "--window", pairs.len()).max(1);
+    let repeat = num(args, "--repeat", 2);
+    let mut got = Vec::new();
+    let mut best = f64::MAX;
+    for r in 0..repeat {
+        let t = Instant::now();
+        got.clear();
+        for w in pairs.chunks(window) {
+            got.extend(pa.align_ends(w).unwrap());
+        }
+        let s = t.elapsed().as_secs_f64();
+        best = best.min(s);
+        println!(
+            "paired  round {r}: {} candidates {:.4e} cells {:.3}s -> {:.3} TCUPS, {:.2}M pairs/s (window {window})",
+            pairs.len(),
+            cells,
+            s,
+            cells / s / 1e12,
+            pairs.len() as f64 / s / 1e6
+        );
+    }
+    let missing = got.iter().filter(|a| a.is_none()).count();
+    // The pair engine on the same candidates (gathered untimed), score and end.
+    if args.iter().any(|a| a == "--no-compare") {
+        return;
+    }
+    let aligner = GpuAligner::new(&sc, &cuda_config(args)).unwrap();
+    aligner.warm_up().unwrap();
+    let mut want = Vec::with_capacity(pairs.len());
+    let mut in_align = 0f64;
+    for w in pairs.chunks(262_144) {
+        let mut sp = SeqPairs::default();
+        for &[q, t] in w {
+            sp.push(qset.seq(q), tset.seq(t));
+        }
+        let t = Instant::now();
+        want.extend(aligner.align(sp.view(), swarrow::engine::Level::ScoreEnd).unwrap());
+        in_align += t.elapsed().as_secs_f64();
+    }
+    println!(
+        "pairs   engine: {:.3}s in align calls -> {:.3} TCUPS; paired / pairs = {:.2}x",
+        in_align,
+        cells / in_align / 1e12,
+        in_align / best
+    );
+    let mut bad = 0;
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        if let Some(g) = g {
+            if (g.score, g.qend, g.tend) != (w.score, w.qend, w.tend) {
+                if bad < 10 {
+                    let [q, t] = pairs[i];
+                    eprintln!(
+                        "MISMATCH {i} ({q},{t}) lens {}x{}: paired {:?} pairs {:?}",
+                        qset.seq(q).len(),
+                        tset.seq(t).len(),
+                        (g.score, g.qend, g.tend),
+                        (w.score, w.qend, w.tend)
+                    );
+                }
+                bad += 1;
+            }
+        }
+    }
+    println!(
+        "compare: {} candidates, {} from the paired kernel, {} left to the pair engine, {} mismatches",
+        pairs.len(),
+        pairs.len() - missing,
+        missing,
+        bad
+    );
+}
+
 /// Host-side costs of one piece of the aligner (binning, packing), no GPU needed.
 fn host_costs(args: &[String]) {
     use swarrow::engine::cuda::align_plan::{make_bins, pack, Item};
@@ -1087,6 +1198,7 @@ fn main() {
         Some("parse") => parse_only(&args),
         Some("host") => host_costs(&args),
         Some("by-id") => by_id(&args),
+        Some("paired") => paired(&args),
         _ => eprintln!("usage: gpu_align_bench bench|make-dna|check ... (see the source)"),
     }
 }

@@ -276,9 +276,340 @@ __device__ void search(const SearchArgs& a) {
 #define ROWS 32
 #endif
 
+#ifndef PAIRED
+#define PAIRED 0
+#endif
+
+#if !PAIRED
 extern "C" __global__ void __launch_bounds__(128, SEARCH_MIN_BLOCKS) sw_search(const SearchArgs a) {
     search<THREADS, ROWS>(a);
 }
+#else
+// ---- Candidate pairs grouped by query (-DPAIRED=1) --------------------------------------
+// Pairs by id with the search's structure: a block is one warp, and its item is one query
+// with up to ITEM_GROUPS groups of its candidate targets. A group is the warp's targets: 32
+// / P subwarps of P threads, two targets each, one per 16-bit lane. The query's rows are
+// the strand, its profile built per pass in shared memory (16 bits a row) from the matrix,
+// so both lanes read the same rows against different targets: per column two profile rows
+// (one per lane's residue) whose halves are interleaved by byte permutes, one per cell pair
+// on top of the search's 4.5 DPX operations. A group steps as long as its longest target
+// (the host sorts a query's targets longest first); a warp waits for no other warp. The
+// sets stay resident; only the plan (items, slots) and the results cross PCIe.
+//
+// End cell, as every engine: the highest score, then the smallest target end, then the
+// smallest query end. A thread keeps per lane its best (strictly greater only, in column
+// order) with the first row of the column reaching it; the column's maximum is taken per
+// column, and only a column that beats the best (rare after the first columns) looks for
+// the row. The subwarp reduces (score, column, row) as one 64-bit key per lane, and the
+// passes of a long query combine their keys the same way.
+//
+// Padding cells (columns past a lane's target, lead-in and lead-out columns, rows past the
+// query) descend from real cells through gap costs or score PAD (-1024), so each lies
+// strictly below some real cell and never wins or ties the end cell. Overflow as in the
+// search: a lane whose best could have wrapped is reported as score -1 and recomputed at
+// 32 bits by the host.
+
+struct PairedArgs {
+    const u8* tres;          // target set: residue codes, each sequence 4-byte aligned and
+                             // PAD-padded to a multiple of 4, 16 PAD bytes at the end
+    const u32* tstarts;      // byte offset of each target-set sequence
+    const u32* tlens;
+    const u8* qres;          // query set, the same layout (the same buffers for one set)
+    const u32* qstarts;
+    const u32* qlens;
+    const short* matrix;     // score(query code, target code), (alpha - 1)^2, row-major
+    const uint4* items;      // query, first group, groups, 0; the items of most work first
+    const u32* slot_target;  // per slot: target index; an item's slots longest first, in
+                             // groups of 2 x 32 / P (a warp's targets)
+    const u32* slot_out;     // per slot: result index, SLOT_NONE for a padding slot
+    const u32* group_cols;   // per group: its columns' offset in the block's boundary rows
+    unsigned long long* keys;  // per slot: the best of the passes so far (multi-pass items)
+    int4* results;           // per result: score (-1: recompute at 32 bits), qend, tend, 0
+    int* scratch;            // boundary rows: per block two buffers of maxcols int2
+    u32* counter;            // work counter, zero before the launch
+    u32 nitems;
+    u32 maxcols;             // int2 entries per boundary buffer (an item's groups' padded
+                             // longest targets + 4 each, at most)
+    u32 alpha;               // profile rows: alphabet size + 1 (PAD)
+    u32 oe;                  // open + extend in both halves: also the bias B
+    u32 neg_ext;             // -extend in both halves
+    int threshold;           // T (unbiased): a lane best above this may have overflowed
+};
+
+#define PAIRED_BLOCK 32  // one warp: its own item and profile, no waits on other warps
+#define SLOT_NONE 0xffffffffu
+#define PAD_SCORE (-1024)
+
+// One column of a thread's K rows for two targets: `pa` and `pb` are the profile rows of
+// lane A's and lane B's residue (16 bits a query row); `cm` gets the column's maximum.
+template <int P, int K>
+__device__ __forceinline__ void column2(const short* __restrict__ pa, const short* __restrict__ pb, u32 diag,
+                                        u32& f, u32 (&H)[K], u32 (&E)[K], u32& cm, u32 oe, u32 neg_ext) {
+#pragma unroll
+    for (int i = 0; i < K / 8; ++i) {
+        const int4 a4 = *(const int4*)(pa + i * P * 8);
+        const int4 b4 = *(const int4*)(pb + i * P * 8);
+        const u32 aw[4] = {(u32)a4.x, (u32)a4.y, (u32)a4.z, (u32)a4.w};
+        const u32 bw[4] = {(u32)b4.x, (u32)b4.y, (u32)b4.z, (u32)b4.w};
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+            // Rows 2w and 2w + 1 of the chunk: (A, B) halves of each.
+            const u32 sv[2] = {__byte_perm(aw[w], bw[w], 0x5410), __byte_perm(aw[w], bw[w], 0x7632)};
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int r = 8 * i + 2 * w + e;
+                const u32 h = __vimax3_s16x2(__viaddmax_s16x2(diag, sv[e], E[r]), f, oe);
+                diag = H[r];
+                H[r] = h;
+                const u32 hoe = h - oe;  // both halves >= 0: no borrow
+                E[r] = __viaddmax_s16x2(E[r], neg_ext, hoe);
+                f = __viaddmax_s16x2(f, neg_ext, hoe);
+            }
+        }
+    }
+    u32 m = H[0];
+#pragma unroll
+    for (int r = 1; r + 1 < K; r += 2) m = __vimax3_s16x2(m, H[r], H[r + 1]);
+    if (K % 2 == 0) m = __vmaxs2(m, H[K - 1]);
+    cm = m;
+}
+
+// The best of a thread's rows per lane, in column order: biased scores in both halves,
+// each lane's column and row (within the thread) of the first cell reaching it.
+struct Best {
+    u32 score;
+    int col[2];
+    int row[2];
+};
+
+// After column `col`: a lane whose column maximum beats its best takes it, with the
+// column's first row reaching it.
+template <int K>
+__device__ __forceinline__ void improve(Best& b, const u32 (&H)[K], u32 cm, int col) {
+#ifdef PAIRED_SCORE_ONLY
+    b.score = __vmaxs2(b.score, cm);
+    return;
+#endif
+    // One DPX max says per half whether the best holds (ties keep it); the first row whose
+    // H reaches the column maximum is then the first with H >= cm.
+    bool keep_hi, keep_lo;
+    b.score = __vibmax_s16x2(b.score, cm, &keep_hi, &keep_lo);
+    if (!(keep_hi && keep_lo)) {
+        int rlo = 0, rhi = 0;
+#pragma unroll
+        for (int r = K - 1; r >= 0; --r) {
+            bool hi, lo;
+            (void)__vibmax_s16x2(H[r], cm, &hi, &lo);
+            rlo = lo ? r : rlo;
+            rhi = hi ? r : rhi;
+        }
+        if (!keep_lo) {
+            b.col[0] = col;
+            b.row[0] = rlo;
+        }
+        if (!keep_hi) {
+            b.col[1] = col;
+            b.row[1] = rhi;
+        }
+    }
+}
+
+// One pass of one subwarp over its two targets, two columns per step: rows
+// [pass*R, pass*R + R) of the item's query.
+template <int P, int K>
+__device__ __forceinline__ void paired_pass(const PairedArgs& a, const short* __restrict__ prof, u32 startA,
+                                            u32 lpadA, u32 startB, u32 lpadB, u32 steps, bool first, bool last,
+                                            const int2* __restrict__ bin, int2* __restrict__ bout, u32 pad_code4,
+                                            Best& best) {
+    const int t = threadIdx.x % P;
+    constexpr int R = P * K;
+    u32 H[K], E[K];
+#pragma unroll
+    for (int r = 0; r < K; ++r) {
+        H[r] = a.oe;
+        E[r] = 0;
+    }
+    const u32 lpad = max(lpadA, lpadB);
+    u32 code = pad_code4, hout0 = a.oe, fout0 = 0, hout1 = a.oe, fout1 = 0;
+    u32 hdiag = a.oe;
+    const short* prow_base = prof + t * 8;
+    u32 resA_next = pad_code4, resB_next = pad_code4;
+    int4 b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0), b_next1 = b_next0;
+    if (t == 0) {
+        if (lpadA > 0) resA_next = *(const u32*)(a.tres + startA);
+        if (lpadB > 0) resB_next = *(const u32*)(a.tres + startB);
+        if (!first && lpad > 0) {
+            b_next0 = *(const int4*)(bin);
+            b_next1 = *(const int4*)(bin + 2);
+        }
+    }
+    for (u32 s0 = 0; s0 < steps; s0 += 2) {
+        const u32 resA = resA_next, resB = resB_next;
+        const int4 b0 = b_next0, b1 = b_next1;
+        const u32 nc = 2 * s0 + 4;  // first column of the next residue word
+        if (t == 0) {
+            resA_next = nc < lpadA ? *(const u32*)(a.tres + startA + nc) : pad_code4;
+            resB_next = nc < lpadB ? *(const u32*)(a.tres + startB + nc) : pad_code4;
+            b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0);
+            b_next1 = b_next0;
+            if (!first && nc < lpad) {
+                b_next0 = *(const int4*)(bin + nc);
+                b_next1 = *(const int4*)(bin + nc + 2);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+            const u32 c_up = __shfl_up_sync(FULL_MASK, code, 1, P);
+            const u32 h0_up = __shfl_up_sync(FULL_MASK, hout0, 1, P);
+            const u32 f0_up = __shfl_up_sync(FULL_MASK, fout0, 1, P);
+            const u32 h1_up = __shfl_up_sync(FULL_MASK, hout1, 1, P);
+            const u32 f1_up = __shfl_up_sync(FULL_MASK, fout1, 1, P);
+            const int4 b = u == 0 ? b0 : b1;
+            // Codes of both columns: lane A's in the low half, lane B's in the high half.
+            const u32 cc = t == 0 ? (((resA >> (16 * u)) & 0xffffu) | ((resB >> (16 * u)) << 16)) : c_up;
+            const u32 hin0 = t == 0 ? (u32)b.x : h0_up;
+            const u32 hin1 = t == 0 ? (u32)b.z : h1_up;
+            u32 f0 = t == 0 ? (u32)b.y : f0_up;
+            u32 f1 = t == 0 ? (u32)b.w : f1_up;
+            const int col = 2 * ((int)(s0 + u) - t);
+            u32 cm;
+            column2<P, K>(prow_base + (cc & 0xff) * R, prow_base + ((cc >> 16) & 0xff) * R, hdiag, f0, H, E, cm,
+                          a.oe, a.neg_ext);
+            improve<K>(best, H, cm, col);
+            const u32 hk0 = H[K - 1];
+            column2<P, K>(prow_base + ((cc >> 8) & 0xff) * R, prow_base + (cc >> 24) * R, hin0, f1, H, E, cm, a.oe,
+                          a.neg_ext);
+            improve<K>(best, H, cm, col + 1);
+            hdiag = hin1;
+            code = cc;
+            hout0 = hk0;
+            fout0 = f0;
+            hout1 = H[K - 1];
+            fout1 = f1;
+            if (!last && t == P - 1) {
+                if (col >= 0 && col < (int)lpad) *(int4*)(bout + col) = make_int4((int)hout0, (int)fout0, (int)hout1, (int)fout1);
+            }
+        }
+    }
+}
+
+// A lane's best as one key: biased score, then the smaller column, then the smaller row.
+__device__ __forceinline__ unsigned long long end_key(u32 score, int col, int row) {
+    return ((unsigned long long)score << 48) | ((unsigned long long)(0xffffffu - (u32)col) << 24) |
+           (unsigned long long)(0xffffffu - (u32)row);
+}
+
+template <int P, int K>
+__device__ void paired(const PairedArgs& a) {
+    constexpr int R = P * K;
+    constexpr int WARPS = PAIRED_BLOCK / 32;
+    constexpr int SW = 32 / P;  // subwarps per warp: a group is 2 SW slots
+    extern __shared__ int4 smem4[];
+    short* prof = (short*)smem4;
+    __shared__ short s_matrix[32 * 32];
+    __shared__ u32 s_item;
+
+    const int warp = threadIdx.x / 32, sw = (threadIdx.x % 32) / P, t = threadIdx.x % P;
+    const u32 pad = a.alpha - 1;
+    const u32 pad4 = pad * 0x01010101u;
+    const u32 bias = a.oe & 0xffff;
+    const u32 n = a.alpha - 1;  // matrix side (at most 31: PAD is a code too)
+    int2* scratch = (int2*)a.scratch + (size_t)blockIdx.x * 2 * a.maxcols;
+    for (u32 i = threadIdx.x; i < n * n; i += PAIRED_BLOCK) s_matrix[i] = a.matrix[i];
+
+    for (;;) {
+        __syncthreads();
+        if (threadIdx.x == 0) s_item = atomicAdd(a.counter, 1u);
+        __syncthreads();
+        const u32 item = s_item;
+        if (item >= a.nitems) break;
+        const uint4 it = a.items[item];
+        const u32 q = it.x, group0 = it.y, ngroups = it.z;
+        const u32 qlen = a.qlens[q];
+        const u8* qseq = a.qres + a.qstarts[q];
+        const u32 passes = (qlen + R - 1) / R;
+        for (u32 pass = 0; pass < passes; ++pass) {
+            __syncthreads();
+            // The pass's profile: prof[c * R + (chunk * P + thread) * 8 + e] for row
+            // thread * K + chunk * 8 + e, so a thread reads its K rows as K/8 16-byte words.
+            // Each thread takes whole rows: one residue read, every code's score from the
+            // matrix in shared memory.
+            for (u32 r = threadIdx.x; r < R; r += PAIRED_BLOCK) {
+                const u32 row = pass * R + r;
+                const short* mrow = row < qlen ? s_matrix + qseq[row] * n : 0;
+                const u32 at = ((r % K) / 8 * P + r / K) * 8 + r % 8;
+                for (u32 c = 0; c < a.alpha; ++c) prof[c * R + at] = (short)(mrow && c < pad ? mrow[c] : PAD_SCORE);
+            }
+            __syncthreads();
+            const bool first = pass == 0, last = pass + 1 == passes;
+            // Each warp takes every WARPS-th group of the item: SW subwarps, two slots each,
+            // stepping as long as the group's longest target (its first slot).
+            for (u32 g = warp; g < ngroups; g += WARPS) {
+                const u32 G = group0 + g;
+                const u32 sa = G * 2 * SW + 2 * sw, sb = sa + 1;
+                const u32 oa = a.slot_out[sa], ob = a.slot_out[sb];
+                const u32 ta = a.slot_target[sa], tb = a.slot_target[sb];
+                const u32 lenA = oa != SLOT_NONE ? a.tlens[ta] : 0, lenB = ob != SLOT_NONE ? a.tlens[tb] : 0;
+                const u32 lpadA = (lenA + 3) & ~3u, lpadB = (lenB + 3) & ~3u;
+                const u32 startA = oa != SLOT_NONE ? a.tstarts[ta] : 0, startB = ob != SLOT_NONE ? a.tstarts[tb] : 0;
+                const u32 longest = (a.tlens[a.slot_target[G * 2 * SW]] + 3) & ~3u;
+                const u32 steps = longest / COLS + P;
+                // Boundary rows: the subwarp's columns at its group's offset in the block's
+                // two buffers (each subwarp of a group has longest + 4 columns).
+                const u32 col0 = a.group_cols[G] + sw * (longest + 4);
+                const int2* bin = scratch + ((pass & 1) ? a.maxcols : 0) + col0;
+                int2* bout = scratch + ((pass & 1) ? 0 : a.maxcols) + col0;
+                Best best;
+                best.score = a.oe;
+                best.col[0] = best.col[1] = 0;
+                best.row[0] = best.row[1] = 0;
+                paired_pass<P, K>(a, prof, startA, lpadA, startB, lpadB, steps, first, last, bin, bout, pad4, best);
+                const int row0 = (int)(pass * R) + t * K;
+                unsigned long long kA = end_key(best.score & 0xffff, best.col[0], row0 + best.row[0]);
+                unsigned long long kB = end_key(best.score >> 16, best.col[1], row0 + best.row[1]);
+#pragma unroll
+                for (int o = 1; o < P; o *= 2) {
+                    const unsigned long long xA = __shfl_xor_sync(FULL_MASK, kA, o, P);
+                    const unsigned long long xB = __shfl_xor_sync(FULL_MASK, kB, o, P);
+                    kA = xA > kA ? xA : kA;
+                    kB = xB > kB ? xB : kB;
+                }
+                if (t == 0) {
+                    const unsigned long long keys[2] = {kA, kB};
+                    const u32 slots[2] = {sa, sb}, outs[2] = {oa, ob};
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        if (outs[h] == SLOT_NONE) continue;
+                        unsigned long long k = keys[h];
+                        // The passes before left their best in `keys`.
+                        if (!first) k = a.keys[slots[h]] > k ? a.keys[slots[h]] : k;
+                        if (!last) {
+                            a.keys[slots[h]] = k;
+                            continue;
+                        }
+                        const int score = (int)(u32)(k >> 48) - (int)bias;
+                        const int col = (int)(0xffffffu - (u32)((k >> 24) & 0xffffffu));
+                        const int row = (int)(0xffffffu - (u32)(k & 0xffffffu));
+                        int4 r = make_int4(score, row + 1, col + 1, 0);
+                        if (score > a.threshold) r = make_int4(-1, 0, 0, 0);
+                        else if (score <= 0) r = make_int4(0, 0, 0, 0);
+                        a.results[outs[h]] = r;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Warps per SM the register allocation must allow: 12 at 32 rows (168 registers), 16 below.
+#ifndef PAIRED_MIN_BLOCKS
+#define PAIRED_MIN_BLOCKS (ROWS >= 32 ? 12 : 16)
+#endif
+
+extern "C" __global__ void __launch_bounds__(PAIRED_BLOCK, PAIRED_MIN_BLOCKS) sw_search(const PairedArgs a) {
+    paired<THREADS, ROWS>(a);
+}
+#endif  // PAIRED
 
 // ---- Top-k on the GPU -----------------------------------------------------------------
 // Scores of query slot q are bucketed by min(score, BINS - 1); the

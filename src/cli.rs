@@ -1,6 +1,7 @@
 //! The command line: argument parsing and the wiring of readers, engine, pipeline and
 //! writer for each subcommand. No alignment logic lives here.
 
+use crate::engine::cuda::paired::PairedAligner;
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
 use crate::io::{self, PairColumns, PairInput};
@@ -978,7 +979,7 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let engine = select_align_engine(&args, &scoring)?;
     let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?.with_thresholds(thresholds)?;
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
-    run_align(&args, &aligner, pairs, &inputs, false, format, &out_columns, progress)
+    run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, progress)
 }
 
 /// Options of pairs by id or of pair tables given where they have no meaning (clap drops a
@@ -1023,6 +1024,7 @@ fn run_align(
     pairs: Box<dyn io::PairReader>,
     inputs: &[&Path],
     by_id: bool,
+    paired: Option<(&PairedAligner, (Arc<io::SeqSet>, Arc<io::SeqSet>))>,
     format: Format,
     columns: &Columns,
     progress: &Progress,
@@ -1037,7 +1039,10 @@ fn run_align(
     let writer = output::create_writer_carrying(format, columns, &pairs.carried(), &meta, out_path(&args.out))?;
     progress.phase_aligning("aligning", input_size(inputs));
     let name = aligner.engine().name();
-    let times = aligner.run(pairs, columns.need(), progress, writer)?;
+    let times = match paired {
+        Some((p, sets)) => aligner.run_paired(p, sets, pairs, columns.need(), progress, writer)?,
+        None => aligner.run(pairs, columns.need(), progress, writer)?,
+    };
     progress.finish("pairs", None, &name);
     if pair_count.load(Ordering::Relaxed) == 0 && !args.run.quiet {
         eprintln!("swarrow: note: {names}: no pairs; wrote an empty result");
@@ -1131,8 +1136,52 @@ fn align_by_id(
     if !Arc::ptr_eq(&query_set, &target_set) {
         session::warn_if_nucleotide_set(&target_set, alphabet);
     }
+    if let Some(paired) = paired_aligner(&args, &aligner, &query_set, &target_set) {
+        // Large batches, so that a query meets many of its candidates in one kernel call.
+        let limits = io::BatchLimits { pairs: args.batch.unwrap_or(PAIRED_BATCH), residues: usize::MAX };
+        let sets = (query_set.clone(), target_set.clone());
+        let pairs = io::open_pair_numbers_by_id(candidates, query_set, target_set, &pair_columns(&args), limits)?;
+        let paired = Some((&paired, sets));
+        return run_align(&args, &aligner, pairs, &[candidates], true, paired, format, &out_columns, progress);
+    }
     let pairs = io::open_pairs_by_id(candidates, query_set, target_set, &pair_columns(&args), aligner.limits())?;
-    run_align(&args, &aligner, pairs, &[candidates], true, format, &out_columns, progress)
+    run_align(&args, &aligner, pairs, &[candidates], true, None, format, &out_columns, progress)
+}
+
+/// Candidates per batch of pairs by id on the paired kernel.
+const PAIRED_BATCH: usize = 16 << 20;
+
+/// The GPU's kernel of pairs grouped by query, for pairs by id on a CUDA engine in local
+/// mode (`None` elsewhere, or when it cannot start: the pair engine serves then). Opt-in
+/// with `SWARROW_PAIRED=1` while its whole process trails the pair engine's (BENCHMARKS.md,
+/// issue 43: the kernel is 2.9x the pair engine, the host's plan and gathering not yet
+/// overlapped).
+fn paired_aligner(
+    args: &AlignArgs,
+    aligner: &Aligner,
+    query: &Arc<io::SeqSet>,
+    target: &Arc<io::SeqSet>,
+) -> Option<PairedAligner> {
+    let engine = aligner.engine();
+    if !engine.name().starts_with("cuda")
+        || !engine.mode().is_local()
+        || std::env::var("SWARROW_PAIRED").is_ok_and(|v| v == "0")
+    {
+        return None;
+    }
+    fn seqs<'a>(set: &'a io::SeqSet) -> impl Fn(u32) -> &'a [u8] + 'a {
+        move |i| set.seq(i)
+    }
+    let other = (!Arc::ptr_eq(query, target)).then(|| (query.len(), seqs(query)));
+    match PairedAligner::new(0, aligner.scoring(), (target.len(), seqs(target)), other) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            if args.run.verbose {
+                eprintln!("swarrow: pairs by id run pair by pair: {e}");
+            }
+            None
+        }
+    }
 }
 
 /// `--carry`: `all` (None: every other column), `none`, or a comma-separated list.

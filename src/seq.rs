@@ -352,15 +352,18 @@ pub struct PairBatch {
     pub carried: Vec<RecordBatch>,
     /// Pairs of the input before this batch (for messages).
     pub first: u64,
+    /// Pairs by id left in their sets: (query, target) sequence numbers, row for row, in
+    /// place of ids and residues (filled later from the sets); empty otherwise.
+    pub set_pairs: Vec<[u32; 2]>,
 }
 
 impl PairBatch {
     pub fn len(&self) -> usize {
-        self.seqs.len()
+        self.seqs.len().max(self.set_pairs.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.seqs.is_empty()
+        self.len() == 0
     }
 
     /// Appends one pair of encoded sequences.
@@ -380,6 +383,7 @@ impl PairBatch {
         self.target_headers.clear();
         self.carried.clear();
         self.first = 0;
+        self.set_pairs.clear();
     }
 }
 

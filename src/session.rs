@@ -213,6 +213,21 @@ impl Aligner {
     ) -> Result<StageTimes> {
         pipeline::align::align(self.engine.clone(), pairs, self.options(need, progress), writer)
     }
+
+    /// [`Aligner::run`] for pairs by id given as sequence numbers into `sets`, their score
+    /// and end from `paired` (the GPU's kernel of pairs grouped by query).
+    pub fn run_paired(
+        &self,
+        paired: &crate::engine::cuda::paired::PairedAligner,
+        sets: (Arc<crate::io::SeqSet>, Arc<crate::io::SeqSet>),
+        pairs: Box<dyn PairReader>,
+        need: Need,
+        progress: &Progress,
+        writer: Box<dyn ResultWriter>,
+    ) -> Result<StageTimes> {
+        let opts = self.options(need, progress);
+        pipeline::align::align_paired(self.engine.clone(), paired, sets, pairs, opts, writer)
+    }
 }
 
 /// A search's numbers as given: hits per query, E-value cut, and the whole database's size

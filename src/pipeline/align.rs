@@ -2,14 +2,17 @@
 //! input order, with several batches in the engine at once.
 
 use super::{run_ordered, StageTimes};
+use crate::engine::cuda::paired::PairedAligner;
 use crate::engine::{Alignment, Engine, Level};
 use crate::error::{Error, Result};
+use crate::io::pairs::SeqSet;
 use crate::io::pairs::{BatchLimits, PairReader};
 use crate::output::{Need, ResultBatch, ResultRow, ResultWriter, Thresholds};
 use crate::progress::Progress;
 use crate::scoring::stats::{EvalueModel, KarlinAltschul};
 use crate::scoring::Scoring;
 use crate::seq::{PairBatch, PairSeqs, SeqPairs};
+use arrow::array::RecordBatch;
 use std::sync::Arc;
 
 /// Residues per batch, per pair of the engine's batch size: caps memory when sequences are
@@ -70,7 +73,7 @@ pub fn align(
     };
     let compute = |batch: &mut PairBatch| {
         check_representable(batch, &opts.scoring)?;
-        let rows = align_batch(engine.as_ref(), batch, &opts)?;
+        let rows = align_batch(engine.as_ref(), batch, &opts, None)?;
         progress.work().add(batch.seqs.view().cells());
         progress.items(batch.len() as u64);
         Ok(rows)
@@ -86,17 +89,38 @@ pub fn align(
 /// The rows of one batch: each level of work ([`Need`]) runs only for the pairs that
 /// passed the thresholds checked at the levels before it. Without thresholds, one engine
 /// call at the level the columns need, and the traceback where they ask for it.
-fn align_batch(engine: &dyn Engine, batch: &mut PairBatch, opts: &AlignOptions) -> Result<ResultBatch> {
+///
+/// `ends`: the pairs' score and end, computed already (pairs by id on the paired kernel);
+/// the batch then holds residues only where a later level needs them, and `lens` gives the
+/// pairs' lengths.
+fn align_batch(
+    engine: &dyn Engine,
+    batch: &mut PairBatch,
+    opts: &AlignOptions,
+    ends: Option<(Vec<Alignment>, &(dyn Fn(usize) -> (usize, usize) + Sync))>,
+) -> Result<ResultBatch> {
     let need = opts.work_need();
     let th = &opts.thresholds;
     // A score threshold first: the forward pass alone for every pair, the start pass later
     // for the pairs it keeps.
     let first = if th.at(Need::ScoreEnd) { Level::ScoreEnd } else { need.level() };
-    let mut alignments = engine.align(batch.seqs.view(), first)?;
-    let mut rows = results(batch, &alignments, opts.stats, opts.evalue_model)?;
+    // The residues leave the batch while its ids move into the rows (back at the end, so
+    // that the batch's buffer is recycled).
+    let all_seqs = std::mem::take(&mut batch.seqs);
+    let seqs = all_seqs.view();
+    let own_lens = |i: usize| {
+        let (q, t) = seqs.pair(i);
+        (q.len(), t.len())
+    };
+    let (mut alignments, lens): (Vec<Alignment>, &(dyn Fn(usize) -> (usize, usize) + Sync)) = match ends {
+        None => (engine.align(seqs, first)?, &own_lens),
+        Some((ends, lens)) if first == Level::ScoreEnd => (ends, lens),
+        Some((ends, lens)) => (engine.starts(seqs, &ends)?, lens),
+    };
+    let mut rows = results(batch, &alignments, lens, opts.stats, opts.evalue_model)?;
     // The pairs still kept, in order: the batch's own until a threshold drops one.
     let mut kept: Option<SeqPairs> = None;
-    let all = &batch.seqs;
+    let all = &all_seqs;
     fn pick<'a>(all: &'a SeqPairs, kept: &'a Option<SeqPairs>) -> PairSeqs<'a> {
         kept.as_ref().unwrap_or(all).view()
     }
@@ -114,29 +138,185 @@ fn align_batch(engine: &dyn Engine, batch: &mut PairBatch, opts: &AlignOptions) 
     }
     super::add_paths(engine, pick(all, &kept), &alignments, need, &mut rows)?;
     th.apply(&mut rows, Need::PathStats)?;
+    drop(kept);
+    batch.seqs = all_seqs;
     Ok(rows)
+}
+
+/// Pairs by id whose score and end come from the GPU's paired kernel (pairs grouped by
+/// query against the resident sets, [`PairedAligner`]): the reader's batches hold sequence
+/// numbers only (`PairBatch::set_pairs`, large batches so that a query meets many of its
+/// candidates at once). Each batch runs whole on the kernel; then, a chunk of the engine's
+/// batch size at a time, the ids are gathered from the sets, and the residues too where a
+/// later level (starts, paths, thresholds on them) or a pair the kernel left needs them, and
+/// the rest of the work runs as for any batch.
+pub fn align_paired(
+    engine: Arc<dyn Engine>,
+    paired: &PairedAligner,
+    sets: (Arc<SeqSet>, Arc<SeqSet>),
+    mut pairs: Box<dyn PairReader>,
+    opts: AlignOptions,
+    mut writer: Box<dyn ResultWriter>,
+) -> Result<StageTimes> {
+    let progress = &opts.progress;
+    if opts.thresholds.need_statistics() && opts.stats.is_none() {
+        return Err(Error::usage("thresholds on bits or E-values need BLAST statistics, which this scoring has not"));
+    }
+    let (query, target) = (&*sets.0, &*sets.1);
+    let len_of = |p: &[u32; 2]| (query.seq(p[0]).len(), target.seq(p[1]).len());
+    let cells = |b: &PairBatch| b.set_pairs.iter().map(|p| len_of(p)).map(|(q, t)| (q * t) as u64).sum::<u64>();
+    let read = |batch: &mut PairBatch| {
+        batch.clear();
+        let more = pairs.fill(batch)?;
+        match more {
+            true => progress.read(cells(batch)),
+            false => progress.input_done(),
+        }
+        Ok(more)
+    };
+    let headers = query.has_headers() || target.has_headers();
+    let utf8 = query.is_utf8() && target.is_utf8();
+    let residues_needed = opts.work_need() > Need::ScoreEnd;
+    let compute = |batch: &mut PairBatch| {
+        let all = &batch.set_pairs;
+        check_lengths(
+            all.len(),
+            |i| len_of(&all[i]),
+            &opts.scoring,
+            |i| (query.id(all[i][0]).to_vec(), target.id(all[i][1]).to_vec()),
+        )?;
+        let ends = paired.align_ends(all)?;
+        let chunk = engine.align_batch_pairs().max(1);
+        let chunks = all.len().div_ceil(chunk);
+        // The chunks run side by side, as many as the engine takes calls at once (their
+        // starts and paths go to the engine), their rows kept in order.
+        let done: Vec<std::sync::Mutex<Option<Result<ResultBatch>>>> =
+            (0..chunks).map(|_| std::sync::Mutex::new(None)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let run_chunk = |c: usize| -> Result<ResultBatch> {
+            let start = c * chunk;
+            let sp = &all[start..(start + chunk).min(all.len())];
+            let ends = &ends[start..start + sp.len()];
+            let mut sub = PairBatch { first: batch.first + start as u64, ..PairBatch::default() };
+            sub.query_ids.extend_known_par_with(sp.len(), utf8, |i| query.id(sp[i][0]))?;
+            sub.target_ids.extend_known_par_with(sp.len(), utf8, |i| target.id(sp[i][1]))?;
+            if headers {
+                sub.query_headers.extend_known_par_with(sp.len(), utf8, |i| query.header(sp[i][0]))?;
+                sub.target_headers.extend_known_par_with(sp.len(), utf8, |i| target.header(sp[i][1]))?;
+            }
+            sub.carried = slice_rows(&batch.carried, start, sp.len());
+            let left: Vec<usize> = (0..sp.len()).filter(|&i| ends[i].is_none()).collect();
+            if residues_needed || !left.is_empty() {
+                sub.seqs.extend_par_with(sp.len(), |i| (query.seq(sp[i][0]), target.seq(sp[i][1])))?;
+            }
+            let mut first: Vec<Alignment> = ends.iter().map(|e| e.unwrap_or_default()).collect();
+            if !left.is_empty() {
+                // Pairs the kernel did not take (a long target, a 16-bit overflow): the engine.
+                let mut seqs = SeqPairs::default();
+                let view = sub.seqs.view();
+                seqs.extend_par_with(left.len(), |k| view.pair(left[k]))?;
+                for (k, a) in engine.align(seqs.view(), Level::ScoreEnd)?.into_iter().enumerate() {
+                    first[left[k]] = a;
+                }
+            }
+            let lens = |i: usize| len_of(&sp[i]);
+            align_batch(engine.as_ref(), &mut sub, &opts, Some((first, &lens)))
+        };
+        let workers = engine.align_calls_in_flight().clamp(1, chunks.max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| loop {
+                    let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if c >= chunks {
+                        break;
+                    }
+                    let r = run_chunk(c);
+                    let failed = r.is_err();
+                    *done[c].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                    if failed {
+                        next.store(chunks, std::sync::atomic::Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let mut out = Vec::with_capacity(chunks);
+        for d in done {
+            match d.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(r) => out.push(r?),
+                None => break,
+            }
+        }
+        progress.work().add(cells(batch));
+        progress.items(all.len() as u64);
+        Ok(out)
+    };
+    let write = |rows: Vec<ResultBatch>| {
+        rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write(&r)))
+    };
+    let in_flight = opts.in_flight.unwrap_or(2);
+    let mut times = run_ordered(in_flight, read, compute, write)?;
+    progress.phase("writing");
+    super::finish_writer(writer, &mut times)?;
+    Ok(times)
+}
+
+/// Rows `start..start + len` of record batches laid end to end.
+fn slice_rows(batches: &[RecordBatch], start: usize, len: usize) -> Vec<RecordBatch> {
+    let mut out = Vec::new();
+    let (mut at, end) = (0usize, start + len);
+    for b in batches {
+        let (lo, hi) = (at.max(start), (at + b.num_rows()).min(end));
+        if lo < hi {
+            out.push(b.slice(lo - at, hi - lo));
+        }
+        at += b.num_rows();
+    }
+    out
 }
 
 /// Refuses a batch holding a pair whose score could leave the 32-bit range.
 fn check_representable(batch: &PairBatch, scoring: &Scoring) -> Result<()> {
+    let seqs = batch.seqs.view();
+    check_lengths(
+        seqs.len(),
+        |i| {
+            let (q, t) = seqs.pair(i);
+            (q.len(), t.len())
+        },
+        scoring,
+        |i| (batch.query_ids.get(i).as_bytes().to_vec(), batch.target_ids.get(i).as_bytes().to_vec()),
+    )
+}
+
+/// Refuses `n` pairs of lengths `lens(i)` when one's score could leave the 32-bit range,
+/// naming the first such pair by its ids (`ids(i)`).
+fn check_lengths(
+    n: usize,
+    lens: impl Fn(usize) -> (usize, usize),
+    scoring: &Scoring,
+    ids: impl Fn(usize) -> (Vec<u8>, Vec<u8>),
+) -> Result<()> {
     // One check at the batch's extremes first (the best possible score grows with a pair's
     // shorter side, the gap drift with the sum of both): a check per pair scans the matrix
     // and cost ~1 us, the limit of a GPU run at 100M pairs. Only a batch that might hold an
     // offender is checked pair by pair, to name the first one.
     let (mut shorter, mut sum) = (0, 0);
-    for (q, t) in batch.seqs.view().iter() {
-        shorter = shorter.max(q.len().min(t.len()));
-        sum = sum.max(q.len() + t.len());
+    for i in 0..n {
+        let (q, t) = lens(i);
+        shorter = shorter.max(q.min(t));
+        sum = sum.max(q + t);
     }
     if scoring.check_lengths(shorter, sum.saturating_sub(shorter).max(shorter)).is_ok() {
         return Ok(());
     }
-    for (i, (q, t)) in batch.seqs.view().iter().enumerate() {
-        if let Err(why) = scoring.check_lengths(q.len(), t.len()) {
+    for i in 0..n {
+        let (q, t) = lens(i);
+        if let Err(why) = scoring.check_lengths(q, t) {
+            let (qi, ti) = ids(i);
             return Err(Error::Input(format!(
                 "pair {} / {}: {}",
-                crate::error::shown_id(batch.query_ids.get(i)),
-                crate::error::shown_id(batch.target_ids.get(i)),
+                crate::error::shown_id(&qi),
+                crate::error::shown_id(&ti),
                 why
             )));
         }
@@ -149,23 +329,20 @@ fn check_representable(batch: &PairBatch, scoring: &Scoring) -> Result<()> {
 fn results(
     batch: &mut PairBatch,
     alignments: &[Alignment],
+    lens: &(dyn Fn(usize) -> (usize, usize) + Sync),
     stats: Option<KarlinAltschul>,
     model: EvalueModel,
 ) -> Result<ResultBatch> {
-    if alignments.len() != batch.len() {
-        return Err(Error::Internal(format!(
-            "engine returned {} alignments for {} pairs",
-            alignments.len(),
-            batch.len()
-        )));
+    let n = batch.query_ids.len();
+    if alignments.len() != n {
+        return Err(Error::Internal(format!("engine returned {} alignments for {n} pairs", alignments.len())));
     }
     let query = batch.query_ids.take_array()?;
     let target = batch.target_ids.take_array()?;
     let mut rows = ResultBatch::with_ids(query, target, std::mem::take(&mut batch.carried));
-    if batch.query_headers.len() == batch.len() {
+    if batch.query_headers.len() == n {
         rows.set_headers(std::mem::take(&mut batch.query_headers), std::mem::take(&mut batch.target_headers));
     }
-    let seqs = batch.seqs.view();
     // Statistics on the pool: each pair's E-value solves BLAST's length adjustment for its
     // own lengths (up to 20 iterations with logarithms), ~200 ns a pair on the thread that
     // builds the rows, which bounded pairs by id at ~13M pairs a second.
@@ -176,16 +353,15 @@ fn results(
             .enumerate()
             .with_min_len(4096)
             .map(|(i, a)| {
-                let (q, t) = seqs.pair(i);
+                let (q, t) = lens(i);
                 // The pair is its own search space: the target is the whole database.
-                let (q, t) = (q.len() as u64, t.len() as u64);
+                let (q, t) = (q as u64, t as u64);
                 stats.map(|ka| (ka.bits(a.score), ka.evalue_by(model, a.score, q, t, t, 1)))
             })
             .collect()
     };
     for (i, (a, stat)) in alignments.iter().zip(stat).enumerate() {
-        let (q, t) = seqs.pair(i);
-        let (qlen, tlen) = (q.len(), t.len());
+        let (qlen, tlen) = lens(i);
         rows.push_numbers(ResultRow {
             query: "",
             target: "",

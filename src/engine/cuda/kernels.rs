@@ -133,6 +133,19 @@ pub fn search(shape: Shape, extra: &[String]) -> Build {
     build(Kernel::Search, Some(shape), "", options)
 }
 
+/// The shape of the search kernel's paired variant (pairs by id grouped by query): 8
+/// threads x 32 rows, the search's fastest shape.
+pub const PAIRED_SHAPE: Shape = Shape { threads: 8, rows: 32 };
+
+/// The search kernel's paired variant: one query against its candidate targets, two
+/// targets per thread in s16x2 lanes, score and end cell (`-DPAIRED=1`).
+pub fn search_paired(shape: Shape, extra: &[String]) -> Build {
+    let mut options =
+        vec![format!("-DTHREADS={}", shape.threads), format!("-DROWS={}", shape.rows), "-DPAIRED=1".to_string()];
+    options.extend(extra.iter().cloned());
+    build(Kernel::Search, Some(shape), "_paired", options)
+}
+
 /// Query rows per thread compiled for the 16-bit align kernel (the 32-bit one uses
 /// `ALIGN_WIDE_ROWS`). The kernel loads a thread's profile in chunks of 16, 8 or 4 rows, so
 /// rows are a multiple of 4. At most 16: the per-thread profile is 2 x (alphabet + 1) x rows
@@ -207,6 +220,7 @@ pub fn pair_bins() -> Build {
 /// Every build the engines may load.
 pub fn all() -> Vec<Build> {
     let mut out: Vec<Build> = SEARCH_SHAPES.iter().map(|&s| search(s, &[])).collect();
+    out.push(search_paired(PAIRED_SHAPE, &[]));
     for kind in [AlignKind::Local, AlignKind::Modes] {
         for pipelined in [false, true] {
             out.extend(ALIGN_PACKED_ROWS.iter().map(|&r| align(r, true, pipelined, kind)));
@@ -231,6 +245,7 @@ mod tests {
     fn names_follow_the_rule_and_are_unique() {
         let names: Vec<String> = all().into_iter().map(|b| b.name).collect();
         assert!(names.contains(&"sw_search_t8_r32".to_string()));
+        assert!(names.contains(&"sw_search_t8_r32_paired".to_string()));
         assert!(names.contains(&"align_pairs_t0_r16_s16x2".to_string()));
         assert!(names.contains(&"align_pairs_t0_r32_s32_pipe".to_string()));
         assert!(names.contains(&"align_pairs_t0_r12_s16x2_pipe_modes".to_string()));

@@ -13,6 +13,7 @@ pub mod gpu_bins;
 pub mod kernels;
 pub mod layout;
 pub mod mode_engine;
+pub mod paired;
 pub mod path_plan;
 pub mod prebuilt;
 pub mod runtime;

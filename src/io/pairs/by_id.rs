@@ -37,6 +37,7 @@ pub(super) fn open(
     target: Arc<SeqSet>,
     columns: &PairColumns,
     limits: BatchLimits,
+    gather: bool,
 ) -> Result<Box<dyn PairReader>> {
     let raw = Head::open(path, 8)?;
     let place = raw.place.clone();
@@ -58,7 +59,7 @@ pub(super) fn open(
             Rows::Tsv(rows)
         }
     };
-    Ok(id_pairs(place, rows, query, target, limits))
+    Ok(id_pairs(place, rows, query, target, limits, gather))
 }
 
 /// Candidate pairs by id from an in-memory table.
@@ -70,7 +71,7 @@ pub(super) fn from_table(
     limits: BatchLimits,
 ) -> Result<Box<dyn PairReader>> {
     let rows = table_rows(&table.place, &table.schema, table.batches, columns, &query, &target)?;
-    Ok(id_pairs(table.place, rows, query, target, limits))
+    Ok(id_pairs(table.place, rows, query, target, limits, true))
 }
 
 fn id_columns(place: &Where, schema: &Schema, names: &[String; 2]) -> Result<Vec<usize>> {
@@ -102,9 +103,11 @@ fn id_pairs(
     query: Arc<SeqSet>,
     target: Arc<SeqSet>,
     limits: BatchLimits,
+    gather: bool,
 ) -> Box<dyn PairReader> {
     let headers = query.has_headers() || target.has_headers();
-    fused(IdPairs { place, query, target, rows, limits, counter: Counter { pairs: 0 }, headers, picked: Vec::new() })
+    let counter = Counter { pairs: 0 };
+    fused(IdPairs { place, query, target, rows, limits, counter, headers, picked: Vec::new(), gather })
 }
 
 struct IdPairs {
@@ -118,6 +121,9 @@ struct IdPairs {
     headers: bool,
     /// The batch's pairs as sequence numbers in the query and target sets.
     picked: Vec<(u32, u32)>,
+    /// Ids, headers and residues gathered into the batch; else only the sequence numbers
+    /// (`PairBatch::set_pairs`), for an engine that reads the sets where they are.
+    gather: bool,
 }
 
 enum Rows {
@@ -184,6 +190,11 @@ impl IdPairs {
         }
         if self.picked.is_empty() {
             return self.counter.end(&self.place);
+        }
+        if !self.gather {
+            batch.set_pairs.extend(self.picked.iter().map(|&(q, t)| [q, t]));
+            self.counter.pairs += self.picked.len() as u64;
+            return Ok(true);
         }
         // Ids, headers and residues gathered from the sets into the batch, in parallel.
         let (query, target, picked) = (&*self.query, &*self.target, &self.picked);

@@ -188,7 +188,19 @@ pub fn open_pairs_by_id(
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<Box<dyn PairReader>> {
-    by_id::open(candidates, query, target, columns, limits)
+    by_id::open(candidates, query, target, columns, limits, true)
+}
+
+/// [`open_pairs_by_id`] for an engine that reads the sets where they are: batches hold
+/// only the pairs' sequence numbers (`PairBatch::set_pairs`) and carried columns.
+pub fn open_pair_numbers_by_id(
+    candidates: &Path,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+) -> Result<Box<dyn PairReader>> {
+    by_id::open(candidates, query, target, columns, limits, false)
 }
 
 fn no_columns() -> Carried {
