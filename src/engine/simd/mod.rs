@@ -237,16 +237,18 @@ macro_rules! mode_kernels {
             type Lanes = $lanes;
 
             $(#[target_feature(enable = $feat)])?
-            unsafe fn align_lanes(
+            unsafe fn align_stream(
                 t: &modes::Tables,
                 pairs: &[(&[u8], &[u8])],
+                jobs: &[modes::Job],
+                next: &std::sync::atomic::AtomicUsize,
                 origins: bool,
                 s: &mut modes::Scratch<$lanes>,
-                out: &mut [modes::LaneEnd],
+                out: &mut Vec<(usize, modes::LaneEnd)>,
             ) {
                 match origins {
-                    true => modes::align_lanes::<$lanes, true>(t, pairs, s, out),
-                    false => modes::align_lanes::<$lanes, false>(t, pairs, s, out),
+                    true => modes::align_stream::<$lanes, true>(t, pairs, jobs, next, s, out),
+                    false => modes::align_stream::<$lanes, false>(t, pairs, jobs, next, s, out),
                 }
             }
         }
