@@ -212,8 +212,9 @@ fn consider(best: &mut Option<LaneEnd>, score: i32, qend: usize, tend: usize, or
 /// What one lane works on.
 #[derive(Clone, Copy)]
 struct LaneState {
-    /// The pair (`IDLE`: none).
+    /// The pair (`IDLE`: none) and its target's residues.
     pair: usize,
+    target: *const u8,
     m: usize,
     n: usize,
     height: usize,
@@ -348,7 +349,7 @@ unsafe fn build_slot<V: Vector>(t: &Tables, luts: &[V], q: &[u8], qbuf: &mut [u8
 /// [`Tables::highest_exact`] there comes back `saturated`). Unsafe: the CPU must run V's
 /// instructions.
 #[inline(always)]
-pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool>(
+pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI: bool>(
     t: &Tables,
     pairs: &[(&[u8], &[u8])],
     jobs: &[Job],
@@ -399,6 +400,7 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool>(
     let mut high = [neg; 64];
     let mut st = [LaneState {
         pair: IDLE,
+        target: std::ptr::null(),
         m: 0,
         n: 0,
         height: 0,
@@ -458,6 +460,7 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool>(
                 let (m, n) = (pairs[pi].0.len(), pairs[pi].1.len());
                 *ln = LaneState {
                     pair: pi,
+                    target: pairs[pi].1.as_ptr(),
                     m,
                     n,
                     height: job.height as usize,
@@ -492,7 +495,7 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool>(
             }
             ln.j += 1;
             let j = ln.j;
-            rows_ptr[l] = prof.add(l * slot + pairs[ln.pair].1[j - 1] as usize * STRIP);
+            rows_ptr[l] = prof.add(l * slot + *ln.target.add(j - 1) as usize * STRIP);
             bd[0][l] = up[0][l];
             bd[2][l] = up[1][l];
             if ln.base == 0 {
@@ -538,6 +541,13 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool>(
         }
         let mut from = 0;
         while from < r_max {
+            #[cfg(target_arch = "x86_64")]
+            if VBMI && lanes == 32 {
+                transpose_32_vbmi(&rows_ptr, from, scores);
+            } else {
+                transpose_rows(&rows_ptr[..lanes], from, lanes, scores);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
             transpose_rows(&rows_ptr[..lanes], from, lanes, scores);
             let count = ROWS.min(r_max - from);
             match (f_chunks >> (from / ROWS) & 1 != 0, watch_chunks >> (from / ROWS) & 1 != 0) {
@@ -670,6 +680,76 @@ unsafe fn transpose_rows(rows: &[*const i8], from: usize, lanes: usize, out: *mu
     }
 }
 
+/// [`transpose_rows`] for 32 lanes with AVX-512 VBMI's two-register byte permutes: four
+/// lanes a register (one per 128 bits), then three rounds of eight permutes, each merging
+/// two registers' lanes and halving their rows, into two rows of 32 lanes a register.
+/// Unsafe: the CPU must run AVX-512BW and VBMI.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn transpose_32_vbmi(rows: &[*const i8; 64], from: usize, out: *mut i8) {
+    use std::arch::x86_64::*;
+    let idx = |k: usize| _mm512_loadu_si512(VBMI_STEPS[k].as_ptr() as *const __m512i);
+    let mut z = [_mm512_setzero_si512(); 8];
+    for (g, x) in z.iter_mut().enumerate() {
+        let lane = |b: usize| _mm_loadu_si128(rows[4 * g + b].add(from) as *const __m128i);
+        let v = _mm512_castsi128_si512(lane(0));
+        let v = _mm512_inserti32x4::<1>(v, lane(1));
+        let v = _mm512_inserti32x4::<2>(v, lane(2));
+        *x = _mm512_inserti32x4::<3>(v, lane(3));
+    }
+    // Round 1: lanes 8g..8g+8, rows 8h..8h+8 in s[2g + h] (row-major: 8 bytes a row).
+    let (i0, i1) = (idx(0), idx(1));
+    let mut s = [_mm512_setzero_si512(); 8];
+    for g in 0..4 {
+        s[2 * g] = _mm512_permutex2var_epi8(z[2 * g], i0, z[2 * g + 1]);
+        s[2 * g + 1] = _mm512_permutex2var_epi8(z[2 * g], i1, z[2 * g + 1]);
+    }
+    // Round 2: lanes 16c..16c+16, rows 8h + 4q..+4 in t[4c + 2h + q] (16 bytes a row).
+    let (i2, i3) = (idx(2), idx(3));
+    let mut t = [_mm512_setzero_si512(); 8];
+    for c in 0..2 {
+        for h in 0..2 {
+            let (a, b) = (s[4 * c + h], s[4 * c + 2 + h]);
+            t[4 * c + 2 * h] = _mm512_permutex2var_epi8(a, i2, b);
+            t[4 * c + 2 * h + 1] = _mm512_permutex2var_epi8(a, i3, b);
+        }
+    }
+    // Round 3: all 32 lanes, rows 4v + 2w..+2 (32 bytes a row), in place in `out`.
+    let (i4, i5) = (idx(4), idx(5));
+    for v in 0..4 {
+        let (a, b) = (t[v], t[4 + v]);
+        _mm512_storeu_si512(out.add(v * 128) as *mut __m512i, _mm512_permutex2var_epi8(a, i4, b));
+        _mm512_storeu_si512(out.add(v * 128 + 64) as *mut __m512i, _mm512_permutex2var_epi8(a, i5, b));
+    }
+}
+
+/// The permutes of [`transpose_32_vbmi`]'s rounds, two a round (the halves of the rows each
+/// output keeps). Index bit 6 picks the second register.
+#[cfg(target_arch = "x86_64")]
+const VBMI_STEPS: [[u8; 64]; 6] = {
+    let mut steps = [[0u8; 64]; 6];
+    let mut k = 0;
+    while k < 64 {
+        let mut h = 0;
+        while h < 2 {
+            // Round 1: byte k = row 8h + k/8 of lane k%8; the inputs hold 4 lanes of 16 rows.
+            let (row, lane) = (8 * h + k / 8, k % 8);
+            steps[h][k] = ((lane / 4) * 64 + (lane % 4) * 16 + row) as u8;
+            // Round 2: byte k = row 4h + k/16 (of the input's 8) of lane k%16; inputs hold 8
+            // lanes of 8 rows.
+            let (row, lane) = (4 * h + k / 16, k % 16);
+            steps[2 + h][k] = ((lane / 8) * 64 + row * 8 + lane % 8) as u8;
+            // Round 3: byte k = row 2h + k/32 (of the input's 4) of lane k%32; inputs hold 16
+            // lanes of 4 rows.
+            let (row, lane) = (2 * h + k / 32, k % 32);
+            steps[4 + h][k] = ((lane / 16) * 64 + row * 16 + lane % 16) as u8;
+            h += 1;
+        }
+        k += 1;
+    }
+    steps
+};
+
 /// Which row each register of [`transpose_rows`] ends holding: the four steps reverse the
 /// bits of the register index.
 #[cfg(target_arch = "x86_64")]
@@ -780,6 +860,32 @@ mod tests {
             for r in 0..ROWS {
                 for l in 0..lanes {
                     assert_eq!(out[r * lanes + l], data[l][3 + r], "lanes {lanes} row {r} lane {l}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vbmi_transpose_puts_every_lane_row_in_place() {
+        if !(is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vbmi")) {
+            eprintln!("no AVX-512 VBMI here: transpose_32_vbmi untested");
+            return;
+        }
+        #[target_feature(enable = "avx512bw,avx512vbmi")]
+        unsafe fn run(rows: &[*const i8; 64], from: usize, out: *mut i8) {
+            transpose_32_vbmi(rows, from, out)
+        }
+        let data: Vec<Vec<i8>> = (0..32).map(|l| (0..40).map(|r| (l * 40 + r) as i8).collect()).collect();
+        let mut rows = [data[0].as_ptr(); 64];
+        for (l, d) in data.iter().enumerate() {
+            rows[l] = d.as_ptr();
+        }
+        for from in [0, 5, 16] {
+            let mut out = vec![0i8; ROWS * 32];
+            unsafe { run(&rows, from, out.as_mut_ptr()) };
+            for r in 0..ROWS {
+                for l in 0..32 {
+                    assert_eq!(out[r * 32 + l], data[l][from + r], "from {from} row {r} lane {l}");
                 }
             }
         }
