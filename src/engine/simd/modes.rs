@@ -1,17 +1,24 @@
 //! Global and semi-global alignment ([`crate::engine::mode`]) on the CPU: inter-sequence
-//! lanes, one pair per 16-bit lane, pairs of similar lengths side by side. Every lane runs
-//! the recurrences of [`crate::engine::scalar_modes`] exactly (no lazy-F loop, so the path
-//! rule's tie priorities hold cell by cell), and at [`Level::Coordinates`] with a free start
-//! it carries each state's origin forward as the reference does.
+//! lanes, one pair per 16-bit lane. Every lane runs the recurrences of
+//! [`crate::engine::scalar_modes`] exactly (no lazy-F loop, so the path rule's tie priorities
+//! hold cell by cell), and at [`Level::Coordinates`] with a free start it carries each state's
+//! origin forward as the reference does.
+//!
+//! Lanes stream jobs ([`align_stream`]) from one queue the threads share, tallest first: a
+//! lane takes the next pair when its last one ends. A query past [`STRIP`] rows is cut into
+//! strips of equal heights, run one after another over all the target's columns, each
+//! starting from the last row of the one before (H, the next row's F and their origins).
+//! Each column pass computes the rows of the tallest strip in the lanes.
 //!
 //! 16 bits hold a pair exactly when no value leaves their range: below, a static bound from
-//! its lengths ([`Tables::fits_16`]); above, the lane's highest H, checked after the run. Other
-//! pairs, pairs of lanes that passed the top, empty sides and matrices whose scores are no
-//! bytes go to the scalar reference.
+//! its lengths ([`Tables::fits_16`]); above, the lane's highest H, watched where cells can
+//! pass [`Tables::highest_exact`] ([`Tables::safe_side`]). Other pairs, pairs of lanes that
+//! passed the top, empty sides and matrices whose scores are no bytes go to the scalar
+//! reference.
 //!
-//! Substitution scores: each lane has its query's profile (one byte row per target code);
-//! per column, 16 rows of every lane's row for its target residue are loaded and transposed
-//! into one score vector per row.
+//! Substitution scores: each lane has its strip's profile (one byte row per target code,
+//! built by byte shuffles); per column, 16 rows of every lane's row for its target residue
+//! are loaded and transposed into one score vector per row.
 
 use super::vector::{LaneSelect, Vector};
 use crate::engine::mode::{AlignMode, FreeEnds};
