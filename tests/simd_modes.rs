@@ -129,6 +129,33 @@ fn protein_pairs_equal_the_reference() {
 }
 
 #[test]
+fn queries_in_several_strips_equal_the_reference() {
+    // The lanes cut queries past 512 rows into strips, run one after another, each starting
+    // from the last row of the one before (H, F and their origins): lengths at the cuts and
+    // past them, with targets inside the query or the query's pieces inside the target (so
+    // paths cross the cuts), beside short pairs streaming through the other lanes.
+    let mut rng = Rng(0x51f1_5eed_0bad_cafe);
+    let mut pairs = Vec::new();
+    for qlen in [511, 512, 513, 700, 1024, 1025, 1300] {
+        let q = rng.seq(qlen, 20);
+        let a = rng.below(qlen as u64 / 2) as usize;
+        let b = a + 20 + rng.below((qlen - a - 20) as u64) as usize;
+        let inside = rng.mutated(&q[a..b], 20, 3);
+        pairs.push((q.clone(), inside));
+        let (before, after) = (rng.below(200) as usize + 1, rng.below(200) as usize + 1);
+        let mut t = rng.seq(before, 20);
+        t.extend(rng.mutated(&q[a..b], 20, 2));
+        t.extend(rng.seq(after, 20));
+        pairs.push((q.clone(), t));
+        let tlen = rng.below(600) as usize + 1;
+        pairs.push((q, rng.seq(tlen, 20)));
+    }
+    pairs.extend((0..40).map(|_| rng.pair(300, 20)));
+    check(&Scoring::new(Matrix::protein("BLOSUM62").unwrap(), 10, 1).unwrap(), &pairs, "strips, BLOSUM62 10/1");
+    check(&Scoring::new(Matrix::protein("BLOSUM62").unwrap(), 0, 2).unwrap(), &pairs, "strips, BLOSUM62 0/2");
+}
+
+#[test]
 fn dna_pairs_equal_the_reference() {
     let mut rng = Rng(0x9e3779b97f4a7c15);
     let pairs: Vec<_> = (0..300).map(|_| rng.pair(400, 4)).collect();

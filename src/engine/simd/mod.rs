@@ -232,21 +232,23 @@ impl AlignKernels for Avx512 {
 }
 
 macro_rules! mode_kernels {
-    ($name:ident [$($feat:literal)?], $lanes:ty) => {
+    ($name:ident [$($feat:literal)?], $lanes:ty, vbmi: $vbmi:literal) => {
         impl modes::ModeKernels for $name {
             type Lanes = $lanes;
 
             $(#[target_feature(enable = $feat)])?
-            unsafe fn align_lanes(
+            unsafe fn align_stream(
                 t: &modes::Tables,
                 pairs: &[(&[u8], &[u8])],
+                jobs: &[modes::Job],
+                next: &std::sync::atomic::AtomicUsize,
                 origins: bool,
                 s: &mut modes::Scratch<$lanes>,
-                out: &mut [modes::LaneEnd],
+                out: &mut Vec<(usize, modes::LaneEnd)>,
             ) {
                 match origins {
-                    true => modes::align_lanes::<$lanes, true>(t, pairs, s, out),
-                    false => modes::align_lanes::<$lanes, false>(t, pairs, s, out),
+                    true => modes::align_stream::<$lanes, true, $vbmi>(t, pairs, jobs, next, s, out),
+                    false => modes::align_stream::<$lanes, false, $vbmi>(t, pairs, jobs, next, s, out),
                 }
             }
         }
@@ -254,12 +256,19 @@ macro_rules! mode_kernels {
 }
 
 #[cfg(target_arch = "x86_64")]
-mode_kernels!(Avx512["avx512bw"], vector::Avx512x16);
+mode_kernels!(Avx512["avx512bw"], vector::Avx512x16, vbmi: false);
 #[cfg(target_arch = "x86_64")]
-mode_kernels!(Avx2["avx2"], vector::Avx2x16);
+mode_kernels!(Avx2["avx2"], vector::Avx2x16, vbmi: false);
 #[cfg(target_arch = "x86_64")]
-mode_kernels!(Sse41["sse4.1"], vector::Sse41x16);
-mode_kernels!(Portable [], vector::Portable16);
+mode_kernels!(Sse41["sse4.1"], vector::Sse41x16, vbmi: false);
+mode_kernels!(Portable [], vector::Portable16, vbmi: false);
+
+/// The mode kernels of AVX-512 CPUs with VBMI (Ice Lake on): the same lanes, their score
+/// blocks transposed by byte permutes. `SimdModeEngine` picks them at run time.
+#[cfg(target_arch = "x86_64")]
+struct Avx512Vbmi;
+#[cfg(target_arch = "x86_64")]
+mode_kernels!(Avx512Vbmi["avx512bw,avx512vbmi"], vector::Avx512x16, vbmi: true);
 
 /// Runs `$body` with `$k` bound to the kernels type of `$isa`.
 macro_rules! with_kernels {
@@ -392,6 +401,10 @@ impl Engine for SimdModeEngine {
     fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
         let (sc, mode) = (&self.scoring, self.mode);
         let pairs = pairs.to_slices();
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Avx512 && is_x86_feature_detected!("avx512vbmi") {
+            return self.pool.install(|| modes::align::<Avx512Vbmi>(sc, mode, &pairs, level));
+        }
         self.pool.install(|| with_kernels!(self.isa, K => modes::align::<K>(sc, mode, &pairs, level)))
     }
 

@@ -1,32 +1,44 @@
 //! Global and semi-global alignment ([`crate::engine::mode`]) on the CPU: inter-sequence
-//! lanes, one pair per 16-bit lane, pairs of similar lengths side by side. Every lane runs
-//! the recurrences of [`crate::engine::scalar_modes`] exactly (no lazy-F loop, so the path
-//! rule's tie priorities hold cell by cell), and at [`Level::Coordinates`] with a free start
-//! it carries each state's origin forward as the reference does.
+//! lanes, one pair per 16-bit lane. Every lane runs the recurrences of
+//! [`crate::engine::scalar_modes`] exactly (no lazy-F loop, so the path rule's tie priorities
+//! hold cell by cell), and at [`Level::Coordinates`] with a free start it carries each state's
+//! origin forward as the reference does.
+//!
+//! Lanes stream jobs ([`align_stream`]) from one queue the threads share, tallest first: a
+//! lane takes the next pair when its last one ends. A query past [`STRIP`] rows is cut into
+//! strips of equal heights, run one after another over all the target's columns, each
+//! starting from the last row of the one before (H, the next row's F and their origins).
+//! Each column pass computes the rows of the tallest strip in the lanes.
 //!
 //! 16 bits hold a pair exactly when no value leaves their range: below, a static bound from
-//! its lengths ([`Tables::fits_16`]); above, the lane's highest H, checked after the run. Other
-//! pairs, pairs of lanes that passed the top, empty sides and matrices whose scores are no
-//! bytes go to the scalar reference.
+//! its lengths ([`Tables::fits_16`]); above, the lane's highest H, watched where cells can
+//! pass [`Tables::highest_exact`] ([`Tables::safe_side`]). Other pairs, pairs of lanes that
+//! passed the top, empty sides and matrices whose scores are no bytes go to the scalar
+//! reference.
 //!
-//! Substitution scores: each lane has its query's profile (one byte row per target code);
-//! per column, 16 rows of every lane's row for its target residue are loaded and transposed
-//! into one score vector per row.
+//! Substitution scores: each lane has its strip's profile (one byte row per target code,
+//! built by byte shuffles); per column, 16 rows of every lane's row for its target residue
+//! are loaded and transposed into one score vector per row.
 
-use super::vector::LaneSelect;
+use super::vector::{LaneSelect, Vector};
 use crate::engine::mode::{AlignMode, FreeEnds};
 use crate::engine::scalar_modes::align_pair_mode;
 use crate::engine::{Alignment, Level};
 use crate::error::Result;
 use crate::scoring::Scoring;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Rows of one transposed block of substitution scores.
 const ROWS: usize = 16;
 
-/// Pairs per lane in one run of the kernel: more balance the lanes' columns better, fewer keep
-/// the run's query lengths (its rows) closer.
-const RUN_PAIRS_PER_LANE: usize = 8;
+/// Rows of one strip at most (a multiple of `ROWS` and of every vector's bytes): longer
+/// queries are cut into strips of equal heights, so that one tall pair does not make every
+/// lane beside it compute its rows.
+const STRIP: usize = 512;
+
+/// A query code whose two shuffle lookups both give 0 (see [`build_slot`]).
+const PAD: u8 = 0x90;
 
 /// The scoring of one call, as the kernel reads it.
 pub(super) struct Tables {
@@ -38,6 +50,9 @@ pub(super) struct Tables {
     by_target: Vec<i8>,
     min_score: i32,
     top_score: i32,
+    /// With at most 32 codes: per target code, 16 bytes of score(q, c) for q < 16 then 16 for
+    /// q >= 16, the byte shuffles' tables.
+    luts: Option<Vec<u8>>,
 }
 
 impl Tables {
@@ -52,7 +67,15 @@ impl Tables {
         for c in 0..codes as u8 {
             by_target.extend((0..codes as u8).map(|q| sc.score(q, c) as i8));
         }
+        let luts = (codes <= 32).then(|| {
+            let mut luts = Vec::with_capacity(codes * 32);
+            for c in 0..codes {
+                luts.extend((0..32).map(|q| if q < codes { by_target[c * codes + q] as u8 } else { 0 }));
+            }
+            luts
+        });
         Some(Tables {
+            luts,
             open: sc.gap_open,
             ext: sc.gap_extend,
             ends: mode.free_ends(),
@@ -78,29 +101,53 @@ impl Tables {
     fn highest_exact(&self) -> i32 {
         i16::MAX as i32 - self.top_score
     }
+
+    /// Cells (i, j) with i or j at most this are never above [`Tables::highest_exact`]: every
+    /// border is at most 0 and each step of a path adds at most the top score on the diagonal,
+    /// so H(i, j) <= top score x min(i, j). Only cells past it in both need a watch.
+    fn safe_side(&self) -> usize {
+        match self.top_score {
+            0 => usize::MAX,
+            top => (self.highest_exact() / top) as usize,
+        }
+    }
 }
 
-/// One thread's buffers, reused batch after batch.
+/// One thread's buffers, reused call after call.
 pub(super) struct Scratch<V> {
-    /// Per lane and target code, the query's scores (`mpad` bytes), then one zero row.
+    /// Per lane, the scores of its strip's query rows for every target code (`STRIP` bytes a
+    /// code), then one slot of zeros (idle lanes read it).
     prof: Vec<i8>,
+    /// One strip's query codes, padded with [`PAD`].
+    qbuf: Vec<u8>,
     /// One transposed block: `ROWS` rows of `LANES` bytes.
     scores: Vec<i8>,
+    /// Per strip row: H of the last column, E and (where asked) F of the next cell, and
+    /// their origins.
     h: Vec<V>,
     e: Vec<V>,
+    f: Vec<V>,
     h_origin: Vec<V>,
     e_origin: Vec<V>,
+    f_origin: Vec<V>,
+    /// Per lane, the last row of its strip for every column of the pair: H, the next row's
+    /// F, and their origins (the next strip's top border).
+    bound: Vec<Vec<u16>>,
 }
 
 impl<V> Default for Scratch<V> {
     fn default() -> Self {
         Scratch {
             prof: Vec::new(),
+            qbuf: Vec::new(),
             scores: Vec::new(),
             h: Vec::new(),
             e: Vec::new(),
+            f: Vec::new(),
             h_origin: Vec::new(),
             e_origin: Vec::new(),
+            f_origin: Vec::new(),
+            bound: Vec::new(),
         }
     }
 }
@@ -137,197 +184,418 @@ fn lane(v: i32) -> u32 {
     v as i16 as u16 as u32
 }
 
-/// Per lane, the pairs it aligns one after the other, their target columns end to end: the
-/// longest targets first, each to the lane with the fewest columns so far.
-fn lane_queues(pairs: &[(&[u8], &[u8])], lanes: usize) -> Vec<Vec<usize>> {
-    let mut order: Vec<usize> = (0..pairs.len()).collect();
-    order.sort_unstable_by_key(|&p| std::cmp::Reverse(pairs[p].1.len()));
-    let mut queues = vec![Vec::new(); lanes];
-    let mut columns = vec![0usize; lanes];
-    for p in order {
-        let l = (0..lanes).min_by_key(|&l| columns[l]).unwrap_or(0);
-        columns[l] += pairs[p].1.len();
-        queues[l].push(p);
-    }
-    queues
+/// One pair for the lanes: its query cut into strips of `height` rows (the last may be
+/// shorter), each run over all the target's columns before the next.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job {
+    pub pair: u32,
+    pub height: u32,
 }
 
-/// `pairs` (each fitting 16 bits, no side empty; best of similar query lengths), streamed
-/// through the lanes: each lane aligns its queue's pairs one after another, starting the
-/// next pair's first column right after the last one's. Each pair's end cell and, with
-/// `ORIGINS`, its origin. Unsafe: the CPU must run V's instructions.
+/// Jobs of `pairs` (indices `idx`), tallest strips first (then longest targets): lanes
+/// working side by side hold strips of similar heights.
+fn jobs(pairs: &[(&[u8], &[u8])], idx: &[usize]) -> Vec<Job> {
+    let mut jobs: Vec<Job> = idx
+        .iter()
+        .map(|&p| {
+            let m = pairs[p].0.len();
+            let strips = m.div_ceil(STRIP);
+            Job { pair: p as u32, height: m.div_ceil(strips) as u32 }
+        })
+        .collect();
+    jobs.sort_unstable_by_key(|j| (std::cmp::Reverse(j.height), std::cmp::Reverse(pairs[j.pair as usize].1.len())));
+    jobs
+}
+
+/// The best end cell among candidates seen in the tie rule's order: the first strictly
+/// better.
 #[inline(always)]
-pub(super) unsafe fn align_lanes<V: LaneSelect, const ORIGINS: bool>(
-    t: &Tables,
-    pairs: &[(&[u8], &[u8])],
-    s: &mut Scratch<V>,
-    out: &mut [LaneEnd],
+fn consider(best: &mut Option<LaneEnd>, score: i32, qend: usize, tend: usize, origin: i16) {
+    if best.is_none_or(|b| score > b.score) {
+        *best = Some(LaneEnd { score, qend: qend as u32, tend: tend as u32, origin, saturated: false });
+    }
+}
+
+/// What one lane works on.
+#[derive(Clone, Copy)]
+struct LaneState {
+    /// The pair (`IDLE`: none) and its target's residues.
+    pair: usize,
+    target: *const u8,
+    m: usize,
+    n: usize,
+    height: usize,
+    /// Query rows before this strip; its rows; whether it is the pair's last.
+    base: usize,
+    rows: usize,
+    last: bool,
+    /// The column of the strip being computed (from 1).
+    j: usize,
+    /// End cells among the last row's cells (m, j < n) and among the last column's.
+    best_row: Option<LaneEnd>,
+    best_col: Option<LaneEnd>,
+}
+
+const IDLE: usize = usize::MAX;
+
+/// Where one column pass of the rows reads and writes.
+struct Rows<V> {
+    h: *mut V,
+    e: *mut V,
+    f: *mut V,
+    ho: *mut V,
+    eo: *mut V,
+    fo: *mut V,
+    scores: *const i8,
+    lanes: usize,
+    first: V,
+    ext: V,
+}
+
+/// The running values down one column: H of the row above in the last column, F of the
+/// next cell, their origins, and the highest H.
+struct Carry<V> {
+    diag: V,
+    f: V,
+    diag_o: V,
+    f_o: V,
+    highest: V,
+}
+
+/// Rows `from..from + count` of the column pass (their scores in `p.scores`). The reference's
+/// recurrences, each state's next value computed in the cell it leaves: E(i, j+1) and
+/// F(i+1, j) from H(i, j), opening on ties; with `ORIGINS` each carries its path's origin by
+/// the path rule (diagonal, then 'D', then 'I'). `STORE_F` keeps F and its origin per row.
+#[inline(always)]
+unsafe fn cells<V: LaneSelect, const ORIGINS: bool, const TRACK: bool, const STORE_F: bool>(
+    p: &Rows<V>,
+    from: usize,
+    count: usize,
+    c: &mut Carry<V>,
 ) {
-    let lanes = V::LANES;
-    let np = pairs.len();
-    debug_assert!(out.len() == np);
-    let m_max = pairs.iter().map(|p| p.0.len()).max().unwrap_or(0);
-    let mpad = m_max.div_ceil(ROWS) * ROWS;
+    let (mut diag, mut f, mut diag_o, mut f_o, mut highest) = (c.diag, c.f, c.diag_o, c.f_o, c.highest);
+    for r in 0..count {
+        let i = from + r;
+        let sv = V::load_widened(p.scores.add(r * p.lanes) as *const u8);
+        let h_left = *p.h.add(i);
+        let e = *p.e.add(i);
+        let d = diag.add_lanes(sv);
+        let ef = e.max_signed(f);
+        let h = d.max_signed(ef);
+        if TRACK {
+            highest = highest.max_signed(h);
+        }
+        let h_open = h.sub_lanes(p.first);
+        let e_ext = e.sub_lanes(p.ext);
+        let f_ext = f.sub_lanes(p.ext);
+        let e_next = h_open.max_signed(e_ext);
+        let f_next = h_open.max_signed(f_ext);
+        *p.h.add(i) = h;
+        *p.e.add(i) = e_next;
+        if STORE_F {
+            *p.f.add(i) = f_next;
+        }
+        diag = h_left;
+        if ORIGINS {
+            let (ho_left, e_o) = (*p.ho.add(i), *p.eo.add(i));
+            let o = V::pick_gt(ef, d, V::pick_gt(f, e, f_o, e_o), diag_o);
+            let e_o_next = V::pick_gt(e_ext, h_open, e_o, o);
+            f_o = V::pick_gt(f_ext, h_open, f_o, o);
+            *p.ho.add(i) = o;
+            *p.eo.add(i) = e_o_next;
+            if STORE_F {
+                *p.fo.add(i) = f_o;
+            }
+            diag_o = ho_left;
+        }
+        f = f_next;
+    }
+    (c.diag, c.f, c.diag_o, c.f_o, c.highest) = (diag, f, diag_o, f_o, highest);
+}
+
+/// The scores of one strip's query (`q`, at most `STRIP` codes) against every target code,
+/// into its lane's profile slot (`dst`, `STRIP` bytes a code): rows past the strip up to the
+/// next multiple of `ROWS` score 0 (rows past those keep an earlier strip's scores: what
+/// rows past its strip compute is read by none of its cells).
+#[inline(always)]
+unsafe fn build_slot<V: Vector>(t: &Tables, luts: &[V], q: &[u8], qbuf: &mut [u8], dst: *mut i8) {
     let codes = t.codes;
-    s.prof.clear();
-    s.prof.resize((np * codes + 1) * mpad, 0);
-    for (p, (q, _)) in pairs.iter().enumerate() {
+    let filled = q.len().div_ceil(ROWS) * ROWS;
+    if luts.is_empty() {
         for c in 0..codes {
             let row = &t.by_target[c * codes..(c + 1) * codes];
-            let dst = &mut s.prof[(p * codes + c) * mpad..][..q.len()];
-            for (d, &r) in dst.iter_mut().zip(q.iter()) {
-                *d = row[r as usize];
+            let d = dst.add(c * STRIP);
+            for (r, &x) in q.iter().enumerate() {
+                *d.add(r) = row[x as usize];
             }
+            std::ptr::write_bytes(d.add(q.len()), 0, filled - q.len());
+        }
+    } else {
+        qbuf[..q.len()].copy_from_slice(q);
+        let padded = filled.div_ceil(V::BYTES) * V::BYTES;
+        qbuf[q.len()..padded].fill(PAD);
+        let (lo_add, hi_sub) = (V::splat_bytes(0x70), V::splat_bytes(16));
+        let mut k = 0;
+        while k < filled {
+            let idx = V::load(qbuf.as_ptr().add(k));
+            let (lo, hi) = (idx.adds_bytes(lo_add), idx.sub_bytes(hi_sub));
+            for c in 0..codes {
+                let s = V::shuffle_bytes(luts[2 * c], lo).or(V::shuffle_bytes(luts[2 * c + 1], hi));
+                s.store(dst.add(c * STRIP + k) as *mut u8);
+            }
+            k += V::BYTES;
         }
     }
+}
+
+/// The jobs of `jobs` from `next` on (shared with the other threads) streamed through the
+/// lanes: each lane takes the next job when its last one ends, and runs its strips one after
+/// another; each column pass computes the rows of the tallest strip in the lanes. Each
+/// pair's end cell and, with `ORIGINS`, its origin, into `out`. The highest H is watched in
+/// the blocks of rows that hold cells past [`Tables::safe_side`] (a pair whose lane passed
+/// [`Tables::highest_exact`] there comes back `saturated`). Unsafe: the CPU must run V's
+/// instructions.
+#[inline(always)]
+pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI: bool>(
+    t: &Tables,
+    pairs: &[(&[u8], &[u8])],
+    jobs: &[Job],
+    next: &AtomicUsize,
+    s: &mut Scratch<V>,
+    out: &mut Vec<(usize, LaneEnd)>,
+) {
+    let lanes = V::LANES;
+    let codes = t.codes;
+    let slot = codes * STRIP;
+    s.prof.clear();
+    s.prof.resize((lanes + 1) * slot, 0);
+    s.qbuf.clear();
+    s.qbuf.resize(STRIP + V::BYTES, PAD);
     s.scores.clear();
     s.scores.resize(ROWS * lanes, 0);
+    let mut luts = Vec::new();
+    if let Some(tabs) = &t.luts {
+        for half in tabs.chunks(16) {
+            let wide: Vec<u8> = (0..V::BYTES).map(|b| half[b % 16]).collect();
+            luts.push(V::load(wide.as_ptr()));
+        }
+    }
 
     let (open, ext) = (t.open, t.ext);
+    let first = open + ext;
     let ends = t.ends;
-    let neg_value = lane(i16::MIN as i32 + ext) as u16;
-    let neg = V::splat(neg_value as u32);
-    let (v_ext, v_first) = (V::splat(lane(ext)), V::splat(lane(open + ext)));
     let zero = V::zero();
-    s.h.clear();
-    s.h.resize(m_max, zero);
-    s.e.clear();
-    s.e.resize(m_max, neg);
-    s.h_origin.clear();
-    s.e_origin.clear();
-    if ORIGINS {
-        s.h_origin.resize(m_max, zero);
-        s.e_origin.resize(m_max, zero);
+    for v in [&mut s.h, &mut s.e, &mut s.f, &mut s.h_origin, &mut s.e_origin, &mut s.f_origin] {
+        v.clear();
+        v.resize(STRIP, zero);
     }
-    let col0 = |i: usize| lane(if ends.query_start { 0 } else { -(open + i as i32 * ext) }) as u16;
-    let col0_origin = |i: usize| if ends.query_start { i as u16 } else { 0 };
-    let row0 = |j: usize| lane(if ends.target_start || j == 0 { 0 } else { -(open + j as i32 * ext) }) as u16;
-    let row0_origin = |j: usize| lane(if ends.target_start { -(j as i32) } else { 0 }) as u16;
+    s.bound.resize_with(lanes, Vec::new);
+    // H(i, 0) and H(0, j) with their origins, as the reference starts them.
+    let col0 = |i: usize| if ends.query_start || i == 0 { 0 } else { -(open + i as i32 * ext) };
+    let col0_origin = |i: usize| if ends.query_start { i as i32 } else { 0 };
+    let row0 = |j: usize| if ends.target_start || j == 0 { 0 } else { -(open + j as i32 * ext) };
+    let row0_origin = |j: usize| if ends.target_start { -(j as i32) } else { 0 };
 
-    let queues = lane_queues(pairs, lanes);
-    let columns = queues.iter().map(|q| q.iter().map(|&p| pairs[p].1.len()).sum::<usize>()).max().unwrap_or(0);
-    // Per lane: its next pair in the queue, the pair it aligns and the column in it (from 1).
-    let mut next = vec![0usize; lanes];
-    let mut current: Vec<Option<usize>> = vec![None; lanes];
-    let mut col = vec![0usize; lanes];
-    let mut best: Vec<Option<LaneEnd>> = vec![None; lanes];
-    // Every H of a lane stays at or above its pairs' least value (past a pair's last row the
-    // scores are 0, and H never falls below its diagonal there), so the lane's highest H
-    // covers its garbage rows too.
-    let mut highest = neg;
-    let zero_row = s.prof.as_ptr().add(np * codes * mpad);
-    let mut rows: [*const i8; 64] = [zero_row; 64];
-    let mut border = [[0u16; 64]; 4]; // H(0, j-1), H(0, j) and their origins, per lane
-    let (hp, ep, hop, eop) = (s.h.as_mut_ptr(), s.e.as_mut_ptr(), s.h_origin.as_mut_ptr(), s.e_origin.as_mut_ptr());
-    let at = |p: *mut V, i: usize, l: usize| (p as *mut u16).add((i - 1) * lanes + l);
+    let safe_side = t.safe_side();
+    let zero_row = s.prof.as_ptr().add(lanes * slot);
+    let mut rows_ptr: [*const i8; 64] = [zero_row; 64];
+    // Per lane: H(top, j-1) (the diagonal of the strip's first row), F of its first row,
+    // their origins, and H(top, j) with its origin (the next column's diagonal).
+    let mut bd = [[0u16; 64]; 4];
+    let mut up = [[0u16; 64]; 2];
+    let neg = lane(i16::MIN as i32) as u16;
+    let mut high = [neg; 64];
+    let mut st = [LaneState {
+        pair: IDLE,
+        target: std::ptr::null(),
+        m: 0,
+        n: 0,
+        height: 0,
+        base: 0,
+        rows: 0,
+        last: true,
+        j: 0,
+        best_row: None,
+        best_col: None,
+    }; 64];
+    let p = Rows {
+        h: s.h.as_mut_ptr(),
+        e: s.e.as_mut_ptr(),
+        f: s.f.as_mut_ptr(),
+        ho: s.h_origin.as_mut_ptr(),
+        eo: s.e_origin.as_mut_ptr(),
+        fo: s.f_origin.as_mut_ptr(),
+        scores: s.scores.as_ptr(),
+        lanes,
+        first: V::splat(lane(first)),
+        ext: V::splat(lane(ext)),
+    };
+    let at = |v: *mut V, r: usize, l: usize| (v as *mut u16).add(r * lanes + l);
+    let prof = s.prof.as_mut_ptr();
     let scores = s.scores.as_mut_ptr();
-    for _ in 0..columns {
+    let mut drained = false;
+    loop {
+        let mut r_max = 0;
+        let mut f_chunks = 0u64;
+        let mut watch_chunks = 0u64;
         for l in 0..lanes {
-            if current[l].is_none_or(|p| col[l] == pairs[p].1.len()) {
-                current[l] = queues[l].get(next[l]).copied();
-                next[l] += 1;
-                col[l] = 0;
-                best[l] = None;
-                // A new pair: its column 0, as the reference starts it.
-                if let Some(p) = current[l] {
-                    for i in 1..=pairs[p].0.len() {
-                        *at(hp, i, l) = col0(i);
-                        *at(ep, i, l) = neg_value;
-                        if ORIGINS {
-                            *at(hop, i, l) = col0_origin(i);
-                            *at(eop, i, l) = 0;
-                        }
+            let ln = &mut st[l];
+            if ln.pair != IDLE && ln.j == ln.n {
+                if ln.last {
+                    let mut end = match (ln.best_row, ln.best_col) {
+                        (Some(r), Some(c)) if r.score >= c.score => r,
+                        (r, c) => c.or(r).unwrap_or_default(),
+                    };
+                    end.saturated = high[l] as i16 as i32 > t.highest_exact();
+                    out.push((ln.pair, end));
+                    ln.pair = IDLE;
+                } else {
+                    ln.base += ln.rows;
+                    ln.rows = ln.height.min(ln.m - ln.base);
+                    ln.last = ln.base + ln.rows == ln.m;
+                    ln.j = 0;
+                }
+            }
+            if ln.pair == IDLE {
+                let job = if drained { None } else { jobs.get(next.fetch_add(1, Ordering::Relaxed)) };
+                let Some(job) = job else {
+                    drained = true;
+                    rows_ptr[l] = zero_row;
+                    continue;
+                };
+                let pi = job.pair as usize;
+                let (m, n) = (pairs[pi].0.len(), pairs[pi].1.len());
+                *ln = LaneState {
+                    pair: pi,
+                    target: pairs[pi].1.as_ptr(),
+                    m,
+                    n,
+                    height: job.height as usize,
+                    base: 0,
+                    rows: (job.height as usize).min(m),
+                    last: job.height as usize >= m,
+                    j: 0,
+                    best_row: None,
+                    best_col: None,
+                };
+                high[l] = neg;
+                if !ln.last && s.bound[l].len() < 4 * (n + 1) {
+                    s.bound[l].resize(4 * (n + 1), 0);
+                }
+            }
+            if ln.j == 0 {
+                // A new strip: its profile and column 0.
+                let (base, rows) = (ln.base, ln.rows);
+                let q = &pairs[ln.pair].0[base..base + rows];
+                build_slot(t, &luts, q, &mut s.qbuf, prof.add(l * slot));
+                for r in 0..rows {
+                    let i = base + r + 1;
+                    *at(p.h, r, l) = lane(col0(i)) as u16;
+                    *at(p.e, r, l) = lane(col0(i) - first) as u16;
+                    if ORIGINS {
+                        *at(p.ho, r, l) = lane(col0_origin(i)) as u16;
+                        *at(p.eo, r, l) = lane(col0_origin(i)) as u16;
                     }
                 }
+                up[0][l] = lane(col0(base)) as u16;
+                up[1][l] = lane(if base == 0 { 0 } else { col0_origin(base) }) as u16;
             }
-            col[l] += 1;
-            let j = col[l];
-            rows[l] = match current[l] {
-                Some(p) => s.prof.as_ptr().add((p * codes + pairs[p].1[j - 1] as usize) * mpad),
-                None => zero_row, // an idle lane computes on, unread
-            };
-            border[0][l] = row0(j - 1);
-            border[1][l] = row0(j);
-            if ORIGINS {
-                border[2][l] = row0_origin(j - 1);
-                border[3][l] = row0_origin(j);
-            }
-        }
-        let mut diag = V::load(border[0].as_ptr() as *const u8);
-        let mut up = V::load(border[1].as_ptr() as *const u8);
-        let (mut diag_o, mut up_o) = (zero, zero);
-        if ORIGINS {
-            diag_o = V::load(border[2].as_ptr() as *const u8);
-            up_o = V::load(border[3].as_ptr() as *const u8);
-        }
-        let mut f = neg;
-        let mut f_o = zero;
-        let mut ib = 0;
-        while ib < m_max {
-            transpose_rows(&rows[..lanes], ib, lanes, scores);
-            for r in 0..ROWS.min(m_max - ib) {
-                let i = ib + r;
-                let sv = V::load_widened(scores.add(r * lanes) as *const u8);
-                let h_left = *hp.add(i);
-                // 'D' state from the left, opening on ties.
-                let e_open = h_left.sub_lanes(v_first);
-                let e_ext = (*ep.add(i)).sub_lanes(v_ext);
-                let e = e_open.max_signed(e_ext);
-                // 'I' state from above.
-                let f_open = up.sub_lanes(v_first);
-                let f_ext = f.sub_lanes(v_ext);
-                f = f_open.max_signed(f_ext);
-                let d = diag.add_lanes(sv);
-                let ef = e.max_signed(f);
-                let h = d.max_signed(ef);
-                highest = highest.max_signed(h);
-                *ep.add(i) = e;
-                *hp.add(i) = h;
-                diag = h_left;
-                up = h;
+            ln.j += 1;
+            let j = ln.j;
+            rows_ptr[l] = prof.add(l * slot + *ln.target.add(j - 1) as usize * STRIP);
+            bd[0][l] = up[0][l];
+            bd[2][l] = up[1][l];
+            if ln.base == 0 {
+                up[0][l] = lane(row0(j)) as u16;
+                bd[1][l] = lane(row0(j) - first) as u16;
                 if ORIGINS {
-                    // The path rule's order: diagonal, then 'D', then 'I'.
-                    let e_o = V::pick_gt(e_ext, e_open, *eop.add(i), *hop.add(i));
-                    f_o = V::pick_gt(f_ext, f_open, f_o, up_o);
-                    let o = V::pick_gt(ef, d, V::pick_gt(f, e, f_o, e_o), diag_o);
-                    diag_o = *hop.add(i);
-                    *eop.add(i) = e_o;
-                    *hop.add(i) = o;
-                    up_o = o;
-                }
-            }
-            ib += ROWS;
-        }
-        // End cells of this column, per lane, in the tie rule's order (smallest row first).
-        for l in 0..lanes {
-            let Some(p) = current[l] else { continue };
-            let (m, n, j) = (pairs[p].0.len(), pairs[p].1.len(), col[l]);
-            let mut consider = |i: usize| {
-                let v = *at(hp, i, l) as i16 as i32;
-                if best[l].is_none_or(|b| v > b.score) {
-                    let origin = if ORIGINS { *at(hop, i, l) as i16 } else { 0 };
-                    best[l] = Some(LaneEnd { score: v, qend: i as u32, tend: j as u32, origin, saturated: false });
-                }
-            };
-            if j < n {
-                if ends.target_end {
-                    consider(m);
+                    up[1][l] = lane(row0_origin(j)) as u16;
+                    bd[3][l] = up[1][l];
                 }
             } else {
-                if ends.query_end {
-                    (1..=m).for_each(&mut consider);
-                } else {
-                    consider(m);
-                }
-                out[p] = best[l].unwrap_or_default();
+                let b = &s.bound[l][4 * j..4 * j + 4];
+                up[0][l] = b[0];
+                bd[1][l] = b[1];
+                up[1][l] = b[2];
+                bd[3][l] = b[3];
+            }
+            r_max = r_max.max(ln.rows);
+            if !ln.last {
+                f_chunks |= 1 << ((ln.rows - 1) / ROWS);
+            }
+            if j > safe_side && ln.base + ln.rows > safe_side {
+                // The strip's rows past the safe side: local rows safe_side - base on.
+                let from = safe_side.saturating_sub(ln.base) / ROWS;
+                watch_chunks |= (u64::MAX << from) & (u64::MAX >> (63 - (ln.rows - 1) / ROWS));
             }
         }
-    }
-    let mut high = [0u16; 64];
-    highest.store(high.as_mut_ptr() as *mut u8);
-    for (l, queue) in queues.iter().enumerate() {
-        if high[l] as i16 as i32 > t.highest_exact() {
-            queue.iter().for_each(|&p| out[p].saturated = true);
+        if r_max == 0 {
+            break;
+        }
+        let mut c = Carry {
+            diag: V::load(bd[0].as_ptr() as *const u8),
+            f: V::load(bd[1].as_ptr() as *const u8),
+            diag_o: zero,
+            f_o: zero,
+            highest: zero,
+        };
+        if ORIGINS {
+            c.diag_o = V::load(bd[2].as_ptr() as *const u8);
+            c.f_o = V::load(bd[3].as_ptr() as *const u8);
+        }
+        if watch_chunks != 0 {
+            c.highest = V::load(high.as_ptr() as *const u8);
+        }
+        let mut from = 0;
+        while from < r_max {
+            #[cfg(target_arch = "x86_64")]
+            if VBMI && lanes == 32 {
+                transpose_32_vbmi(&rows_ptr, from, scores);
+            } else {
+                transpose_rows(&rows_ptr[..lanes], from, lanes, scores);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            transpose_rows(&rows_ptr[..lanes], from, lanes, scores);
+            let count = ROWS.min(r_max - from);
+            match (f_chunks >> (from / ROWS) & 1 != 0, watch_chunks >> (from / ROWS) & 1 != 0) {
+                (false, false) => cells::<V, ORIGINS, false, false>(&p, from, count, &mut c),
+                (true, false) => cells::<V, ORIGINS, false, true>(&p, from, count, &mut c),
+                (false, true) => cells::<V, ORIGINS, true, false>(&p, from, count, &mut c),
+                (true, true) => cells::<V, ORIGINS, true, true>(&p, from, count, &mut c),
+            }
+            from += ROWS;
+        }
+        if watch_chunks != 0 {
+            c.highest.store(high.as_mut_ptr() as *mut u8);
+        }
+        // The strips' last rows: the next strip's border, or end cells.
+        for l in 0..lanes {
+            let ln = &mut st[l];
+            if ln.pair == IDLE {
+                continue;
+            }
+            let (j, b) = (ln.j, ln.rows - 1);
+            let origin = |r: usize| if ORIGINS { *at(p.ho, r, l) as i16 } else { 0 };
+            if !ln.last {
+                let dst = &mut s.bound[l][4 * j..4 * j + 4];
+                dst[0] = *at(p.h, b, l);
+                dst[1] = *at(p.f, b, l);
+                if ORIGINS {
+                    dst[2] = *at(p.ho, b, l);
+                    dst[3] = *at(p.fo, b, l);
+                }
+            } else if j < ln.n && ends.target_end {
+                consider(&mut ln.best_row, *at(p.h, b, l) as i16 as i32, ln.m, j, origin(b));
+            }
+            if j == ln.n {
+                if ends.query_end {
+                    for r in 0..=b {
+                        consider(&mut ln.best_col, *at(p.h, r, l) as i16 as i32, ln.base + r + 1, j, origin(r));
+                    }
+                } else if ln.last {
+                    consider(&mut ln.best_col, *at(p.h, b, l) as i16 as i32, ln.m, j, origin(b));
+                }
+            }
         }
     }
 }
@@ -339,6 +607,37 @@ unsafe fn transpose_rows(rows: &[*const i8], from: usize, lanes: usize, out: *mu
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
+        if lanes == 32 {
+            // AVX-512's 32 lanes (whose kernels run AVX2 too): both 16 x 16 transposes at once,
+            // lanes k and 16 + k in the two halves of register k, so each row ends whole.
+            let mut a = [_mm256_setzero_si256(); 16];
+            for (k, x) in a.iter_mut().enumerate() {
+                let lo = _mm_loadu_si128(rows[k].add(from) as *const __m128i);
+                let hi = _mm_loadu_si128(rows[16 + k].add(from) as *const __m128i);
+                *x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+            }
+            let mut b = [_mm256_setzero_si256(); 16];
+            for p in 0..8 {
+                b[p] = _mm256_unpacklo_epi8(a[2 * p], a[2 * p + 1]);
+                b[p + 8] = _mm256_unpackhi_epi8(a[2 * p], a[2 * p + 1]);
+            }
+            for p in 0..8 {
+                a[p] = _mm256_unpacklo_epi16(b[2 * p], b[2 * p + 1]);
+                a[p + 8] = _mm256_unpackhi_epi16(b[2 * p], b[2 * p + 1]);
+            }
+            for p in 0..8 {
+                b[p] = _mm256_unpacklo_epi32(a[2 * p], a[2 * p + 1]);
+                b[p + 8] = _mm256_unpackhi_epi32(a[2 * p], a[2 * p + 1]);
+            }
+            for p in 0..8 {
+                a[p] = _mm256_unpacklo_epi64(b[2 * p], b[2 * p + 1]);
+                a[p + 8] = _mm256_unpackhi_epi64(b[2 * p], b[2 * p + 1]);
+            }
+            for (k, x) in a.iter().enumerate() {
+                _mm256_storeu_si256(out.add(ROW_OF[k] * 32) as *mut __m256i, *x);
+            }
+            return;
+        }
         // SSE2 (every x86-64): 16 lanes at a time, a 16 x 16 byte transpose in four steps.
         let mut g = 0;
         while g < lanes {
@@ -388,6 +687,76 @@ unsafe fn transpose_rows(rows: &[*const i8], from: usize, lanes: usize, out: *mu
     }
 }
 
+/// [`transpose_rows`] for 32 lanes with AVX-512 VBMI's two-register byte permutes: four
+/// lanes a register (one per 128 bits), then three rounds of eight permutes, each merging
+/// two registers' lanes and halving their rows, into two rows of 32 lanes a register.
+/// Unsafe: the CPU must run AVX-512BW and VBMI.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn transpose_32_vbmi(rows: &[*const i8; 64], from: usize, out: *mut i8) {
+    use std::arch::x86_64::*;
+    let idx = |k: usize| _mm512_loadu_si512(VBMI_STEPS[k].as_ptr() as *const __m512i);
+    let mut z = [_mm512_setzero_si512(); 8];
+    for (g, x) in z.iter_mut().enumerate() {
+        let lane = |b: usize| _mm_loadu_si128(rows[4 * g + b].add(from) as *const __m128i);
+        let v = _mm512_castsi128_si512(lane(0));
+        let v = _mm512_inserti32x4::<1>(v, lane(1));
+        let v = _mm512_inserti32x4::<2>(v, lane(2));
+        *x = _mm512_inserti32x4::<3>(v, lane(3));
+    }
+    // Round 1: lanes 8g..8g+8, rows 8h..8h+8 in s[2g + h] (row-major: 8 bytes a row).
+    let (i0, i1) = (idx(0), idx(1));
+    let mut s = [_mm512_setzero_si512(); 8];
+    for g in 0..4 {
+        s[2 * g] = _mm512_permutex2var_epi8(z[2 * g], i0, z[2 * g + 1]);
+        s[2 * g + 1] = _mm512_permutex2var_epi8(z[2 * g], i1, z[2 * g + 1]);
+    }
+    // Round 2: lanes 16c..16c+16, rows 8h + 4q..+4 in t[4c + 2h + q] (16 bytes a row).
+    let (i2, i3) = (idx(2), idx(3));
+    let mut t = [_mm512_setzero_si512(); 8];
+    for c in 0..2 {
+        for h in 0..2 {
+            let (a, b) = (s[4 * c + h], s[4 * c + 2 + h]);
+            t[4 * c + 2 * h] = _mm512_permutex2var_epi8(a, i2, b);
+            t[4 * c + 2 * h + 1] = _mm512_permutex2var_epi8(a, i3, b);
+        }
+    }
+    // Round 3: all 32 lanes, rows 4v + 2w..+2 (32 bytes a row), in place in `out`.
+    let (i4, i5) = (idx(4), idx(5));
+    for v in 0..4 {
+        let (a, b) = (t[v], t[4 + v]);
+        _mm512_storeu_si512(out.add(v * 128) as *mut __m512i, _mm512_permutex2var_epi8(a, i4, b));
+        _mm512_storeu_si512(out.add(v * 128 + 64) as *mut __m512i, _mm512_permutex2var_epi8(a, i5, b));
+    }
+}
+
+/// The permutes of [`transpose_32_vbmi`]'s rounds, two a round (the halves of the rows each
+/// output keeps). Index bit 6 picks the second register.
+#[cfg(target_arch = "x86_64")]
+const VBMI_STEPS: [[u8; 64]; 6] = {
+    let mut steps = [[0u8; 64]; 6];
+    let mut k = 0;
+    while k < 64 {
+        let mut h = 0;
+        while h < 2 {
+            // Round 1: byte k = row 8h + k/8 of lane k%8; the inputs hold 4 lanes of 16 rows.
+            let (row, lane) = (8 * h + k / 8, k % 8);
+            steps[h][k] = ((lane / 4) * 64 + (lane % 4) * 16 + row) as u8;
+            // Round 2: byte k = row 4h + k/16 (of the input's 8) of lane k%16; inputs hold 8
+            // lanes of 8 rows.
+            let (row, lane) = (4 * h + k / 16, k % 16);
+            steps[2 + h][k] = ((lane / 8) * 64 + row * 8 + lane % 8) as u8;
+            // Round 3: byte k = row 2h + k/32 (of the input's 4) of lane k%32; inputs hold 16
+            // lanes of 4 rows.
+            let (row, lane) = (2 * h + k / 32, k % 32);
+            steps[4 + h][k] = ((lane / 16) * 64 + row * 16 + lane % 16) as u8;
+            h += 1;
+        }
+        k += 1;
+    }
+    steps
+};
+
 /// Which row each register of [`transpose_rows`] ends holding: the four steps reverse the
 /// bits of the register index.
 #[cfg(target_arch = "x86_64")]
@@ -397,12 +766,15 @@ const ROW_OF: [usize; 16] = [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 1
 pub(super) trait ModeKernels: Sync {
     type Lanes: LaneSelect;
 
-    unsafe fn align_lanes(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn align_stream(
         t: &Tables,
         pairs: &[(&[u8], &[u8])],
+        jobs: &[Job],
+        next: &AtomicUsize,
         origins: bool,
         s: &mut Scratch<Self::Lanes>,
-        out: &mut [LaneEnd],
+        out: &mut Vec<(usize, LaneEnd)>,
     );
 }
 
@@ -455,23 +827,23 @@ fn run_lanes<K: ModeKernels>(
     tabs: &Tables,
     mode: AlignMode,
     pairs: &[(&[u8], &[u8])],
-    mut lanes: Vec<usize>,
+    lanes: Vec<usize>,
     origins: bool,
 ) -> Vec<(usize, Option<Alignment>)> {
-    // Similar query lengths in one run (the rows all its lanes compute); targets stream.
-    lanes.sort_unstable_by_key(|&i| (pairs[i].0.len(), pairs[i].1.len()));
-    let run_pairs = <K::Lanes as super::vector::Vector>::LANES * RUN_PAIRS_PER_LANE;
-    let runs: Vec<Vec<(usize, Option<Alignment>)>> = lanes
-        .par_chunks(run_pairs)
-        .map_init(Scratch::<K::Lanes>::default, |scratch, idx| {
-            let batch: Vec<(&[u8], &[u8])> = idx.iter().map(|&i| pairs[i]).collect();
-            let mut out = vec![LaneEnd::default(); idx.len()];
+    let jobs = jobs(pairs, &lanes);
+    let next = AtomicUsize::new(0);
+    let streams = rayon::current_num_threads().min(lanes.len().div_ceil(<K::Lanes as Vector>::LANES)).max(1);
+    let outs: Vec<Vec<(usize, LaneEnd)>> = (0..streams)
+        .into_par_iter()
+        .map_init(Scratch::<K::Lanes>::default, |scratch, _| {
+            let mut out = Vec::new();
             // Safe: the engine checked at construction that this CPU runs K's instructions.
-            unsafe { K::align_lanes(tabs, &batch, origins, scratch, &mut out) };
-            idx.iter().zip(out).map(|(&i, e)| (i, (!e.saturated).then(|| e.alignment(mode)))).collect()
+            unsafe { K::align_stream(tabs, pairs, &jobs, &next, origins, scratch, &mut out) };
+            out
         })
         .collect();
-    runs.into_iter().flatten().collect()
+    let results = outs.into_iter().flatten().map(|(i, e)| (i, (!e.saturated).then(|| e.alignment(mode)))).collect();
+    results
 }
 
 fn at_level(a: Alignment, level: Level) -> Alignment {
@@ -495,6 +867,32 @@ mod tests {
             for r in 0..ROWS {
                 for l in 0..lanes {
                     assert_eq!(out[r * lanes + l], data[l][3 + r], "lanes {lanes} row {r} lane {l}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vbmi_transpose_puts_every_lane_row_in_place() {
+        if !(is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vbmi")) {
+            eprintln!("no AVX-512 VBMI here: transpose_32_vbmi untested");
+            return;
+        }
+        #[target_feature(enable = "avx512bw,avx512vbmi")]
+        unsafe fn run(rows: &[*const i8; 64], from: usize, out: *mut i8) {
+            transpose_32_vbmi(rows, from, out)
+        }
+        let data: Vec<Vec<i8>> = (0..32).map(|l| (0..40).map(|r| (l * 40 + r) as i8).collect()).collect();
+        let mut rows = [data[0].as_ptr(); 64];
+        for (l, d) in data.iter().enumerate() {
+            rows[l] = d.as_ptr();
+        }
+        for from in [0, 5, 16] {
+            let mut out = vec![0i8; ROWS * 32];
+            unsafe { run(&rows, from, out.as_mut_ptr()) };
+            for r in 0..ROWS {
+                for l in 0..32 {
+                    assert_eq!(out[r * 32 + l], data[l][from + r], "from {from} row {r} lane {l}");
                 }
             }
         }
