@@ -515,7 +515,16 @@ fn paired(args: &[String]) {
     fn seqs<'a>(set: &'a SeqSet) -> impl Fn(u32) -> &'a [u8] + 'a {
         move |i| set.seq(i)
     }
-    let pa = PairedAligner::new(0, &sc, (tset.len(), seqs(&tset)), (!same).then(|| (qset.len(), seqs(&qset)))).unwrap();
+    // --shape PxK: another shape of the paired kernel (compiled at run time).
+    let shape = arg(args, "--shape")
+        .and_then(|v| {
+            let (p, k) = v.split_once('x')?;
+            Some(swarrow::engine::cuda::kernels::Shape { threads: p.parse().ok()?, rows: k.parse().ok()? })
+        })
+        .unwrap_or(swarrow::engine::cuda::kernels::PAIRED_SHAPE);
+    let pa = PairedAligner::new(0, &sc, shape, (tset.len(), seqs(&tset)), (!same).then(|| (qset.len(), seqs(&qset))))
+        .unwrap()
+        .with_reports();
     eprintln!("paired aligner ready in {:.2}s ({})", t1.elapsed().as_secs_f64(), pa.kernel_report());
     let cells: f64 = pairs.iter().map(|&[q, t]| qset.seq(q).len() as f64 * tset.seq(t).len() as f64).sum();
     let window = num(args, "--window", pairs.len()).max(1);
@@ -528,6 +537,7 @@ fn paired(args: &[String]) {
         for w in pairs.chunks(window) {
             got.extend(pa.align_ends(w).unwrap());
         }
+        pa.reports().iter().for_each(|r| eprintln!("{r}"));
         let s = t.elapsed().as_secs_f64();
         best = best.min(s);
         println!(

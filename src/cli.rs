@@ -1,6 +1,7 @@
 //! The command line: argument parsing and the wiring of readers, engine, pipeline and
 //! writer for each subcommand. No alignment logic lives here.
 
+use crate::engine::cuda::kernels::PAIRED_SHAPE;
 use crate::engine::cuda::paired::PairedAligner;
 use crate::engine::{self, Device};
 use crate::error::{Error, Result, Where};
@@ -319,6 +320,9 @@ pub struct RunArgs {
     /// GPU tuning (hidden): extra NVRTC options for the search kernels.
     #[arg(long, hide = true, value_name = "OPTIONS", allow_hyphen_values = true)]
     pub gpu_nvrtc: Option<String>,
+    /// GPU (hidden, opt-in): pairs by id grouped by query on the paired kernel.
+    #[arg(long, hide = true)]
+    pub gpu_paired: bool,
 }
 
 impl RunArgs {
@@ -1024,7 +1028,7 @@ fn run_align(
     pairs: Box<dyn io::PairReader>,
     inputs: &[&Path],
     by_id: bool,
-    paired: Option<(&PairedAligner, (Arc<io::SeqSet>, Arc<io::SeqSet>))>,
+    paired: Option<PairedRun>,
     format: Format,
     columns: &Columns,
     progress: &Progress,
@@ -1148,14 +1152,17 @@ fn align_by_id(
     run_align(&args, &aligner, pairs, &[candidates], true, None, format, &out_columns, progress)
 }
 
+/// Pairs by id on the paired kernel: the aligner and the (query, target) sets.
+type PairedRun<'a> = (&'a PairedAligner, (Arc<io::SeqSet>, Arc<io::SeqSet>));
+
 /// Candidates per batch of pairs by id on the paired kernel.
 const PAIRED_BATCH: usize = 16 << 20;
 
 /// The GPU's kernel of pairs grouped by query, for pairs by id on a CUDA engine in local
 /// mode (`None` elsewhere, or when it cannot start: the pair engine serves then). Opt-in
-/// with `SWARROW_PAIRED=1` while its whole process trails the pair engine's (BENCHMARKS.md,
-/// issue 43: the kernel is 2.9x the pair engine, the host's plan and gathering not yet
-/// overlapped).
+/// with the hidden `--gpu-paired` while its whole process does not beat the pair engine's
+/// (BENCHMARKS.md, issue 43: its kernel runs 3x the pair engine, but the host's plan and
+/// gathering are not yet overlapped with it).
 fn paired_aligner(
     args: &AlignArgs,
     aligner: &Aligner,
@@ -1163,17 +1170,14 @@ fn paired_aligner(
     target: &Arc<io::SeqSet>,
 ) -> Option<PairedAligner> {
     let engine = aligner.engine();
-    if !engine.name().starts_with("cuda")
-        || !engine.mode().is_local()
-        || std::env::var("SWARROW_PAIRED").is_ok_and(|v| v == "0")
-    {
+    if !args.run.gpu_paired || !engine.name().starts_with("cuda") || !engine.mode().is_local() {
         return None;
     }
     fn seqs<'a>(set: &'a io::SeqSet) -> impl Fn(u32) -> &'a [u8] + 'a {
         move |i| set.seq(i)
     }
     let other = (!Arc::ptr_eq(query, target)).then(|| (query.len(), seqs(query)));
-    match PairedAligner::new(0, aligner.scoring(), (target.len(), seqs(target)), other) {
+    match PairedAligner::new(0, aligner.scoring(), PAIRED_SHAPE, (target.len(), seqs(target)), other) {
         Ok(p) => Some(p),
         Err(e) => {
             if args.run.verbose {

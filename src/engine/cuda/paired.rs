@@ -9,7 +9,7 @@
 //! by target length (longest first, so the two lanes and the subwarps of an item step
 //! through similar lengths), cut into groups of a warp's targets, up to [`ITEM_GROUPS`] groups an item.
 
-use super::kernels::{self, Shape, PAIRED_SHAPE};
+use super::kernels::{self, Shape};
 use super::layout::padded_len;
 use super::runtime::{dev_err, Gpu};
 use crate::engine::{recomputed, Alignment};
@@ -217,6 +217,8 @@ pub struct PairedAligner {
     oe: u32,
     neg_ext: u32,
     threshold: i32,
+    /// Where each call's time went, kept when asked for ([`PairedAligner::report`]).
+    report: Option<std::sync::Mutex<Vec<String>>>,
 }
 
 fn both_lanes(v: i32) -> u32 {
@@ -225,24 +227,18 @@ fn both_lanes(v: i32) -> u32 {
 }
 
 impl PairedAligner {
-    /// Opens GPU `ordinal`, loads the kernel and uploads the sets: `target` (`tn`
+    /// Opens GPU `ordinal`, loads the kernel of `shape` ([`kernels::PAIRED_SHAPE`] is the one
+    /// shipped compiled; others compile at run time) and uploads the sets: `target` (`tn`
     /// sequences, `tseq(i)`) and, unless `None` (the same set), the query set.
     pub fn new<'a, F: Fn(u32) -> &'a [u8]>(
         ordinal: usize,
         sc: &Scoring,
+        shape: Shape,
         target: (usize, F),
         query: Option<(usize, F)>,
     ) -> Result<PairedAligner> {
         let gpu = Gpu::open(ordinal)?;
         unsafe { gpu.ctx.disable_event_tracking() };
-        // SWARROW_PAIRED_SHAPE=PxK: another shape, for kernel development.
-        let shape = std::env::var("SWARROW_PAIRED_SHAPE")
-            .ok()
-            .and_then(|v| {
-                let (p, k) = v.split_once('x')?;
-                Some(Shape { threads: p.parse().ok()?, rows: k.parse().ok()? })
-            })
-            .unwrap_or(PAIRED_SHAPE);
         let build = kernels::search_paired(shape, &[]);
         let module = gpu.load(&build.kernel.source(), &build.options)?;
         let func = gpu.function(&module, build.kernel.entry())?;
@@ -297,7 +293,22 @@ impl PairedAligner {
             oe: both_lanes(oe),
             neg_ext: both_lanes(-sc.gap_extend),
             threshold: 32767 - smax - oe,
+            report: None,
         })
+    }
+
+    /// The same aligner keeping, per call, where its time went and the share of the cells
+    /// it stepped through that were real ([`PairedAligner::reports`]).
+    pub fn with_reports(mut self) -> PairedAligner {
+        self.report = Some(std::sync::Mutex::new(Vec::new()));
+        self
+    }
+
+    /// The calls' reports since the last look.
+    pub fn reports(&self) -> Vec<String> {
+        self.report
+            .as_ref()
+            .map_or_else(Vec::new, |r| std::mem::take(&mut *r.lock().unwrap_or_else(|e| e.into_inner())))
     }
 
     pub fn gpu(&self) -> &Gpu {
@@ -392,7 +403,7 @@ impl PairedAligner {
         let t_kernel = t0.elapsed();
         let host: Vec<i32> = st.clone_dtoh(&results).map_err(e("reading results"))?;
         st.synchronize().map_err(e("the paired kernel"))?;
-        if std::env::var_os("SWARROW_PAIRED_TIMES").is_some() {
+        if let Some(report) = &self.report {
             let (mut real, mut stepped) = (0f64, 0f64);
             for it in &p.items {
                 let ql = self.qlens[it[0] as usize] as f64;
@@ -407,9 +418,9 @@ impl PairedAligner {
                     }
                 }
             }
-            eprintln!("paired: real cells {real:.4e} of {stepped:.4e} stepped ({:.1}%)", 100.0 * real / stepped);
-            eprintln!(
-                "paired: plan {:.3}s, upload {:.3}s, kernel {:.3}s, results {:.3}s; {} items, {} groups, {} slots, grid {grid}",
+            let line = format!(
+                "paired: real cells {real:.4e} of {stepped:.4e} stepped ({:.1}%); plan {:.3}s, upload {:.3}s, kernel {:.3}s, results {:.3}s; {} items, {} groups, {} slots, grid {grid}",
+                100.0 * real / stepped,
                 t_plan.as_secs_f64(),
                 (t_upload - t_plan).as_secs_f64(),
                 (t_kernel - t_upload).as_secs_f64(),
@@ -418,6 +429,7 @@ impl PairedAligner {
                 p.group_cols.len(),
                 p.slot_out.len()
             );
+            report.lock().unwrap_or_else(|e| e.into_inner()).push(line);
         }
         use rayon::prelude::*;
         out.par_iter_mut().zip(host.par_chunks_exact(4)).with_min_len(1 << 14).for_each(|(o, r)| {
