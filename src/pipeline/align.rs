@@ -59,18 +59,8 @@ pub fn align(
     mut writer: Box<dyn ResultWriter>,
 ) -> Result<StageTimes> {
     let progress = &opts.progress;
-    if opts.thresholds.need_statistics() && opts.stats.is_none() {
-        return Err(Error::usage("thresholds on bits or E-values need BLAST statistics, which this scoring has not"));
-    }
-    let read = |batch: &mut PairBatch| {
-        batch.clear();
-        let more = pairs.fill(batch)?;
-        match more {
-            true => progress.read(batch.seqs.view().cells()),
-            false => progress.input_done(),
-        }
-        Ok(more)
-    };
+    check_statistics(&opts)?;
+    let read = read_stage(pairs.as_mut(), progress, |b| b.seqs.view().cells());
     let compute = |batch: &mut PairBatch| {
         check_representable(batch, &opts.scoring)?;
         let rows = align_batch(engine.as_ref(), batch, &opts, None)?;
@@ -159,21 +149,11 @@ pub fn align_paired(
     mut writer: Box<dyn ResultWriter>,
 ) -> Result<StageTimes> {
     let progress = &opts.progress;
-    if opts.thresholds.need_statistics() && opts.stats.is_none() {
-        return Err(Error::usage("thresholds on bits or E-values need BLAST statistics, which this scoring has not"));
-    }
+    check_statistics(&opts)?;
     let (query, target) = (&*sets.0, &*sets.1);
     let len_of = |p: &[u32; 2]| (query.seq(p[0]).len(), target.seq(p[1]).len());
     let cells = |b: &PairBatch| b.set_pairs.iter().map(|p| len_of(p)).map(|(q, t)| (q * t) as u64).sum::<u64>();
-    let read = |batch: &mut PairBatch| {
-        batch.clear();
-        let more = pairs.fill(batch)?;
-        match more {
-            true => progress.read(cells(batch)),
-            false => progress.input_done(),
-        }
-        Ok(more)
-    };
+    let read = read_stage(pairs.as_mut(), progress, cells);
     let headers = query.has_headers() || target.has_headers();
     let utf8 = query.is_utf8() && target.is_utf8();
     let residues_needed = opts.work_need() > Need::ScoreEnd;
@@ -258,6 +238,32 @@ pub fn align_paired(
     progress.phase("writing");
     super::finish_writer(writer, &mut times)?;
     Ok(times)
+}
+
+/// Thresholds on bits or E-values need statistics the scoring has.
+fn check_statistics(opts: &AlignOptions) -> Result<()> {
+    if opts.thresholds.need_statistics() && opts.stats.is_none() {
+        return Err(Error::usage("thresholds on bits or E-values need BLAST statistics, which this scoring has not"));
+    }
+    Ok(())
+}
+
+/// The read stage of an align pipeline: fills a recycled batch from `pairs`, counting its
+/// `cells` as read, and says when the input is done.
+fn read_stage<'a>(
+    pairs: &'a mut dyn PairReader,
+    progress: &'a Progress,
+    cells: impl Fn(&PairBatch) -> u64 + Send + 'a,
+) -> impl FnMut(&mut PairBatch) -> Result<bool> + Send + 'a {
+    move |batch: &mut PairBatch| {
+        batch.clear();
+        let more = pairs.fill(batch)?;
+        match more {
+            true => progress.read(cells(batch)),
+            false => progress.input_done(),
+        }
+        Ok(more)
+    }
 }
 
 /// Rows `start..start + len` of record batches laid end to end.

@@ -12,6 +12,7 @@
 use super::kernels::{self, Shape};
 use super::layout::padded_len;
 use super::runtime::{dev_err, Gpu};
+use super::search::both_lanes;
 use crate::engine::{recomputed, Alignment};
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
@@ -221,11 +222,6 @@ pub struct PairedAligner {
     report: Option<std::sync::Mutex<Vec<String>>>,
 }
 
-fn both_lanes(v: i32) -> u32 {
-    let h = v as i16 as u16 as u32;
-    h | (h << 16)
-}
-
 impl PairedAligner {
     /// Opens GPU `ordinal`, loads the kernel of `shape` ([`kernels::PAIRED_SHAPE`] is the one
     /// shipped compiled; others compile at run time) and uploads the sets: `target` (`tn`
@@ -311,10 +307,6 @@ impl PairedAligner {
             .map_or_else(Vec::new, |r| std::mem::take(&mut *r.lock().unwrap_or_else(|e| e.into_inner())))
     }
 
-    pub fn gpu(&self) -> &Gpu {
-        &self.gpu
-    }
-
     /// The kernel's registers, local (spilled) bytes and blocks per SM, for reports.
     pub fn kernel_report(&self) -> String {
         let smem = (self.alpha as usize) * self.shape.span() * 2;
@@ -325,14 +317,6 @@ impl PairedAligner {
             "{} {}x{}: {regs} registers, {local} local bytes, {blocks} blocks of {BLOCK} per SM",
             self.gpu.name, self.shape.threads, self.shape.rows
         )
-    }
-
-    pub fn query_lengths(&self) -> &[u32] {
-        &self.qlens
-    }
-
-    pub fn target_lengths(&self) -> &[u32] {
-        &self.tlens
     }
 
     /// Score and end cell ([`crate::engine::Level::ScoreEnd`]) of each candidate, in input

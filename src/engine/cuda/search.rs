@@ -50,7 +50,8 @@ struct SearchArgs {
 
 unsafe impl DeviceRepr for SearchArgs {}
 
-fn both_lanes(v: i32) -> u32 {
+/// `v` as a 16-bit value in both halves of a word (the kernels' s16x2 lanes).
+pub(super) fn both_lanes(v: i32) -> u32 {
     let h = v as i16 as u16 as u32;
     h | (h << 16)
 }
