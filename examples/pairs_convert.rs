@@ -10,6 +10,11 @@
 //!   pairs_convert random-candidates tsv|parquet SET.fa N SEED > out
 //!       N seeded random candidate pairs among the records of SET.fa (the same pairs for a
 //!       seed in either format); their cells (qlen x tlen summed) on stderr as `cells C`
+//!   pairs_convert read-overlaps READS.fa CANDIDATES.tsv READS PER_READ SEED
+//!       an assembler's overlap candidates: READS reads of 100-250 bp (1% substitutions)
+//!       from a random genome at 10x coverage, written shuffled to READS.fa; for each read
+//!       in file order, the reads overlapping it (nearest first), topped up with random reads
+//!       to PER_READ candidates, written to CANDIDATES.tsv; cells on stderr as `cells C`
 //!
 //! `--key` adds an int64 column `pair_key` (carried through to the output by `align`).
 //! Parquet is written uncompressed: the benchmark times swarrow, not zstd.
@@ -54,6 +59,10 @@ fn main() {
         let n = args.get(4).and_then(|v| v.parse().ok()).expect("N");
         let seed = args.get(5).and_then(|v| v.parse().ok()).expect("SEED");
         return random_candidates(&args[2], &args[3], n, seed);
+    }
+    if args[1] == "read-overlaps" {
+        let num = |i: usize| args.get(i).and_then(|v| v.parse().ok()).expect("READS PER_READ SEED");
+        return read_overlaps(&args[2], &args[3], num(4) as usize, num(5) as usize, num(6));
     }
     let key = args.iter().any(|a| a == "--key");
     let (q, t) = (records(&args[2]), records(&args[3]));
@@ -130,6 +139,78 @@ fn candidates(format: &str, path: &str, repeat: usize) {
     write_table(format, &schema, &batches, repeat, BufWriter::with_capacity(1 << 22, std::io::stdout()));
 }
 
+/// splitmix64: the seeded stream of the generators here.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Reads of a random genome and each read's overlap candidates (see the usage above).
+fn read_overlaps(reads_path: &str, cands_path: &str, n: usize, per_read: usize, seed: u64) {
+    let mut state = seed;
+    let mut below = |m: usize| ((splitmix(&mut state) as u128 * m as u128) >> 64) as usize;
+    let genome_len = (n * 175 / 10).max(1000);
+    let genome: Vec<u8> = (0..genome_len).map(|_| b"ACGT"[below(4)]).collect();
+    // (start, length) per read, in genome order; the file order is a shuffle of it.
+    let mut reads: Vec<(usize, usize)> = (0..n)
+        .map(|_| {
+            let len = 100 + below(151);
+            (below(genome_len - len), len)
+        })
+        .collect();
+    reads.sort_unstable();
+    let mut file_order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        file_order.swap(i, below(i + 1));
+    }
+    let mut fa = BufWriter::with_capacity(1 << 22, std::fs::File::create(reads_path).expect("reads file"));
+    let mut lens = vec![0u64; n];
+    for (k, &r) in file_order.iter().enumerate() {
+        let (start, len) = reads[r];
+        let mut seq = genome[start..start + len].to_vec();
+        for b in seq.iter_mut() {
+            if below(100) == 0 {
+                *b = b"ACGT"[below(4)];
+            }
+        }
+        lens[k] = len as u64;
+        writeln!(fa, ">r{k}\n{}", String::from_utf8(seq).expect("ascii")).expect("write");
+    }
+    fa.flush().expect("write");
+    let mut name_of = vec![0usize; n];
+    for (k, &r) in file_order.iter().enumerate() {
+        name_of[r] = k;
+    }
+    let mut out = BufWriter::with_capacity(1 << 22, std::fs::File::create(cands_path).expect("candidates file"));
+    out.write_all(b"query_id\ttarget_id\n").expect("write");
+    let mut cells = 0u64;
+    let mut picked = Vec::with_capacity(per_read);
+    for &r in &file_order {
+        let (start, len) = reads[r];
+        // Overlapping reads start within 250 bp before this one's start or before its end.
+        let lo = reads.partition_point(|x| x.0 + 250 < start);
+        picked.clear();
+        let mut near: Vec<usize> = (lo..n)
+            .take_while(|&j| reads[j].0 < start + len)
+            .filter(|&j| j != r && reads[j].0 + reads[j].1 > start)
+            .collect();
+        near.sort_by_key(|&j| reads[j].0.abs_diff(start));
+        picked.extend(near.into_iter().take(per_read));
+        while picked.len() < per_read {
+            picked.push(below(n));
+        }
+        for &j in &picked {
+            writeln!(out, "r{}\tr{}", name_of[r], name_of[j]).expect("write");
+            cells += lens[name_of[r]] * lens[name_of[j]];
+        }
+    }
+    out.flush().expect("write");
+    eprintln!("cells {cells}");
+}
+
 /// `n` pairs of records of `set` drawn uniformly (splitmix64 from `seed`), written as they
 /// are drawn: 100M pairs need no table in memory.
 fn random_candidates(format: &str, set: &str, n: usize, seed: u64) {
@@ -146,13 +227,7 @@ fn random_candidates(format: &str, set: &str, n: usize, seed: u64) {
     }
     assert!(!ids.is_empty(), "{set}: no records");
     let mut state = seed;
-    let mut draw = || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (((z ^ (z >> 31)) as u128 * ids.len() as u128) >> 64) as usize
-    };
+    let mut draw = || ((splitmix(&mut state) as u128 * ids.len() as u128) >> 64) as usize;
     let mut cells = 0u64;
     let mut out = BufWriter::with_capacity(1 << 22, std::io::stdout());
     let schema = Arc::new(Schema::new(vec![

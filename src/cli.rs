@@ -981,9 +981,16 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
     progress.phase(starting_phase(args.run.device));
     let engine = select_align_engine(&args, &scoring)?;
-    let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?.with_thresholds(thresholds)?;
+    let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?
+        .with_thresholds(thresholds)?
+        .with_statistics_written(statistics_written(&out_columns));
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
     run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, progress)
+}
+
+/// Whether `columns` write bits or E-values (else align skips computing them).
+fn statistics_written(columns: &Columns) -> bool {
+    columns.contains(Column::Bits) || columns.contains(Column::Evalue)
 }
 
 /// Options of pairs by id or of pair tables given where they have no meaning (clap drops a
@@ -1123,7 +1130,9 @@ fn align_by_id(
         let sets = sets.join().unwrap_or_else(|_| Err(Error::Internal("loading the sequences panicked".into())));
         (engine, sets)
     });
-    let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?.with_thresholds(thresholds)?;
+    let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?
+        .with_thresholds(thresholds)?
+        .with_statistics_written(statistics_written(&out_columns));
     let (query_set, target_set) = sets?;
     // Column names apply to table sets: given where no set is one, they are a mistake.
     if set_columns_named(&args) && !query_set.is_table() && !target_set.is_table() {
@@ -1155,8 +1164,11 @@ fn align_by_id(
 /// Pairs by id on the paired kernel: the aligner and the (query, target) sets.
 type PairedRun<'a> = (&'a PairedAligner, (Arc<io::SeqSet>, Arc<io::SeqSet>));
 
-/// Candidates per batch of pairs by id on the paired kernel.
-const PAIRED_BATCH: usize = 16 << 20;
+/// Candidates per batch of pairs by id on the paired kernel (three in flight): a query
+/// meets fewer of its candidates in a smaller batch (48% of the stepped cells real at 4M
+/// random candidates, 63% at 20M), but the host's work per batch then overlaps the kernels
+/// (BENCHMARKS.md, session 13: 20M protein candidates in 3.7 s at 4M, 6.0 s at 16M).
+const PAIRED_BATCH: usize = 4 << 20;
 
 /// The GPU's kernel of pairs grouped by query, for pairs by id on a CUDA engine in local
 /// mode (`None` elsewhere, or when it cannot start: the pair engine serves then). Opt-in
@@ -1178,6 +1190,7 @@ fn paired_aligner(
     }
     let other = (!Arc::ptr_eq(query, target)).then(|| (query.len(), seqs(query)));
     match PairedAligner::new(0, aligner.scoring(), PAIRED_SHAPE, (target.len(), seqs(target)), other) {
+        Ok(p) if args.run.stats => Some(p.with_reports()),
         Ok(p) => Some(p),
         Err(e) => {
             if args.run.verbose {

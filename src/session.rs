@@ -133,6 +133,8 @@ pub struct Aligner {
     in_flight: Option<usize>,
     /// Rows kept (empty: every pair's).
     thresholds: Thresholds,
+    /// Bits and E-values are written (when not, they are computed only for thresholds).
+    statistics_written: bool,
 }
 
 impl Aligner {
@@ -150,7 +152,15 @@ impl Aligner {
         // Karlin-Altschul statistics hold for local alignments only: bits and E-values of
         // the other modes are null (no warning: nothing is missing).
         let stats = if engine.mode().is_local() { statistics(engine.scoring()) } else { None };
-        Ok(Aligner { engine, stats, evalue_model, batch_pairs, in_flight, thresholds: Thresholds::default() })
+        let thresholds = Thresholds::default();
+        Ok(Aligner { engine, stats, evalue_model, batch_pairs, in_flight, thresholds, statistics_written: true })
+    }
+
+    /// The same aligner for outputs with or without bits and E-value columns: without them,
+    /// statistics are computed only where a threshold needs them (~200 ns a pair).
+    pub fn with_statistics_written(mut self, written: bool) -> Aligner {
+        self.statistics_written = written;
+        self
     }
 
     /// The same aligner writing only the pairs that pass `thresholds`; an error when one
@@ -176,7 +186,7 @@ impl Aligner {
 
     fn options(&self, need: Need, progress: &Progress) -> pipeline::align::AlignOptions {
         pipeline::align::AlignOptions {
-            stats: self.stats,
+            stats: self.stats.filter(|_| self.statistics_written || self.thresholds.need_statistics()),
             scoring: self.scoring().clone(),
             progress: progress.clone(),
             batch_pairs: self.batch_pairs,

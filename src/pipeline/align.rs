@@ -157,6 +157,8 @@ pub fn align_paired(
     let headers = query.has_headers() || target.has_headers();
     let utf8 = query.is_utf8() && target.is_utf8();
     let residues_needed = opts.work_need() > Need::ScoreEnd;
+    // Where compute's time goes, summed over calls and chunks, for `--stats`.
+    let steps = Steps::default();
     let compute = |batch: &mut PairBatch| {
         let all = &batch.set_pairs;
         check_lengths(
@@ -165,7 +167,7 @@ pub fn align_paired(
             &opts.scoring,
             |i| (query.id(all[i][0]).to_vec(), target.id(all[i][1]).to_vec()),
         )?;
-        let ends = paired.align_ends(all)?;
+        let ends = steps.time(0, || paired.align_ends(all))?;
         let chunk = engine.align_batch_pairs().max(1);
         let chunks = all.len().div_ceil(chunk);
         // The chunks run side by side, as many as the engine takes calls at once (their
@@ -178,16 +180,20 @@ pub fn align_paired(
             let sp = &all[start..(start + chunk).min(all.len())];
             let ends = &ends[start..start + sp.len()];
             let mut sub = PairBatch { first: batch.first + start as u64, ..PairBatch::default() };
-            sub.query_ids.extend_known_par_with(sp.len(), utf8, |i| query.id(sp[i][0]))?;
-            sub.target_ids.extend_known_par_with(sp.len(), utf8, |i| target.id(sp[i][1]))?;
-            if headers {
-                sub.query_headers.extend_known_par_with(sp.len(), utf8, |i| query.header(sp[i][0]))?;
-                sub.target_headers.extend_known_par_with(sp.len(), utf8, |i| target.header(sp[i][1]))?;
-            }
+            steps.time(1, || -> Result<()> {
+                sub.query_ids.extend_known_par_with(sp.len(), utf8, |i| query.id(sp[i][0]))?;
+                sub.target_ids.extend_known_par_with(sp.len(), utf8, |i| target.id(sp[i][1]))?;
+                if headers {
+                    sub.query_headers.extend_known_par_with(sp.len(), utf8, |i| query.header(sp[i][0]))?;
+                    sub.target_headers.extend_known_par_with(sp.len(), utf8, |i| target.header(sp[i][1]))?;
+                }
+                Ok(())
+            })?;
             sub.carried = slice_rows(&batch.carried, start, sp.len());
             let left: Vec<usize> = (0..sp.len()).filter(|&i| ends[i].is_none()).collect();
             if residues_needed || !left.is_empty() {
-                sub.seqs.extend_par_with(sp.len(), |i| (query.seq(sp[i][0]), target.seq(sp[i][1])))?;
+                steps
+                    .time(2, || sub.seqs.extend_par_with(sp.len(), |i| (query.seq(sp[i][0]), target.seq(sp[i][1]))))?;
             }
             let mut first: Vec<Alignment> = ends.iter().map(|e| e.unwrap_or_default()).collect();
             if !left.is_empty() {
@@ -200,7 +206,7 @@ pub fn align_paired(
                 }
             }
             let lens = |i: usize| len_of(&sp[i]);
-            align_batch(engine.as_ref(), &mut sub, &opts, Some((first, &lens)))
+            steps.time(3, || align_batch(engine.as_ref(), &mut sub, &opts, Some((first, &lens))))
         };
         let workers = engine.align_calls_in_flight().clamp(1, chunks.max(1));
         std::thread::scope(|s| {
@@ -233,11 +239,31 @@ pub fn align_paired(
     let write = |rows: Vec<ResultBatch>| {
         rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write(&r)))
     };
-    let in_flight = opts.in_flight.unwrap_or(2);
+    // Three batches: one's plan and rows on the host while the others' kernels run.
+    let in_flight = opts.in_flight.unwrap_or(3);
     let mut times = run_ordered(in_flight, read, compute, write)?;
     progress.phase("writing");
     super::finish_writer(writer, &mut times)?;
+    let names = ["kernel calls", "ids gathered", "residues gathered", "starts, paths and rows"];
+    for (name, ns) in names.iter().zip(&steps.0) {
+        let s = ns.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
+        times.notes.push((format!("paired {name}"), format!("{s:.3} s (summed over calls and chunks)")));
+    }
+    times.notes.extend(paired.reports().into_iter().map(|r| ("paired call".to_string(), r)));
     Ok(times)
+}
+
+/// Nanoseconds spent in each step of the paired pipeline's compute, summed over threads.
+#[derive(Default)]
+struct Steps([std::sync::atomic::AtomicU64; 4]);
+
+impl Steps {
+    fn time<T>(&self, step: usize, f: impl FnOnce() -> T) -> T {
+        let t = std::time::Instant::now();
+        let out = f();
+        self.0[step].fetch_add(t.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        out
+    }
 }
 
 /// Thresholds on bits or E-values need statistics the scoring has.

@@ -43,6 +43,8 @@ pub struct StageTimes {
     pub write_starved: Duration,
     /// Of `write`, the time spent putting bytes into the output (file, pipe), where known.
     pub write_out: Option<Duration>,
+    /// A pipeline's own `--stats` lines (its steps within compute).
+    pub notes: Vec<(String, String)>,
 }
 
 impl StageTimes {
@@ -74,6 +76,7 @@ impl StageTimes {
             ("stage write".into(), format!("busy {}{encoding}, waiting for results {}", s(self.write), s(self.write_starved))),
             ("bound by".into(), self.bound_by().into()),
         ];
+        lines.extend(self.notes.iter().cloned());
         for (stage, use_) in crate::threads::cpu_by_stage() {
             let threads = if use_.threads == 1 { "thread" } else { "threads" };
             lines.push((format!("cpu {stage}"), format!("{} in {} {threads}", s(use_.cpu), use_.threads)));

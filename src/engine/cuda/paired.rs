@@ -98,77 +98,123 @@ pub fn plan(
     max_target: u32,
 ) -> Plan {
     use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
     let group = group_slots(shape);
     let item_groups = item_groups.max(1);
-    // Sort key: query, then target length descending; the candidate and its target carried
-    // along, so that the pass below reads sequentially.
     let take = |&[q, t]: &[u32; 2]| {
         let (ql, tl) = (qlens[q as usize], tlens[t as usize]);
         ql != 0 && tl != 0 && tl <= max_target
     };
-    let mut keyed: Vec<(u64, u32, u32)> = pairs
-        .par_iter()
-        .enumerate()
-        .with_min_len(1 << 16)
-        .filter(|(_, p)| take(p))
-        .map(|(i, &[q, t])| (((q as u64) << 32) | (u32::MAX - tlens[t as usize]) as u64, i as u32, t))
-        .collect();
-    let rest: Vec<u32> = if keyed.len() == pairs.len() {
+    // A counting sort by query (a comparison sort of the whole list took most of a call's
+    // host time): counts, each query's range, the candidates scattered into their ranges,
+    // then each range sorted by target length, longest first, and input order.
+    let counts: Vec<AtomicU32> = (0..qlens.len()).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    pairs.par_iter().with_min_len(1 << 16).filter(|p| take(p)).for_each(|p| {
+        counts[p[0] as usize].fetch_add(1, Relaxed);
+    });
+    let mut ranges = Vec::with_capacity(qlens.len() + 1);
+    let mut total = 0usize;
+    ranges.push(0);
+    for c in &counts {
+        total += c.load(Relaxed) as usize;
+        ranges.push(total);
+    }
+    counts.par_iter().zip(&ranges[..qlens.len()]).for_each(|(c, &r)| c.store(r as u32, Relaxed));
+    // Each candidate as its sort key within its query: target length (longest first), then
+    // input index; its target beside it.
+    let order: Vec<AtomicU64> = (0..total).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+    let targets: Vec<AtomicU32> = (0..total).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    pairs.par_iter().enumerate().with_min_len(1 << 16).filter(|(_, p)| take(p)).for_each(|(i, p)| {
+        let key = (((u32::MAX - tlens[p[1] as usize]) as u64) << 32) | i as u64;
+        let at = counts[p[0] as usize].fetch_add(1, Relaxed) as usize;
+        order[at].store(key, Relaxed);
+        targets[at].store(p[1], Relaxed);
+    });
+    let mut order: Vec<(u64, u32)> =
+        order.into_par_iter().zip(targets).map(|(k, t)| (k.into_inner(), t.into_inner())).collect();
+    let rest: Vec<u32> = if total == pairs.len() {
         Vec::new()
     } else {
         (0..pairs.len() as u32).filter(|&i| !take(&pairs[i as usize])).collect()
     };
-    keyed.par_sort_unstable_by_key(|k| (k.0, k.1));
-    let mut p = Plan { rest, ..Plan::default() };
-    let cap = keyed.len() + keyed.len() / 2 + group;
-    p.slot_target.reserve(cap);
-    p.slot_out.reserve(cap);
-    let mut work = Vec::new();
-    let span = shape.span() as u64;
-    let mut at = 0;
-    while at < keyed.len() {
-        let q = (keyed[at].0 >> 32) as u32;
-        let mut end = at;
-        while end < keyed.len() && (keyed[end].0 >> 32) as u32 == q {
-            end += 1;
+    let mut segments: Vec<(u32, &mut [(u64, u32)])> = Vec::new();
+    let mut left: &mut [(u64, u32)] = &mut order;
+    for q in 0..qlens.len() {
+        let n = ranges[q + 1] - ranges[q];
+        if n > 0 {
+            let (seg, more) = std::mem::take(&mut left).split_at_mut(n);
+            segments.push((q as u32, seg));
+            left = more;
         }
-        let mut first_group = p.group_cols.len() as u32;
-        let mut cols = 0usize;
-        for (k, g) in keyed[at..end].chunks(group).enumerate() {
-            // Each subwarp of the group has the longest target's columns.
-            let need = (padded_len((u32::MAX - g[0].0 as u32) as usize) + 4) * group / 2;
-            let groups = p.group_cols.len() as u32 - first_group;
-            if k > 0 && (groups as usize == item_groups || cols + need > ITEM_COLS) {
-                p.items.push([q, first_group, groups, 0]);
-                work.push((qlens[q as usize] as u64).div_ceil(span) * cols as u64);
-                (first_group, cols) = (p.group_cols.len() as u32, 0);
-            }
-            p.group_cols.push(cols as u32);
-            cols += need;
-            for k in 0..group {
-                match g.get(k) {
-                    Some(&(_, i, t)) => {
-                        p.slot_target.push(t);
-                        p.slot_out.push(i);
-                    }
-                    None => {
-                        p.slot_target.push(0);
-                        p.slot_out.push(SLOT_NONE);
+    }
+    // Each query's items, groups and slots, built side by side, then laid end to end.
+    let span = shape.span() as u64;
+    // Runs of queries planned side by side (one allocation a run, not a query), then laid
+    // end to end.
+    let per_query: Vec<QueryPlan> = segments
+        .into_par_iter()
+        .with_min_len(256)
+        .fold(QueryPlan::default, |mut p, (q, seg)| {
+            seg.sort_unstable_by_key(|k| k.0);
+            let mut first_group = p.group_cols.len() as u32;
+            let mut cols = 0usize;
+            for (k, g) in seg.chunks(group).enumerate() {
+                // Each subwarp of the group has the longest target's columns.
+                let need = (padded_len((u32::MAX - (g[0].0 >> 32) as u32) as usize) + 4) * group / 2;
+                let groups = p.group_cols.len() as u32 - first_group;
+                if k > 0 && (groups as usize == item_groups || cols + need > ITEM_COLS) {
+                    p.items
+                        .push(([q, first_group, groups, 0], (qlens[q as usize] as u64).div_ceil(span) * cols as u64));
+                    (first_group, cols) = (p.group_cols.len() as u32, 0);
+                }
+                p.group_cols.push(cols as u32);
+                cols += need;
+                for k in 0..group {
+                    match g.get(k) {
+                        Some(&(key, t)) => {
+                            p.slot_target.push(t);
+                            p.slot_out.push(key as u32);
+                        }
+                        None => {
+                            p.slot_target.push(0);
+                            p.slot_out.push(SLOT_NONE);
+                        }
                     }
                 }
+                p.item_cols = p.item_cols.max(cols);
             }
-            p.item_cols = p.item_cols.max(cols);
-        }
-        let groups = p.group_cols.len() as u32 - first_group;
-        p.items.push([q, first_group, groups, 0]);
-        work.push((qlens[q as usize] as u64).div_ceil(span) * cols as u64);
-        at = end;
+            let groups = p.group_cols.len() as u32 - first_group;
+            p.items.push(([q, first_group, groups, 0], (qlens[q as usize] as u64).div_ceil(span) * cols as u64));
+            p
+        })
+        .collect();
+    let mut p = Plan { rest, ..Plan::default() };
+    let slots: usize = per_query.iter().map(|q| q.slot_out.len()).sum();
+    p.slot_target.reserve(slots);
+    p.slot_out.reserve(slots);
+    let mut items = Vec::with_capacity(per_query.iter().map(|q| q.items.len()).sum());
+    for q in per_query {
+        let base = p.group_cols.len() as u32;
+        items.extend(q.items.iter().map(|&([query, first, groups, z], work)| ([query, first + base, groups, z], work)));
+        p.group_cols.extend_from_slice(&q.group_cols);
+        p.slot_target.extend_from_slice(&q.slot_target);
+        p.slot_out.extend_from_slice(&q.slot_out);
+        p.item_cols = p.item_cols.max(q.item_cols);
     }
     // Most work first (query passes x the groups' columns), so the last items are short.
-    let mut order: Vec<u32> = (0..p.items.len() as u32).collect();
-    order.par_sort_by_key(|&i| std::cmp::Reverse(work[i as usize]));
-    p.items = order.iter().map(|&i| p.items[i as usize]).collect();
+    items.par_sort_by_key(|&(it, work)| (std::cmp::Reverse(work), it[0], it[1]));
+    p.items = items.into_iter().map(|(it, _)| it).collect();
     p
+}
+
+/// A run of queries' share of a [`Plan`], its groups numbered from 0, each item with its work.
+#[derive(Default)]
+struct QueryPlan {
+    items: Vec<([u32; 4], u64)>,
+    slot_target: Vec<u32>,
+    slot_out: Vec<u32>,
+    group_cols: Vec<u32>,
+    item_cols: usize,
 }
 
 /// A sequence set as the kernel reads it: each sequence 4-byte aligned and padded with the
@@ -331,8 +377,10 @@ impl PairedAligner {
         if p.items.is_empty() {
             return Ok(out);
         }
-        let st = &self.gpu.stream;
         let e = |what: &'static str| dev_err(what);
+        // A stream of the call's own, so that calls in flight together wait only for their
+        // own work (the sets were uploaded and synchronized at start).
+        let st = &self.gpu.ctx.new_stream().map_err(e("creating a stream"))?;
         let items: Vec<u32> = p.items.iter().flatten().copied().collect();
         let up = "uploading the plan";
         let d_items = st.clone_htod(&items).map_err(e(up))?;
