@@ -105,48 +105,42 @@ __device__ __forceinline__ void column(const int* __restrict__ prow, u32 diag, u
     }
 }
 
-// One pass of one subwarp over its target, two columns per step: rows [pass*R, pass*R + R)
-// of its strand; `steps` counts steps of two columns.
-template <int P, int K>
-__device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restrict__ prof, u32 start,
-                                         u32 lpad, u32 steps, bool first, bool last,
-                                         const int2* __restrict__ bin, int2* __restrict__ bout,
-                                         u32 pad_code4, u32 keep, u32 m) {
+// One pass of one subwarp, two columns per step: rows [pass*R, pass*R + R) of the query.
+// `Lanes` says what the two 16-bit halves hold (the search's two query strands against one
+// target, `StrandLanes`; the paired kernel's two targets against one query, `TargetLanes`):
+// the residue codes of each step, the boundary values entering row 0, a column's cells.
+// `lpad` is the padded length of the longest lane; `steps` counts steps of two columns.
+template <int P, int K, class Lanes>
+__device__ __forceinline__ void run_pass(Lanes& ln, u32 oe, u32 lpad, u32 steps, bool first, bool last,
+                                         const int2* __restrict__ bin, int2* __restrict__ bout) {
     const int t = threadIdx.x % P;
-    constexpr int R = P * K;
     u32 H[K], E[K];
 #pragma unroll
     for (int r = 0; r < K; ++r) {
-        H[r] = a.oe;
+        H[r] = oe;
         E[r] = 0;
     }
-    const u32 reset = a.oe & ~keep;
-    u32 code = pad_code4 & 0xffff, hout0 = a.oe, fout0 = 0, hout1 = a.oe, fout1 = 0;
-    u32 hdiag = a.oe;
-    const int* prow_base = prof + t * 4;
-    u32 res_next = pad_code4;
-    int4 b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0), b_next1 = b_next0;
+    u32 code = ln.pad_codes(), hout0 = oe, fout0 = 0, hout1 = oe, fout1 = 0;
+    u32 hdiag = oe;
+    int4 b_next0 = make_int4((int)oe, 0, (int)oe, 0), b_next1 = b_next0;
     if (t == 0) {
-        if (lpad > 0) res_next = *(const u32*)(a.residues + start);
+        ln.fetch(0);
         if (!first && lpad > 0) {
             b_next0 = *(const int4*)(bin);
             b_next1 = *(const int4*)(bin + 2);
         }
     }
     for (u32 s0 = 0; s0 < steps; s0 += 2) {
-        const u32 res = res_next;
+        ln.advance();
         const int4 b0 = b_next0, b1 = b_next1;
         const u32 nc = 2 * s0 + 4;  // first column of the next residue word
         if (t == 0) {
-            res_next = pad_code4;
-            b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0);
+            ln.fetch(nc);
+            b_next0 = make_int4((int)oe, 0, (int)oe, 0);
             b_next1 = b_next0;
-            if (nc < lpad) {
-                res_next = *(const u32*)(a.residues + start + nc);
-                if (!first) {
-                    b_next0 = *(const int4*)(bin + nc);
-                    b_next1 = *(const int4*)(bin + nc + 2);
-                }
+            if (!first && nc < lpad) {
+                b_next0 = *(const int4*)(bin + nc);
+                b_next1 = *(const int4*)(bin + nc + 2);
             }
         }
 #pragma unroll
@@ -157,14 +151,15 @@ __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restri
             const u32 h1_up = __shfl_up_sync(FULL_MASK, hout1, 1, P);
             const u32 f1_up = __shfl_up_sync(FULL_MASK, fout1, 1, P);
             const int4 b = u == 0 ? b0 : b1;
-            const u32 cc = t == 0 ? (res >> (16 * u)) & 0xffff : c_up;
-            const u32 hin0 = ((t == 0 ? (u32)b.x : h0_up) & keep) | reset;
-            const u32 hin1 = ((t == 0 ? (u32)b.z : h1_up) & keep) | reset;
-            u32 f0 = (t == 0 ? (u32)b.y : f0_up) & keep;
-            u32 f1 = (t == 0 ? (u32)b.w : f1_up) & keep;
-            column<P, K>(prow_base + (cc & 0xff) * R, hdiag, f0, H, E, m, a.oe, a.neg_ext);
+            const u32 cc = t == 0 ? ln.codes(u) : c_up;
+            const u32 hin0 = ln.h_in(t == 0 ? (u32)b.x : h0_up);
+            const u32 hin1 = ln.h_in(t == 0 ? (u32)b.z : h1_up);
+            u32 f0 = ln.f_in(t == 0 ? (u32)b.y : f0_up);
+            u32 f1 = ln.f_in(t == 0 ? (u32)b.w : f1_up);
+            const int col = 2 * ((int)(s0 + u) - t);
+            ln.column(cc, 0, hdiag, f0, H, E, col);
             const u32 hk0 = H[K - 1];
-            column<P, K>(prow_base + (cc >> 8) * R, hin0, f1, H, E, m, a.oe, a.neg_ext);
+            ln.column(cc, 1, hin0, f1, H, E, col + 1);
             hdiag = hin1;
             code = cc;
             hout0 = hk0;
@@ -172,13 +167,34 @@ __device__ __forceinline__ u32 run_pass(const SearchArgs& a, const int* __restri
             hout1 = H[K - 1];
             fout1 = f1;
             if (!last && t == P - 1) {
-                const int col = 2 * ((int)(s0 + u) - (P - 1));
                 if (col >= 0 && col < (int)lpad) *(int4*)(bout + col) = make_int4((int)hout0, (int)fout0, (int)hout1, (int)fout1);
             }
         }
     }
-    return m;
 }
+
+// The search's lanes: one target, the query's two strands in the halves (a half whose
+// strand does not go on from the pass before is reset by `keep`); `m` takes the maxima.
+template <int P, int K>
+struct StrandLanes {
+    const u8* residues;
+    const int* prow;  // the thread's first profile entry
+    u32 start, lpad, pad4, keep, reset, oe, neg_ext;
+    u32 m;
+    u32 res, res_next;
+    __device__ __forceinline__ u32 pad_codes() const { return pad4 & 0xffff; }
+    __device__ __forceinline__ void fetch(u32 nc) {
+        res_next = nc < lpad ? *(const u32*)(residues + start + nc) : pad4;
+    }
+    __device__ __forceinline__ void advance() { res = res_next; }
+    // The codes of the step's two columns, one a byte.
+    __device__ __forceinline__ u32 codes(int u) const { return (res >> (16 * u)) & 0xffff; }
+    __device__ __forceinline__ u32 h_in(u32 h) const { return (h & keep) | reset; }
+    __device__ __forceinline__ u32 f_in(u32 f) const { return f & keep; }
+    __device__ __forceinline__ void column(u32 cc, int c, u32 diag, u32& f, u32 (&H)[K], u32 (&E)[K], int) {
+        ::column<P, K>(prow + ((cc >> (8 * c)) & 0xff) * (P * K), diag, f, H, E, m, oe, neg_ext);
+    }
+};
 
 template <int P, int K>
 __device__ void search(const SearchArgs& a) {
@@ -231,7 +247,9 @@ __device__ void search(const SearchArgs& a) {
             const int2* bin = (pass & 1) ? buf1 : buf0;
             int2* bout = (pass & 1) ? buf0 : buf1;
             u32 m = t == 0 ? carry & keep : 0u;
-            m = run_pass<P, K>(a, prof, start, lpad, steps, pass == 0, pass + 1 == passes, bin, bout, pad4, keep, m);
+            StrandLanes<P, K> ln{a.residues, prof + t * 4, start, lpad, pad4, keep, a.oe & ~keep, a.oe, a.neg_ext, m};
+            run_pass<P, K>(ln, a.oe, lpad, steps, pass == 0, pass + 1 == passes, bin, bout);
+            m = ln.m;
             // Segmented inclusive scan: each thread takes the maxima of the threads above it
             // that hold the same query (a query's blocks in a pass are consecutive threads).
 #pragma unroll
@@ -414,84 +432,37 @@ __device__ __forceinline__ void improve(Best& b, const u32 (&H)[K], u32 cm, int 
     }
 }
 
-// One pass of one subwarp over its two targets, two columns per step: rows
-// [pass*R, pass*R + R) of the item's query.
+// The paired kernel's lanes: two targets (A in the low half, B in the high half) against
+// one query; `best` takes each lane's end cell.
 template <int P, int K>
-__device__ __forceinline__ void paired_pass(const PairedArgs& a, const short* __restrict__ prof, u32 startA,
-                                            u32 lpadA, u32 startB, u32 lpadB, u32 steps, bool first, bool last,
-                                            const int2* __restrict__ bin, int2* __restrict__ bout, u32 pad_code4,
-                                            Best& best) {
-    const int t = threadIdx.x % P;
-    constexpr int R = P * K;
-    u32 H[K], E[K];
-#pragma unroll
-    for (int r = 0; r < K; ++r) {
-        H[r] = a.oe;
-        E[r] = 0;
+struct TargetLanes {
+    const u8* tres;
+    const short* prow;  // the thread's first profile entry
+    u32 startA, lpadA, startB, lpadB, pad4, oe, neg_ext;
+    Best best;
+    u32 resA, resB, resA_next, resB_next;
+    __device__ __forceinline__ u32 pad_codes() const { return pad4; }
+    __device__ __forceinline__ void fetch(u32 nc) {
+        resA_next = nc < lpadA ? *(const u32*)(tres + startA + nc) : pad4;
+        resB_next = nc < lpadB ? *(const u32*)(tres + startB + nc) : pad4;
     }
-    const u32 lpad = max(lpadA, lpadB);
-    u32 code = pad_code4, hout0 = a.oe, fout0 = 0, hout1 = a.oe, fout1 = 0;
-    u32 hdiag = a.oe;
-    const short* prow_base = prof + t * 8;
-    u32 resA_next = pad_code4, resB_next = pad_code4;
-    int4 b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0), b_next1 = b_next0;
-    if (t == 0) {
-        if (lpadA > 0) resA_next = *(const u32*)(a.tres + startA);
-        if (lpadB > 0) resB_next = *(const u32*)(a.tres + startB);
-        if (!first && lpad > 0) {
-            b_next0 = *(const int4*)(bin);
-            b_next1 = *(const int4*)(bin + 2);
-        }
+    __device__ __forceinline__ void advance() {
+        resA = resA_next;
+        resB = resB_next;
     }
-    for (u32 s0 = 0; s0 < steps; s0 += 2) {
-        const u32 resA = resA_next, resB = resB_next;
-        const int4 b0 = b_next0, b1 = b_next1;
-        const u32 nc = 2 * s0 + 4;  // first column of the next residue word
-        if (t == 0) {
-            resA_next = nc < lpadA ? *(const u32*)(a.tres + startA + nc) : pad_code4;
-            resB_next = nc < lpadB ? *(const u32*)(a.tres + startB + nc) : pad_code4;
-            b_next0 = make_int4((int)a.oe, 0, (int)a.oe, 0);
-            b_next1 = b_next0;
-            if (!first && nc < lpad) {
-                b_next0 = *(const int4*)(bin + nc);
-                b_next1 = *(const int4*)(bin + nc + 2);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < 2; ++u) {
-            const u32 c_up = __shfl_up_sync(FULL_MASK, code, 1, P);
-            const u32 h0_up = __shfl_up_sync(FULL_MASK, hout0, 1, P);
-            const u32 f0_up = __shfl_up_sync(FULL_MASK, fout0, 1, P);
-            const u32 h1_up = __shfl_up_sync(FULL_MASK, hout1, 1, P);
-            const u32 f1_up = __shfl_up_sync(FULL_MASK, fout1, 1, P);
-            const int4 b = u == 0 ? b0 : b1;
-            // Codes of both columns: lane A's in the low half, lane B's in the high half.
-            const u32 cc = t == 0 ? (((resA >> (16 * u)) & 0xffffu) | ((resB >> (16 * u)) << 16)) : c_up;
-            const u32 hin0 = t == 0 ? (u32)b.x : h0_up;
-            const u32 hin1 = t == 0 ? (u32)b.z : h1_up;
-            u32 f0 = t == 0 ? (u32)b.y : f0_up;
-            u32 f1 = t == 0 ? (u32)b.w : f1_up;
-            const int col = 2 * ((int)(s0 + u) - t);
-            u32 cm;
-            column2<P, K>(prow_base + (cc & 0xff) * R, prow_base + ((cc >> 16) & 0xff) * R, hdiag, f0, H, E, cm,
-                          a.oe, a.neg_ext);
-            improve<K>(best, H, cm, col);
-            const u32 hk0 = H[K - 1];
-            column2<P, K>(prow_base + ((cc >> 8) & 0xff) * R, prow_base + (cc >> 24) * R, hin0, f1, H, E, cm, a.oe,
-                          a.neg_ext);
-            improve<K>(best, H, cm, col + 1);
-            hdiag = hin1;
-            code = cc;
-            hout0 = hk0;
-            fout0 = f0;
-            hout1 = H[K - 1];
-            fout1 = f1;
-            if (!last && t == P - 1) {
-                if (col >= 0 && col < (int)lpad) *(int4*)(bout + col) = make_int4((int)hout0, (int)fout0, (int)hout1, (int)fout1);
-            }
-        }
+    // The codes of the step's two columns: lane A's in the low bytes, lane B's in the high.
+    __device__ __forceinline__ u32 codes(int u) const {
+        return ((resA >> (16 * u)) & 0xffffu) | ((resB >> (16 * u)) << 16);
     }
-}
+    __device__ __forceinline__ u32 h_in(u32 h) const { return h; }
+    __device__ __forceinline__ u32 f_in(u32 f) const { return f; }
+    __device__ __forceinline__ void column(u32 cc, int c, u32 diag, u32& f, u32 (&H)[K], u32 (&E)[K], int col) {
+        u32 cm;
+        column2<P, K>(prow + ((cc >> (8 * c)) & 0xff) * (P * K), prow + ((cc >> (16 + 8 * c)) & 0xff) * (P * K), diag,
+                      f, H, E, cm, oe, neg_ext);
+        improve<K>(best, H, cm, col);
+    }
+};
 
 // A lane's best as one key: biased score, then the smaller column, then the smaller row.
 __device__ __forceinline__ unsigned long long end_key(u32 score, int col, int row) {
@@ -559,11 +530,10 @@ __device__ void paired(const PairedArgs& a) {
                 const u32 col0 = a.group_cols[G] + sw * (longest + 4);
                 const int2* bin = scratch + ((pass & 1) ? a.maxcols : 0) + col0;
                 int2* bout = scratch + ((pass & 1) ? 0 : a.maxcols) + col0;
-                Best best;
-                best.score = a.oe;
-                best.col[0] = best.col[1] = 0;
-                best.row[0] = best.row[1] = 0;
-                paired_pass<P, K>(a, prof, startA, lpadA, startB, lpadB, steps, first, last, bin, bout, pad4, best);
+                TargetLanes<P, K> ln{a.tres, prof + t * 8, startA, lpadA, startB, lpadB, pad4, a.oe, a.neg_ext,
+                                     {a.oe, {0, 0}, {0, 0}}};
+                run_pass<P, K>(ln, a.oe, max(lpadA, lpadB), steps, first, last, bin, bout);
+                const Best& best = ln.best;
                 const int row0 = (int)(pass * R) + t * K;
                 unsigned long long kA = end_key(best.score & 0xffff, best.col[0], row0 + best.row[0]);
                 unsigned long long kB = end_key(best.score >> 16, best.col[1], row0 + best.row[1]);
