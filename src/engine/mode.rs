@@ -23,20 +23,20 @@
 //!   the last row, j >= 1 (as parasail: cells of row 0 or column 0 never end an alignment).
 //!   Ties as in local mode: the smallest target end, then the smallest query end.
 //!
-//! **Path and start cell.** The path is the walk of [`super::traceback`]'s path rule (a cell
-//! takes the diagonal when that attains its value, else the 'D' state, else the 'I' state; a
-//! gap state goes back to H when opening there attains its value, else it extends) applied
-//! backwards from the end cell over the whole matrix above, borders included. It stops at
-//! the first free start cell it reaches: (0, 0); (i, 0) when the query start is free; (0, j)
-//! when the target start is free. On a border that is not free the walk continues along it
-//! to (0, 0) (leading gaps, which cost). The start is the cell after the one the walk stops
-//! at: query start i0 + 1, target start j0 + 1 for a stop at (i0, j0). So in `global`, and
-//! whenever a start is not free, that start is residue 1.
+//! **Start cell.** Found as in local mode, by a reverse pass anchored at the end cell
+//! (qe, te): the reversed prefixes q[qe..1] and t[te..1] aligned from that cell, every gap
+//! costing (the borders of a global alignment), ending anywhere this mode lets a path
+//! begin: with a free query start any cell of the reversed last column, row 0 included
+//! (the query's first residues unaligned), with a free target start any cell of the
+//! reversed last row, column 0 included ([`AlignMode::reverse_pass`] is that pass's
+//! mode; the two border cells, a gap of a whole prefix, are added by [`with_start`]). Its
+//! best cell by the end rule on the reversed sequences (smallest reversed target end, then
+//! smallest reversed query end: the largest target start, then the largest query start)
+//! scores the forward score and gives the start. Without a free start the reverse pass has
+//! one cell to end in, so both starts are residue 1.
 //!
-//! The walk is the same as [`super::traceback::trace_mode`] tracing the rectangle from the
-//! start to the end with leading gaps allowed: engines report start and end, and the path
-//! follows. (An engine can find the start without the walk by carrying, forward, the start
-//! of the path the rule picks into each state: [`super::scalar_modes`] does.)
+//! **Path.** The rectangle from the start to the end, aligned end to end with leading gaps
+//! allowed, by [`super::traceback`]'s path rule ([`super::traceback::trace_mode`]).
 //!
 //! # Coordinates
 //! 1-based and inclusive; global: the whole sequences. A sequence of which the alignment
@@ -49,7 +49,9 @@
 //! score 0 when that sequence has a free end (start or end); both empty: score 0. Nothing
 //! aligned means coordinates 0.
 
+use super::Alignment;
 use crate::error::{Error, Result};
+use crate::scoring::Scoring;
 use std::fmt;
 
 /// The ends of each sequence that a semi-global alignment may leave unaligned at no cost.
@@ -199,6 +201,75 @@ impl AlignMode {
             _ => score > i16::MAX as i32 || score < i16::MIN as i32,
         }
     }
+}
+
+impl AlignMode {
+    /// The mode of the reverse pass that finds starts (module documentation, "Start
+    /// cell"): this mode's free starts as its free ends, no free start. `None` without a
+    /// free start (then both starts are residue 1) and in local mode.
+    pub fn reverse_pass(self) -> Option<AlignMode> {
+        let f = self.free_ends();
+        if self.is_local() || !(f.query_start || f.target_start) {
+            return None;
+        }
+        Some(AlignMode::SemiGlobal(FreeEnds {
+            query_start: false,
+            query_end: f.query_start,
+            target_start: false,
+            target_end: f.target_start,
+        }))
+    }
+
+    /// Whether the start of `end` (score and end cell from the forward pass) can leave a
+    /// side without residues, which zeroes that side's end too: only when the reverse pass's
+    /// border cell, a gap of the other prefix, attains the score. Score and end then need
+    /// the reverse pass as well.
+    pub fn may_empty_a_side(self, end: &Alignment, sc: &Scoring) -> bool {
+        let f = self.free_ends();
+        let gap = |k: u32| -(sc.gap_open as i64 + k as i64 * sc.gap_extend as i64);
+        !self.is_local()
+            && ((f.query_start && end.score as i64 == gap(end.tend))
+                || (f.target_start && end.score as i64 == gap(end.qend)))
+    }
+}
+
+/// The alignment of `end` (score, and the end cell as `qend`, `tend`, both >= 1) with its
+/// start, from `rev`: the best cell (as `qend`, `tend`) and score of the reverse pass over
+/// the reversed prefixes in [`AlignMode::reverse_pass`], or `None` without a free start.
+/// Adds the pass's two border cells, picks by the end rule (highest score, smallest
+/// reversed target end, smallest reversed query end) and maps back: a side with no
+/// residue gets start = end = 0.
+pub fn with_start(end: &Alignment, rev: Option<&Alignment>, sc: &Scoring, mode: AlignMode) -> Result<Alignment> {
+    let (qe, te) = (end.qend, end.tend);
+    let Some(rev) = rev else {
+        return Ok(Alignment { qstart: 1, tstart: 1, ..*end });
+    };
+    let f = mode.free_ends();
+    let gap = |k: u32| -(sc.gap_open as i64 + k as i64 * sc.gap_extend as i64);
+    // (score, reversed target end, reversed query end), ordered by the end rule.
+    let mut best = (rev.score as i64, rev.tend, rev.qend);
+    let mut consider = |c: (i64, u32, u32)| {
+        if c.0 > best.0 || (c.0 == best.0 && (c.1, c.2) < (best.1, best.2)) {
+            best = c;
+        }
+    };
+    if f.target_start {
+        consider((gap(qe), 0, qe)); // the reversed last row's column 0: no target residue
+    }
+    if f.query_start {
+        consider((gap(te), te, 0)); // the reversed last column's row 0: no query residue
+    }
+    let (score, rt, rq) = best;
+    if score != end.score as i64 || rt > te || rq > qe {
+        return Err(Error::Internal(format!(
+            "{mode}: the reverse pass from the end cell ({qe}, {te}) found {score} at ({rq}, {rt}), the forward \
+             pass {}",
+            end.score
+        )));
+    }
+    let side = |k: u32, e: u32| if k == 0 { (0, 0) } else { (e - k + 1, e) };
+    let ((qstart, qend), (tstart, tend)) = (side(rq, qe), side(rt, te));
+    Ok(Alignment { qstart, qend, tstart, tend, ..*end })
 }
 
 /// What every engine of the global and semi-global modes answers to `search`.

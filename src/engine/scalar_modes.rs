@@ -3,12 +3,11 @@
 //! those modes are tested against. Plain rather than fast.
 //!
 //! Scores are computed at 64 bits (global scores fall far below zero; no overflow whatever
-//! the lengths) and reported at 32: a score outside i32 is an input error. The start cell is
-//! found in the same pass: each state carries the free start cell its path, as the path rule
-//! walks it back, stops at (the mode's tie rule), chosen with the rule's own priorities, so
-//! the start is exactly where [`super::traceback::trace_mode`]'s walk from the end arrives.
+//! the lengths) and reported at 32: a score outside i32 is an input error. The start is
+//! found by the mode's reverse pass ([`AlignMode::reverse_pass`]): the same pass over the
+//! reversed prefixes, anchored at the end cell.
 
-use super::mode::AlignMode;
+use super::mode::{self, AlignMode};
 use super::scalar::{self, Profile};
 use super::Alignment;
 use crate::error::{Error, Result};
@@ -17,9 +16,6 @@ use crate::seq::PairSeqs;
 
 /// Far below any reachable score, yet safe to subtract gap costs from.
 const NEG: i64 = i64::MIN / 4;
-
-/// A free start cell (row, column) of the whole matrix, where a path's walk stops.
-type Origin = (u32, u32);
 
 /// Score, start and end of one pair in `mode` (local: [`scalar::align_pair`]).
 pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMode) -> Result<Alignment> {
@@ -31,8 +27,7 @@ pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMod
     if m > u32::MAX as usize || n > u32::MAX as usize {
         return Err(Error::Input(format!("a pair of {m} and {n} residues is too long to align")));
     }
-    let (open, ext) = (sc.gap_open as i64, sc.gap_extend as i64);
-    let gap = |k: usize| -(open + k as i64 * ext);
+    let gap = |k: usize| -(sc.gap_open as i64 + k as i64 * sc.gap_extend as i64);
     let finish = |score: i64, qstart: u32, qend: u32, tstart: u32, tend: u32| -> Result<Alignment> {
         let score = i32::try_from(score).map_err(|_| {
             Error::Input(format!("the {mode} score of a pair of {m} and {n} residues, {score}, exceeds 32 bits"))
@@ -49,90 +44,67 @@ pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMod
             _ => finish(gap(m), 1, m as u32, 0, 0),
         };
     }
-    let profile = Profile::new(query, sc);
-    // Row 0 and column 0: free (0, the cell is its own start) or a gap back to (0, 0).
-    let top = |j: usize| -> (i64, Origin) {
-        match j {
-            0 => (0, (0, 0)),
-            _ if ends.target_start => (0, (0, j as u32)),
-            _ => (gap(j), (0, 0)),
+    let (score, qe, te) = end_cell(query, target, sc, mode)?;
+    let end = finish(score, 0, qe as u32, 0, te as u32)?;
+    let rev = match mode.reverse_pass() {
+        Some(rm) => {
+            let rq: Vec<u8> = query[..qe].iter().rev().copied().collect();
+            let rt: Vec<u8> = target[..te].iter().rev().copied().collect();
+            let (s, i, j) = end_cell(&rq, &rt, sc, rm)?;
+            Some(finish(s, 0, i as u32, 0, j as u32)?)
         }
+        None => None,
     };
-    // h[i], ho[i]: H(i, j-1) and its path's start; e[i], eo[i]: E(i, j-1) and its start.
-    let mut h: Vec<i64> = Vec::with_capacity(m + 1);
-    let mut ho: Vec<Origin> = Vec::with_capacity(m + 1);
-    for i in 0..=m {
-        let (v, o) = match i {
-            0 => (0, (0, 0)),
-            _ if ends.query_start => (0, (i as u32, 0)),
-            _ => (gap(i), (0, 0)),
-        };
-        h.push(v);
-        ho.push(o);
-    }
+    mode::with_start(&end, rev.as_ref(), sc, mode)
+}
+
+/// The score and end cell (row, column, both >= 1) of two non-empty sequences in a
+/// non-local `mode`: the mode's dynamic programme, one column at a time, the end cell by
+/// the end rule (the first strictly better in column-major order).
+fn end_cell(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMode) -> Result<(i64, usize, usize)> {
+    let ends = mode.free_ends();
+    let (m, n) = (query.len(), target.len());
+    let (open, ext) = (sc.gap_open as i64, sc.gap_extend as i64);
+    let gap = |k: usize| -(open + k as i64 * ext);
+    let profile = Profile::new(query, sc);
+    // Row 0 and column 0: free (0) or a gap back to (0, 0).
+    let top = |j: usize| if j > 0 && !ends.target_start { gap(j) } else { 0 };
+    // h[i]: H(i, j-1); e[i]: E(i, j-1).
+    let mut h: Vec<i64> = (0..=m).map(|i| if i > 0 && !ends.query_start { gap(i) } else { 0 }).collect();
     let mut e = vec![NEG; m + 1];
-    let mut eo: Vec<Origin> = vec![(0, 0); m + 1];
-    // The end cell: (score, query end, target end, start), first strictly better in
-    // column-major order = smallest target end, then smallest query end.
-    let mut best: Option<(i64, usize, usize, Origin)> = None;
-    let mut consider = |v: i64, i: usize, j: usize, o: Origin| {
+    let mut best: Option<(i64, usize, usize)> = None;
+    let mut consider = |v: i64, i: usize, j: usize| {
         if best.is_none_or(|b| v > b.0) {
-            best = Some((v, i, j, o));
+            best = Some((v, i, j));
         }
     };
     for j in 1..=n {
         let prow = profile.row(target[j - 1]);
-        let (mut diag, mut diag_o) = (h[0], ho[0]); // H(0, j-1)
-        let (up0, up0_o) = top(j);
-        (h[0], ho[0]) = (up0, up0_o);
-        let (mut up, mut up_o) = (up0, up0_o); // H(i-1, j)
-        let (mut f, mut f_o) = (NEG, (0, 0)); // F(i-1, j): none in row 0
+        let mut diag = h[0]; // H(0, j-1)
+        h[0] = top(j);
+        let mut up = h[0]; // H(i-1, j)
+        let mut f = NEG; // F(i-1, j): none in row 0
         for i in 1..=m {
-            // 'D' state from the left, opening on ties (the path rule's order).
-            let (e_open, e_ext) = (h[i] - open - ext, e[i] - ext);
-            if e_open >= e_ext {
-                e[i] = e_open;
-                eo[i] = ho[i];
-            } else {
-                e[i] = e_ext;
-            }
-            // 'I' state from above.
-            let (f_open, f_ext) = (up - open - ext, f - ext);
-            if f_open >= f_ext {
-                f = f_open;
-                f_o = up_o;
-            } else {
-                f = f_ext;
-            }
-            let d = diag + prow[i - 1] as i64;
-            let (v, o) = if d >= e[i] && d >= f {
-                (d, diag_o)
-            } else if e[i] >= f {
-                (e[i], eo[i])
-            } else {
-                (f, f_o)
-            };
-            (diag, diag_o) = (h[i], ho[i]);
-            (h[i], ho[i]) = (v, o);
-            (up, up_o) = (v, o);
+            e[i] = (h[i] - open - ext).max(e[i] - ext);
+            f = (up - open - ext).max(f - ext);
+            let v = (diag + prow[i - 1] as i64).max(e[i]).max(f);
+            diag = h[i];
+            h[i] = v;
+            up = v;
         }
         if j < n {
             if ends.target_end {
-                consider(h[m], m, j, ho[m]);
+                consider(h[m], m, j);
             }
         } else if ends.query_end {
-            for i in 1..=m {
-                consider(h[i], i, n, ho[i]);
+            for (i, &v) in h.iter().enumerate().skip(1) {
+                consider(v, i, n);
             }
         } else {
-            consider(h[m], m, n, ho[m]);
+            consider(h[m], m, n);
         }
     }
-    let (score, qend, tend, (i0, j0)) = best.ok_or_else(|| Error::Internal("no end cell".into()))?;
-    // The start follows the stop cell; a side with no residue in the alignment is 0, 0.
-    let side = |stop: u32, end: usize| if stop as usize >= end { (0, 0) } else { (stop + 1, end as u32) };
-    let ((qstart, qend), (tstart, tend)) = (side(i0, qend), side(j0, tend));
-    finish(score, qstart, qend, tstart, tend)
+    best.ok_or_else(|| Error::Internal("no end cell".into()))
 }
 
 /// [`align_pair_mode`] of every pair, in input order, on the current rayon pool.
@@ -178,7 +150,7 @@ impl super::Engine for ModeEngine {
         Err(crate::engine::mode::search_refused(self.mode))
     }
 
-    /// The start is carried forward with the score, so both levels run the same pass.
+    /// Both levels run both passes (the reference is plain, not fast).
     fn align(&self, pairs: PairSeqs<'_>, level: super::Level) -> Result<Vec<Alignment>> {
         let all = self.pool.install(|| align_all_mode(pairs, &self.scoring, self.mode))?;
         Ok(match level {
@@ -272,7 +244,7 @@ mod tests {
         assert_eq!(run("A", "AA", &sc, AlignMode::SemiGlobal(FreeEnds::ALL)), (2, (1, 1, 1, 1), "1=".into()));
         // ... then the smallest query end.
         assert_eq!(run("AA", "A", &sc, semi("query-end")), (2, (1, 1, 1, 1), "1=".into()));
-        // Start: where the walk from the end stops. The end is (1, 2); the pair is taken.
+        // Start: the target end is not free, so the query's A meets the target's second A.
         assert_eq!(run("A", "AA", &sc, semi("target-start")), (2, (1, 1, 2, 2), "1=".into()));
         // A start that is not free costs: the target's start must be aligned.
         assert_eq!(run("A", "CA", &sc, semi("query-start,query-end")), (-5, (1, 1, 1, 2), "1D1=".into()));
@@ -341,6 +313,91 @@ mod tests {
                     let blocked = trace_mode_with(&q, &t, &sc, &a, mode, &mut Scratch::default(), block).unwrap();
                     assert_eq!(blocked, whole, "{mode} block {block}: q {q:?} t {t:?}");
                 }
+            }
+        }
+    }
+
+    /// Global score of `q` against `t` with every gap costing (leading and trailing), by
+    /// plain three-matrix Gotoh: the oracle of the start rule below.
+    fn naive_global(q: &[u8], t: &[u8], sc: &Scoring) -> i64 {
+        let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
+        let (m, n) = (q.len(), t.len());
+        let ninf = i64::MIN / 4;
+        let mut h = vec![vec![ninf; n + 1]; m + 1];
+        let mut d = vec![vec![ninf; n + 1]; m + 1];
+        let mut ins = vec![vec![ninf; n + 1]; m + 1];
+        h[0][0] = 0;
+        for i in 0..=m {
+            for j in 0..=n {
+                if i == 0 && j == 0 {
+                    continue;
+                }
+                if j > 0 {
+                    d[i][j] = (h[i][j - 1] - o - e).max(d[i][j - 1] - e);
+                }
+                if i > 0 {
+                    ins[i][j] = (h[i - 1][j] - o - e).max(ins[i - 1][j] - e);
+                }
+                let diag =
+                    if i > 0 && j > 0 { h[i - 1][j - 1] + sc.matrix.score(q[i - 1], t[j - 1]) as i64 } else { ninf };
+                h[i][j] = diag.max(d[i][j]).max(ins[i][j]);
+            }
+        }
+        h[m][n]
+    }
+
+    #[test]
+    fn starts_follow_the_reverse_rule_against_brute_force() {
+        // Every start corner the mode frees, each rectangle to the end cell aligned end to
+        // end by naive Gotoh: the best, the largest target start then the largest query
+        // start on ties, is the reported start.
+        let sc = dna_sc();
+        let mut x = 0x2545f4914f6cdd1du64;
+        let mut rnd = |k: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % k
+        };
+        for round in 0..400 {
+            let alpha = if round % 2 == 0 { 2 } else { 4 };
+            let q: Vec<u8> = (0..1 + rnd(9)).map(|_| rnd(alpha) as u8).collect();
+            let t: Vec<u8> = (0..1 + rnd(9)).map(|_| rnd(alpha) as u8).collect();
+            for flags in 1..16u8 {
+                let f = FreeEnds::from_flags([flags & 1 != 0, flags & 2 != 0, flags & 4 != 0, flags & 8 != 0]);
+                let mode = AlignMode::SemiGlobal(f);
+                let a = align_pair_mode(&q, &t, &sc, mode).unwrap();
+                // A side with no residue reports end 0: any of its cells may be the end's.
+                let cells: Vec<(usize, usize)> = match (a.qend as usize, a.tend as usize) {
+                    (0, 0) => continue,
+                    (0, te) => (1..=q.len()).map(|i| (i, te)).collect(),
+                    (qe, 0) => (1..=t.len()).map(|j| (qe, j)).collect(),
+                    (qe, te) => vec![(qe, te)],
+                };
+                let mut found = false;
+                for (qe, te) in cells {
+                    let mut corners = vec![(0usize, 0usize)];
+                    if f.query_start {
+                        corners.extend((1..=qe).map(|i| (i, 0)));
+                    }
+                    if f.target_start {
+                        corners.extend((1..=te).map(|j| (0, j)));
+                    }
+                    let mut best: Option<(i64, usize, usize)> = None;
+                    for (i0, j0) in corners {
+                        let v = naive_global(&q[i0..qe], &t[j0..te], &sc);
+                        if best.is_none_or(|b| v > b.0 || (v == b.0 && (j0, i0) > (b.2, b.1))) {
+                            best = Some((v, i0, j0));
+                        }
+                    }
+                    let (v, i0, j0) = best.unwrap();
+                    let side = |k: usize, e: usize| if k == e { (0, 0) } else { (k as u32 + 1, e as u32) };
+                    let ((qs, qe2), (ts, te2)) = (side(i0, qe), side(j0, te));
+                    if v == a.score as i64 && (qs, qe2, ts, te2) == (a.qstart, a.qend, a.tstart, a.tend) {
+                        found = true;
+                    }
+                }
+                assert!(found, "{mode}: q {q:?} t {t:?} gave {a:?}");
             }
         }
     }
