@@ -193,15 +193,14 @@ fn bench(args: &[String]) {
     let tpath = arg(args, "--target").expect("--target");
     let out_path = arg(args, "--out").unwrap_or("/dev/null".into());
     let t0 = Instant::now();
-    // --mode global|semi-global [--free-ends LIST]: the modes' kernel (score and end only).
+    // --mode global|semi-global [--free-ends LIST]: the modes' kernel (with --score-end the
+    // forward pass alone; otherwise the reverse pass too where the mode has a free start).
     let mode = swarrow::engine::mode::AlignMode::parse(
         &arg(args, "--mode").unwrap_or("local".into()),
         arg(args, "--free-ends").as_deref(),
     )
     .unwrap();
-    let aligner = Arc::new(
-        GpuAligner::with_mode(&sc, &cuda_config(args), mode, args.iter().any(|a| a == "--with-starts")).unwrap(),
-    );
+    let aligner = Arc::new(GpuAligner::with_mode(&sc, &cuda_config(args), mode).unwrap());
     aligner.warm_up().unwrap();
     eprintln!("gpus {:?}, kernels ready in {:.2}s", aligner.gpu_names(), t0.elapsed().as_secs_f64());
     for l in aligner.kernel_report() {

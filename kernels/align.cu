@@ -2,9 +2,8 @@
 // cell and, in reverse mode, start cell. Compiled by NVRTC once per variant:
 //   -DROWS=R    query rows each thread keeps in registers (4, 8, 12, 16; 32 unpacked)
 //   -DPACKED=1  two pairs per thread in s16x2 lanes (DPX), 0: one pair per thread at 32 bits
-//   -DMODE=1    global and semi-global alignment (src/engine/mode.rs), forward pass only:
-//               score and end cell (see "Modes" below); 0: local (Smith-Waterman)
-//   -DORIGIN=1  with MODE=1 and PACKED=0: the start too, carried forward (see "Origins")
+//   -DMODE=1    global and semi-global alignment (src/engine/mode.rs): score and end cell,
+//               and in reverse mode the start's cell (see "Modes" below); 0: local
 //   -DPIPELINE=1 groups of a whole warp over several passes, each pass an item that any warp
 //               takes by ticket once the pass before is under way: pass p reads pass p - 1's
 //               bottom row column by column as it is written (a progress word per pass), so
@@ -78,20 +77,13 @@
 //    -(3 open + (m + n + 2) ext) and min(m, n) * max score) is flagged for the 32-bit
 //    variant before it starts (`range_lo`, `max_score`); cells past a sequence's end may
 //    wrap, but no real cell reads them.
-//  Without ORIGIN, starts are not computed here: see src/engine/cuda/mode_engine.rs.
-//
-// Origins (-DORIGIN=1, one pair per thread at 32 bits). The start of a mode's alignment is
-// the free border cell where the path rule's walk back from the end stops (src/engine/
-// mode.rs); src/engine/scalar_modes.rs finds it by carrying, forward, each state's origin,
-// chosen with the rule's priorities. Here every value is one word, score << 16 | aux:
-//   aux bits 15-14  the move's priority at H: 2 diagonal, 1 E ('D'), 0 F ('I')
-//   aux bit 13      opening (1) over extending (0) at E and F
-//   aux bits 12-0   the origin: 0 for (0, 0), i for (i, 0), 4096 + j for (0, j)
-// so one signed max ranks by score, then by the rule's priority, and carries the origin of
-// the winner (the candidates of one max never share a priority). Stored H keeps priority 0,
-// stored E priority 1, F 0; the profile's scores carry the diagonal's priority 2. Scores
-// stay within 16 bits and lengths within 4,095 (else the pair is flagged for the CPU). No
-// top padding: the last row is read at its register index.
+//  - Reverse mode (the start, src/engine/mode.rs "Start cell"): the reversed prefixes up
+//    to the forward end cell, read backwards as in local mode, in the mode the host gives
+//    (`mode_flags` of the reverse pass: the forward's free starts as free ends, no free
+//    start); its end cell, in reversed coordinates, is the start's (the host adds the two
+//    border cells and picks by the end rule). No cell scores above the forward score (the
+//    goal): with a free last row, the first of its cells reaching the goal wins every tie
+//    that a later column could make, so the group stops once the row's owner has found it.
 
 typedef unsigned int u32;
 typedef unsigned char u8;
@@ -114,19 +106,6 @@ typedef unsigned char u8;
 #ifndef MODE
 #define MODE 0
 #endif
-#ifndef ORIGIN
-#define ORIGIN 0
-#endif
-#if ORIGIN && (!MODE || PACKED)
-#error "ORIGIN needs MODE=1 and PACKED=0"
-#endif
-#define PRIO_DIAG (2 << 14)
-#define PRIO_E (1 << 14)
-#define OPEN_BIT (1 << 13)
-#define ORG_MASK 0x1fff
-#define ORG_TOP 4096
-// Origins run past 13 bits beyond this length.
-#define ORIGIN_MAX_LEN 4095
 #define QS_FREE 1
 #define QE_FREE 2
 #define TS_FREE 4
@@ -167,21 +146,13 @@ __device__ __forceinline__ V max2(V a, V b) { return max(a, b); }
 __device__ __forceinline__ int lane_of(V v, int) { return v; }
 __device__ __forceinline__ V lanes(int lo, int) { return lo; }
 __device__ __forceinline__ V with_lane(V, int, int x) { return x; }
-#if ORIGIN
-#define MODE_NEG (-32000 * 65536)
-#else
 #define MODE_NEG (-(1 << 29))
-#endif
 template <int K>
 __device__ __forceinline__ V score_of(u32 wa, u32) {
     u32 d;
     const u32 sel = (K) | ((K | 8) << 4) | ((K | 8) << 8) | ((K | 8) << 12);
     asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(wa), "r"(0u), "r"(sel));
-#if ORIGIN
-    return (int)d * 65536 + PRIO_DIAG;
-#else
     return (int)d;
-#endif
 }
 #endif
 
@@ -213,22 +184,7 @@ struct Unroll<0> {
 
 struct Best {
     int score, col, row;
-#if ORIGIN
-    int org;  // the start's code (see "Origins"); aggregate initialisers leave it 0
-#endif
 };
-
-// The score of one lane's value (with ORIGIN, the word's top 16 bits), of lane h of v, and
-// a word's origin.
-__device__ __forceinline__ int word_score(int x) { return ORIGIN ? x >> 16 : x; }
-__device__ __forceinline__ int score_lane(V v, int h) { return word_score(lane_of(v, h)); }
-__device__ __forceinline__ int origin_of(V v) {
-#if ORIGIN
-    return (int)((u32)v & ORG_MASK);
-#else
-    return 0;
-#endif
-}
 
 // Lexicographic: higher score, then smaller column, then smaller row.
 __device__ __forceinline__ bool better(Best a, Best b) {
@@ -243,21 +199,9 @@ __device__ __forceinline__ Best group_best(Best b, int G) {
         x.score = __shfl_xor_sync(FULL, b.score, o, G);
         x.col = __shfl_xor_sync(FULL, b.col, o, G);
         x.row = __shfl_xor_sync(FULL, b.row, o, G);
-#if ORIGIN
-        x.org = __shfl_xor_sync(FULL, b.org, o, G);
-#endif
         if (better(x, b)) b = x;
     }
     return b;
-}
-
-// A result's flags word: bit 0 recompute (16-bit range), with ORIGIN the start's code above.
-__device__ __forceinline__ int out_flags(Best b, u32 overflow) {
-#if ORIGIN
-    return (int)overflow | (b.org << 1);
-#else
-    return (int)overflow;
-#endif
 }
 
 __device__ __forceinline__ int group_min(int v, int G) {
@@ -292,15 +236,6 @@ __device__ __forceinline__ V column(const u32 (&wa)[WORDS], const u32 (&wb)[WORD
     Unroll<R>::run([&](auto k) {
         constexpr int r = decltype(k)::value;
         const V sc = score_of<r % 4>(wa[r / 4], wb[r / 4]);
-#if ORIGIN
-        // Words (see "Origins"): priorities decide ties, the winner's origin comes along.
-        const V h = max2(addmax(diag, sc, e[r]), f) & ~(PRIO_DIAG | PRIO_E | OPEN_BIT);
-        diag = hin[r];
-        hout[r] = h;
-        const V open = h + bias * 65536;
-        e[r] = addmax(e[r], mext, open + (PRIO_E | OPEN_BIT)) & ~OPEN_BIT;
-        f = addmax(f, mext, open + OPEN_BIT) & ~OPEN_BIT;
-#else
 #if MODE
         // `bias` is -B here: H - B per half, the floor never binds on real cells.
         const V h = max2(addmax(diag, sc, e[r]), f);
@@ -315,7 +250,6 @@ __device__ __forceinline__ V column(const u32 (&wa)[WORDS], const u32 (&wb)[WORD
 #endif
         e[r] = addmax(e[r], mext, hb);
         f = addmax(f, mext, hb);
-#endif
     });
     V m = hout[0];
     Unroll<(R - 1) / 2>::run([&](auto k) {
@@ -456,6 +390,8 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
     const u8* qs[HALVES];
     const u8* ts[HALVES];
     int qlen[HALVES], tlen[HALVES], pidx[HALVES], goal[HALVES];
+    // Modes' reverse mode: whether the half has a goal (any score can be one).
+    bool sought[HALVES];
     int rows = 0, cols = 0;
 #if MODE
     const int flags = a.mode_flags;
@@ -470,32 +406,38 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         qs[h] = ts[h] = a.seqs;
         qlen[h] = tlen[h] = 0;
         goal[h] = 0;
+        sought[h] = false;
         if (p >= 0) {
             const uint4 d = a.pairs[p];
             qlen[h] = d.z;
             tlen[h] = d.w;
             goal[h] = NONE;
             if (REVERSE) {
+                // Local: score 0 has no start; modes: every end cell found has one.
                 const int4 f = a.fwd[p];
-                const bool found = f.x > 0 && !(f.w & 1);
+                const bool found = (MODE ? f.y >= 0 && f.z >= 0 : f.x > 0) && !(f.w & 1);
                 qlen[h] = found ? f.y + 1 : 0;
                 tlen[h] = found ? f.z + 1 : 0;
-                goal[h] = found ? f.x : 0;
+                goal[h] = found && !MODE ? f.x : 0;
+                if (MODE) {
+                    goal[h] = f.x;
+                    sought[h] = found;
+                }
             }
             qs[h] = a.seqs + d.x + (REVERSE ? qlen[h] - 1 : 0);
             ts[h] = a.seqs + d.y + (REVERSE ? tlen[h] - 1 : 0);
 #if MODE
             const long long lo = 3LL * gap_open + (long long)(qlen[h] + tlen[h] + 2) * gap_ext;
             const long long hi = (long long)min(qlen[h], tlen[h]) * a.max_score;
-            if (lo > a.range_lo || hi > a.range_lo ||
-                (ORIGIN && (qlen[h] > ORIGIN_MAX_LEN || tlen[h] > ORIGIN_MAX_LEN))) {
+            if (lo > a.range_lo || hi > a.range_lo) {
                 range_flag |= 1u << h;
                 qlen[h] = tlen[h] = 0;
             }
 #endif
         }
 #if MODE
-        tpad[h] = ORIGIN ? 0 : (R - qlen[h] % R) % R;
+        tpad[h] = (R - qlen[h] % R) % R;
+        sought[h] = sought[h] && qlen[h] > 0;
         rows = max(rows, qlen[h] + tpad[h]);
 #else
         rows = max(rows, qlen[h]);
@@ -521,34 +463,25 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #endif
 
     const int bias_i = a.gap_oe;
-    const V mext = splat(-a.gap_ext * (ORIGIN ? 65536 : 1)), bias = splat(MODE ? -bias_i : bias_i);
+    const V mext = splat(-a.gap_ext), bias = splat(MODE ? -bias_i : bias_i);
 #if MODE
     const V neg = splat(MODE_NEG);
-    // H(i', 0) of register row i' (the query's row i' - tpad, top padding rows 0); with
-    // ORIGIN a word whose origin is the cell itself when the query start is free.
+    // H(i', 0) of register row i' (the query's row i' - tpad, top padding rows 0).
     auto left = [&](int ip) -> V {
         int v[HALVES];
 #pragma unroll
         for (int h = 0; h < HALVES; ++h)
             v[h] = ip < tpad[h] || (flags & QS_FREE) ? 0 : -(gap_open + (ip - tpad[h] + 1) * gap_ext);
-#if ORIGIN
-        return v[0] * 65536 + (ip >= 0 && (flags & QS_FREE) ? ip + 1 : 0);
-#else
         return lanes(v[0], v[HALVES - 1]);
-#endif
     };
     // The row above's top border H(0, j) for column j.
     auto top = [&](int j) -> V {
         const int v = flags & TS_FREE ? 0 : -(gap_open + (j + 1) * gap_ext);
-#if ORIGIN
-        return v * 65536 + (flags & TS_FREE ? ORG_TOP + j + 1 : 0);
-#else
         return splat(v);
-#endif
     };
-    // A gap opened from H: E (ORIGIN: with E's priority) and F.
-    auto open_e = [&](V h) -> V { return ORIGIN ? h + bias * 65536 + PRIO_E : addmax(h, bias, neg); };
-    auto open_f = [&](V h) -> V { return ORIGIN ? h + bias * 65536 : addmax(h, bias, neg); };
+    // A gap opened from H: E and F.
+    auto open_e = [&](V h) -> V { return addmax(h, bias, neg); };
+    auto open_f = [&](V h) -> V { return addmax(h, bias, neg); };
 #endif
     // Profile addressing: this thread's chunk 0 of code 0 of half 0; half 1 follows.
     // The offsets are made opaque to the compiler, which otherwise recomputed them (and
@@ -584,9 +517,9 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         u32* const rd = scr;
         u32* const wr = scr;
 #endif
-        // Columns this pass needs: all, or in reverse mode those before a settled start.
+        // Columns this pass needs: all, or in local reverse mode those before a settled start.
         int pcols = cols;
-        if (REVERSE) {
+        if (REVERSE && !MODE) {
             int lim = 0;
 #pragma unroll
             for (int h = 0; h < HALVES; ++h) {
@@ -613,7 +546,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #if MODE
                     const int iq = i - tpad[h];
                     const u32 top = flags & TS_FREE ? (u32)nc1 : pad;
-                    const u32 code = iq < 0 ? top : iq < qlen[h] ? qs[h][iq] : pad;
+                    const u32 code = iq < 0 ? top : iq < qlen[h] ? qs[h][DIR * iq] : pad;
 #else
                     const u32 code = i < qlen[h] ? qs[h][DIR * i] : pad;
 #endif
@@ -687,9 +620,6 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
         // of its pass, and the last column (see the header).
         bool own[HALVES];
         int tlim = NONE, lc_lo = NONE, lc_hi = -1;
-        // The last row's register: R - 1 (the top padding put it there), or with ORIGIN
-        // (no padding) wherever it falls.
-        const int lrow = ORIGIN ? (qlen[0] + R - 1) % R : R - 1;
 #pragma unroll
         for (int h = 0; h < HALVES; ++h) {
             const int last = qlen[h] + tpad[h] - 1;
@@ -843,15 +773,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             if (track_row) {
                 V lastv[COLS];
 #pragma unroll
-                for (int c = 0; c < COLS; ++c) {
-#if ORIGIN
-                    lastv[c] = H[c][0];
-#pragma unroll
-                    for (int r = 1; r < R; ++r) lastv[c] = r == lrow ? H[c][r] : lastv[c];
-#else
-                    lastv[c] = H[c][R - 1];
-#endif
-                }
+                for (int c = 0; c < COLS; ++c) lastv[c] = H[c][R - 1];
                 if (j >= 0 && j + COLS <= tlim) {
 #pragma unroll
                     for (int c = 0; c < COLS; ++c) {
@@ -861,7 +783,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
                         rcol[0] = keep_lo ? rcol[0] : j + c;
                         rcol[1] = keep_hi ? rcol[1] : j + c;
 #else
-                        if (score_lane(lastv[c], 0) > score_lane(rb, 0)) {
+                        if (lane_of(lastv[c], 0) > lane_of(rb, 0)) {
                             rb = lastv[c];
                             rcol[0] = j + c;
                         }
@@ -873,7 +795,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
                         for (int h = 0; h < HALVES; ++h) {
                             const int v = lane_of(lastv[c], h);
-                            if (own[h] && j + c >= 0 && j + c < tlen[h] - 1 && word_score(v) > score_lane(rb, h)) {
+                            if (own[h] && j + c >= 0 && j + c < tlen[h] - 1 && v > lane_of(rb, h)) {
                                 rb = with_lane(rb, h, v);
                                 rcol[h] = j + c;
                             }
@@ -891,10 +813,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
                             for (int r = 0; r < R; ++r) {
                                 const int i = row0 + r - tpad[h];
                                 const bool ok = flags & QE_FREE ? i >= 0 && i < qlen[h] : i == qlen[h] - 1;
-                                Best x = Best{score_lane(H[c][r], h), j + c, i};
-#if ORIGIN
-                                x.org = origin_of(H[c][r]);
-#endif
+                                const Best x = Best{lane_of(H[c][r], h), j + c, i};
                                 if (ok && better(x, cand[h])) cand[h] = x;
                             }
                         }
@@ -936,10 +855,31 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             }
 #pragma unroll
             for (int r = 0; r < R; ++r) Hlast[r] = H[COLS - 1][r];
+#if MODE
+            // Reverse mode with a free last row: stop once every sought half's owner of the
+            // last row has reached the goal there (checked every 8 columns; the owner is the
+            // last thread of the group to compute any real cell of a column).
+            if (REVERSE && (flags & TE_FREE) && (s & (8 / COLS - 1)) == 8 / COLS - 1) {
+                bool all = true;
+#pragma unroll
+                for (int h = 0; h < HALVES; ++h) {
+                    const int fc =
+                        group_min(own[h] && rcol[h] != NONE && lane_of(rb, h) >= goal[h] ? rcol[h] : NONE, G);
+                    // Sought until found, in the pass of its last row (before it the row is
+                    // ahead, after it there is nothing to find), or until the group's last
+                    // thread has passed the half's last column (its start lies there).
+                    const bool passed = COLS * (s - (G - 1)) + COLS - 1 >= tlen[h] - 1;
+                    if (sought[h] && (qlen[h] + tpad[h] - 1) / span >= pass && fc == NONE && !passed)
+                        all = false;
+                }
+                done = done || all;
+                if (__all_sync(FULL, done)) break;
+            }
+#endif
             // Reverse mode: stop once every half's first column reaching the goal is
             // settled, i.e. the last thread of the group has passed it (checked every 8
             // columns).
-            if (REVERSE && (s & (8 / COLS - 1)) == 8 / COLS - 1) {
+            if (REVERSE && !MODE && (s & (8 / COLS - 1)) == 8 / COLS - 1) {
                 bool all = true;
 #pragma unroll
                 for (int h = 0; h < HALVES; ++h) {
@@ -964,10 +904,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #if MODE
             Best b = cand[h];
             if (own[h] && (flags & TE_FREE) && rcol[h] != NONE) {
-                Best x = Best{score_lane(rb, h), rcol[h], qlen[h] - 1};
-#if ORIGIN
-                x.org = origin_of(rb);
-#endif
+                const Best x = Best{lane_of(rb, h), rcol[h], qlen[h] - 1};
                 if (better(x, b)) b = x;
             }
             b = group_best(b, G);
@@ -996,7 +933,7 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
 #pragma unroll
         for (int h = 0; h < HALVES; ++h)
             recs[((size_t)entry * levels + item_pass) * HALVES + h] =
-                make_int4(run[h].score, run[h].col, run[h].row, out_flags(run[h], (overflow >> h) & 1u));
+                make_int4(run[h].score, run[h].col, run[h].row, (int)((overflow >> h) & 1u));
         __threadfence();
         last = atomicAdd(&finished[entry], 1u) == (u32)task.z - 1;
     }
@@ -1010,14 +947,11 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             for (int q = 0; q < task.z; ++q) {
                 const int4 r = __ldcg(&recs[((size_t)entry * levels + q) * HALVES + h]);
                 flag |= r.w & 1;
-                Best x = Best{r.x, r.y, r.z};
-#if ORIGIN
-                x.org = r.w >> 1;
-#endif
+                const Best x = Best{r.x, r.y, r.z};
                 if ((MODE ? x.col != NONE : x.score > 0) && better(x, b)) b = x;
             }
             if (!MODE && b.score <= 0) b = Best{0, -1, -1};
-            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, out_flags(b, flag));
+            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, flag);
         }
     }
     }  // the ticket loop
@@ -1028,19 +962,15 @@ __device__ __forceinline__ void align_body(const AlignArgs& a) {
             if (pidx[h] < 0) continue;
             Best b = run[h];
             if (!MODE && b.score <= 0) b = Best{0, -1, -1};
-            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, out_flags(b, (overflow >> h) & 1u));
+            a.out[pidx[h]] = make_int4(b.score, b.row, b.col, (int)((overflow >> h) & 1u));
         }
     }
 #endif
 }
 
 extern "C" __global__ void align_pairs(const AlignArgs a, int reverse) {
-#if MODE
-    align_body<false>(a);  // starts: src/engine/cuda/mode_engine.rs
-#else
     if (reverse)
         align_body<true>(a);
     else
         align_body<false>(a);
-#endif
 }

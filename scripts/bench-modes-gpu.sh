@@ -5,11 +5,11 @@
 # --preload` (the engine over pairs already read, TCUPS inside the align calls), alternated:
 #   local score/end   local mode, forward pass only (--score-end)
 #   local coords      local mode with starts (the default columns' passes)
-#   <mode>            the modes' kernel (score and end; starts without a free start follow
-#                     from the mode, so this is also such a mode's rate with coordinates)
-#   <mode>+--with-starts  the modes' kernel that carries starts (one pair per thread at
-#                     32 bits): a mode with a free start at the coordinates level
-# and each mode's ratio to local mode's score/end and coordinates rates.
+#   <mode>            the modes' kernel at the coordinates level (forward pass, and the
+#                     reverse pass for the start where the mode has a free start)
+#   <mode>+--score-end  the modes' forward pass alone (score and end)
+# and each mode's ratio to local mode's score/end and coordinates rates (the target compares
+# like with like: coordinates with coordinates, score/end with score/end).
 #
 #   G=.gpu scripts/bench-modes-gpu.sh [CLASS ...]
 # Environment: G, WORK (/tmp/swarrow-modes-bench), SCALE, MODES, ROUNDS (2: alternations).
@@ -26,7 +26,7 @@ declare -A PAIRS=([protein-short]=1000000 [dna-reads]=1000000 [protein-mid]=2000
 declare -A REPEAT=([protein-short]=4 [dna-reads]=8 [protein-mid]=3 [protein-long]=3
     [protein-vlong]=3 [dna-read-contig]=3 [dna-vlong]=2)
 classes=${*:-"protein-short dna-reads protein-mid protein-long protein-vlong dna-read-contig dna-vlong"}
-MODES=${MODES:-"global semi-global semi-global+--with-starts"}
+MODES=${MODES:-"global semi-global semi-global+--score-end global+--score-end"}
 calc() { awk "BEGIN {printf \"%.3f\", $1}"; }
 rate() { # TCUPS of one bench run
     $B bench --query "$1.q.fa" --target "$1.t.fa" $2 --preload --repeat "$3" $4 2>/dev/null |

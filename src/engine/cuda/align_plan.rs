@@ -438,14 +438,10 @@ pub struct Cell {
     pub row: i32,
     pub col: i32,
     pub overflow: bool,
-    /// The start's code of the modes' kernel with starts (kernels/align.cu, "Origins").
-    pub origin: u32,
 }
 
 pub fn cells(raw: &[i32]) -> Vec<Cell> {
-    raw.chunks_exact(4)
-        .map(|c| Cell { score: c[0], row: c[1], col: c[2], overflow: c[3] & 1 != 0, origin: (c[3] as u32) >> 1 })
-        .collect()
+    raw.chunks_exact(4).map(|c| Cell { score: c[0], row: c[1], col: c[2], overflow: c[3] & 1 != 0 }).collect()
 }
 
 /// The forward end alone ([`crate::engine::Level::ScoreEnd`]): starts 0.
@@ -585,7 +581,7 @@ mod tests {
     }
 
     fn cell(m: (i32, i32, i32)) -> Cell {
-        Cell { score: m.0, row: m.1, col: m.2, overflow: false, origin: 0 }
+        Cell { score: m.0, row: m.1, col: m.2, overflow: false }
     }
 
     fn check_model(sc: &Scoring, n: u8, seed: u64, count: usize, qmax: usize, tmax: usize) {
@@ -863,13 +859,13 @@ mod tests {
 
     #[test]
     fn finish_converts_reversed_start_and_rejects_mismatch() {
-        let end = Cell { score: 17, row: 2, col: 5, overflow: false, origin: 0 };
-        let start = Cell { score: 17, row: 2, col: 2, overflow: false, origin: 0 };
+        let end = Cell { score: 17, row: 2, col: 5, overflow: false };
+        let start = Cell { score: 17, row: 2, col: 2, overflow: false };
         let a = finish(end, Some(start)).unwrap();
         assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 3, 4, 6));
         assert!(finish(end, Some(Cell { score: 16, ..start })).is_err());
         assert!(finish(end, None).is_err());
-        let zero = Cell { score: 0, row: -1, col: -1, overflow: false, origin: 0 };
+        let zero = Cell { score: 0, row: -1, col: -1, overflow: false };
         assert_eq!(finish(zero, None).unwrap(), Alignment::default());
     }
 

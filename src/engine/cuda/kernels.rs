@@ -155,14 +155,12 @@ pub fn search_paired(shape: Shape, extra: &[String]) -> Build {
 pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
 pub const ALIGN_WIDE_ROWS: u32 = 32;
 
-/// What an align variant computes: local alignment (forward and reverse passes), or in the
-/// global and semi-global modes score and end (`Modes`) or score, end and start carried
-/// forward (`ModesStarts`, one pair per thread at 32 bits only).
+/// What an align variant computes: local alignment, or the global and semi-global modes
+/// (`Modes`); both with a forward pass (score and end) and a reverse pass (the start).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AlignKind {
     Local,
     Modes,
-    ModesStarts,
 }
 
 impl AlignKind {
@@ -171,7 +169,6 @@ impl AlignKind {
         match self {
             AlignKind::Local => (&[], ""),
             AlignKind::Modes => (&["-DMODE=1"], "_modes"),
-            AlignKind::ModesStarts => (&["-DMODE=1", "-DORIGIN=1"], "_modes_starts"),
         }
     }
 }
@@ -227,9 +224,6 @@ pub fn all() -> Vec<Build> {
             out.push(align(ALIGN_WIDE_ROWS, false, pipelined, kind));
         }
     }
-    for pipelined in [false, true] {
-        out.push(align(ALIGN_WIDE_ROWS, false, pipelined, AlignKind::ModesStarts));
-    }
     out.push(path_trace());
     out.push(path_counts());
     out.extend([false, true].map(|d| pairhmm(d, &[])));
@@ -249,7 +243,7 @@ mod tests {
         assert!(names.contains(&"align_pairs_t0_r16_s16x2".to_string()));
         assert!(names.contains(&"align_pairs_t0_r32_s32_pipe".to_string()));
         assert!(names.contains(&"align_pairs_t0_r12_s16x2_pipe_modes".to_string()));
-        assert!(names.contains(&"align_pairs_t0_r32_s32_modes_starts".to_string()));
+        assert!(names.contains(&"align_pairs_t0_r32_s32_modes".to_string()));
         assert!(names.contains(&"pairhmm_forward_f64".to_string()));
         let mut sorted = names.clone();
         sorted.sort();

@@ -240,9 +240,10 @@ pub struct GpuAligner {
     limit: i32,
     /// Local, or global / semi-global: the kernel's borders ([`modes`]).
     mode: AlignMode,
-    /// The kernel variant: local, the modes' (score and end), or the modes' with starts
-    /// (every pair at 32 bits).
+    /// The kernel variant: local or the modes'.
     kind: kernels::AlignKind,
+    /// The gaps the modes' starts are picked with ([`modes::finish`]).
+    scoring: Scoring,
     max_score: i32,
     /// Threads for packing and binning: the aligner's own, so that its host work does not
     /// queue behind the callers' jobs in rayon's global pool (input parsing, say).
@@ -279,23 +280,17 @@ use paths::path_budget_words;
 
 impl GpuAligner {
     pub fn new(sc: &Scoring, config: &CudaConfig) -> Result<GpuAligner> {
-        Self::on(Gpu::open_all()?, sc, config, AlignMode::Local, false)
+        Self::on(Gpu::open_all()?, sc, config, AlignMode::Local)
     }
 
-    /// An aligner of `mode` ([`modes`]): in global and semi-global mode score and end only,
-    /// or with `starts` the start too ([`modes::finish_start`]: pairs beyond that
-    /// variant's range come back [`modes::FLAGGED`]).
-    pub fn with_mode(sc: &Scoring, config: &CudaConfig, mode: AlignMode, starts: bool) -> Result<GpuAligner> {
+    /// An aligner of `mode` ([`modes`]).
+    pub fn with_mode(sc: &Scoring, config: &CudaConfig, mode: AlignMode) -> Result<GpuAligner> {
         modes::supported(sc, mode)?;
-        Self::on(Gpu::open_all()?, sc, config, mode, starts)
+        Self::on(Gpu::open_all()?, sc, config, mode)
     }
 
-    pub fn on(gpus: Vec<Gpu>, sc: &Scoring, config: &CudaConfig, mode: AlignMode, starts: bool) -> Result<GpuAligner> {
-        let kind = match (mode.is_local(), starts) {
-            (true, _) => kernels::AlignKind::Local,
-            (false, false) => kernels::AlignKind::Modes,
-            (false, true) => kernels::AlignKind::ModesStarts,
-        };
+    pub fn on(gpus: Vec<Gpu>, sc: &Scoring, config: &CudaConfig, mode: AlignMode) -> Result<GpuAligner> {
+        let kind = if mode.is_local() { kernels::AlignKind::Local } else { kernels::AlignKind::Modes };
         let (m, nc1) = kernel_matrix(sc)?;
         let mut devices = Vec::new();
         for gpu in gpus {
@@ -359,6 +354,7 @@ impl GpuAligner {
             limit: overflow_limit(sc),
             mode,
             kind,
+            scoring: sc.clone(),
             max_score: sc.matrix.max_score().max(0),
             pool: crate::threads::pool(
                 "sw-gather",
@@ -379,7 +375,7 @@ impl GpuAligner {
     pub fn warm_up(&self) -> Result<()> {
         for d in &self.devices {
             for pipelined in [false, true] {
-                for &r in PACKED_ROWS.iter().filter(|_| self.packs()) {
+                for &r in PACKED_ROWS.iter() {
                     self.kernel(d, true, r, pipelined)?;
                 }
                 self.kernel(d, false, WIDE_ROWS, pipelined)?;
@@ -437,10 +433,10 @@ impl GpuAligner {
     }
 
     /// Score and end of each pair, in input order, with [`Level::Coordinates`] the start
-    /// too (the reverse launches run only then).
+    /// too (the reverse launches run only then, and in the modes only with a free start).
+    /// In the modes, [`Level::ScoreEnd`] gives the end cell even where a side may hold no
+    /// residue (the engine, [`crate::engine::cuda::mode_engine`], asks for those starts).
     pub fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
-        // The modes' kernel computes score and end (the engine finds starts, [`modes`]).
-        let level = if self.mode.is_local() { level } else { Level::ScoreEnd };
         let (cells, longest) = pairs.iter().fold((0u64, 0u64), |(sum, most), (q, t)| {
             let c = q.len() as u64 * t.len() as u64;
             (sum + c, most.max(c))
@@ -472,12 +468,6 @@ impl GpuAligner {
         } else {
             0
         }
-    }
-
-    /// Whether pairs go two to a thread in 16-bit lanes (all but the modes' kernel with
-    /// starts, which runs every pair at 32 bits).
-    fn packs(&self) -> bool {
-        self.kind != kernels::AlignKind::ModesStarts
     }
 
     /// Host threads (streams of every GPU) a call spreads over.

@@ -1,9 +1,9 @@
 //! The align kernel's global and semi-global variant (`-DMODE=1`, kernels/align.cu): what
-//! the host tells it (borders, 16-bit range) and how its end cells read. The engine around
-//! it, with the starts, is [`crate::engine::cuda::mode_engine`].
+//! the host tells it (borders, 16-bit range) and how its cells read. The engine around it
+//! is [`crate::engine::cuda::mode_engine`].
 
 use crate::engine::cuda::align_plan::Cell;
-use crate::engine::mode::AlignMode;
+use crate::engine::mode::{self, AlignMode};
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
@@ -61,30 +61,17 @@ pub fn finish_end(end: Cell, mode: AlignMode) -> Result<Alignment> {
     })
 }
 
-/// The alignment [`finish_start`] gives a pair the kernel with starts could not align (a
-/// score beyond 16 bits, or a side beyond 4,095 residues, the origin's 13 bits): the engine
-/// aligns it on the CPU. Never a real result (scores are above i32::MIN).
-pub const FLAGGED: Alignment = Alignment { score: i32::MIN, qstart: 0, qend: 0, tstart: 0, tend: 0, recomputed: false };
-
-/// The kernel's origin codes (kernels/align.cu, "Origins"): (0, 0), (i, 0), (0, ORG_TOP + j).
-const ORG_TOP: u32 = 4096;
-
-/// Score, end and start from the modes' kernel with starts: the start follows the stop cell
-/// of the path rule's walk as in [`crate::engine::scalar_modes`] (a side of which the
-/// alignment holds no residue is 0, 0); [`FLAGGED`] for a pair it left to the CPU.
-pub fn finish_start(end: Cell, mode: AlignMode) -> Alignment {
-    if end.overflow || end.score == i32::MIN || end.row < 0 || end.col < 0 {
-        return FLAGGED;
-    }
-    let (i0, j0) = match end.origin {
-        0 => (0, 0),
-        o if o < ORG_TOP => (o, 0),
-        o => (0, o - ORG_TOP),
+/// The alignment of a pair at [`crate::engine::Level::Coordinates`] from the forward pass's
+/// end cell and the reverse pass's cell `rev` (in reversed coordinates; read only in a mode
+/// with a free start, the only ones with a reverse pass): with its start by
+/// [`mode::with_start`].
+pub fn finish(end: Cell, rev: Cell, sc: &Scoring, mode: AlignMode) -> Result<Alignment> {
+    let end = finish_end(end, mode)?;
+    let rev = match mode.reverse_pass() {
+        Some(rm) => Some(finish_end(rev, rm)?),
+        None => None,
     };
-    let (qend, tend) = (end.row as u32 + 1, end.col as u32 + 1);
-    let side = |stop: u32, end: u32| if stop >= end { (0, 0) } else { (stop + 1, end) };
-    let ((qstart, qend), (tstart, tend)) = (side(i0, qend), side(j0, tend));
-    Alignment { score: end.score, qstart, qend, tstart, tend, recomputed: mode.recomputed(end.score) }
+    mode::with_start(&end, rev.as_ref(), sc, mode)
 }
 
 #[cfg(test)]
@@ -103,18 +90,23 @@ mod tests {
     }
 
     #[test]
-    fn origins_decode_to_the_reference_starts() {
+    fn reverse_cells_map_to_starts() {
+        let sc = Scoring::blosum62();
         let m = AlignMode::SemiGlobal(FreeEnds::ALL);
-        let cell = |origin| Cell { score: 5, row: 9, col: 19, overflow: false, origin };
-        let a = finish_start(cell(0), m);
-        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 10, 1, 20));
-        let a = finish_start(cell(4), m);
-        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (5, 10, 1, 20));
-        let a = finish_start(cell(ORG_TOP + 7), m);
-        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 10, 8, 20));
-        // A walk that stops on the end's own row holds no query residue.
-        let a = finish_start(cell(10), m);
+        let cell = |score, row, col| Cell { score, row, col, overflow: false };
+        // End (10, 20); the reverse pass's best cell (4, 7) in reversed coordinates: the
+        // alignment holds query 7..10 and target 14..20.
+        let a = finish(cell(5, 9, 19), cell(5, 3, 6), &sc, m).unwrap();
+        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (7, 10, 14, 20));
+        // The border cell (0, 20), a gap of the target's 20 residues, beats a lower cell:
+        // no query residue.
+        let qs = AlignMode::SemiGlobal(FreeEnds { query_start: true, ..FreeEnds::NONE });
+        let a = finish(cell(-31, 9, 19), cell(-40, 3, 6), &sc, qs).unwrap();
         assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (0, 0, 1, 20));
-        assert_eq!(finish_start(Cell { overflow: true, ..cell(0) }, m), FLAGGED);
+        // Without a free start both starts are residue 1 (no reverse pass to read).
+        let a = finish(cell(5, 9, 19), cell(0, -1, -1), &sc, AlignMode::Global).unwrap();
+        assert_eq!((a.qstart, a.qend, a.tstart, a.tend), (1, 10, 1, 20));
+        // A reverse pass that does not reach the forward score is an internal error.
+        assert!(finish(cell(5, 9, 19), cell(4, 3, 6), &sc, m).is_err());
     }
 }

@@ -94,8 +94,9 @@ impl GpuAligner {
         dev: &PieceDev,
         level: Level,
     ) -> Result<()> {
-        let passes: &[bool] =
-            if level == Level::Coordinates && self.mode.is_local() { &[false, true] } else { &[false] };
+        // The modes without a free start have no reverse pass (starts are residue 1).
+        let reverse = self.mode.is_local() || self.mode.reverse_pass().is_some();
+        let passes: &[bool] = if level == Level::Coordinates && reverse { &[false, true] } else { &[false] };
         for &reverse in passes {
             for (k, l) in t.launches.iter().enumerate() {
                 let state = l.state_words(halves(l.packed));
@@ -171,8 +172,11 @@ impl GpuAligner {
             scratch: dev.scratch + 4 * scratch_off as u64,
             scratch_stride: l.stride as i32,
             scratch_slots: l.slots as i32,
-            mode_flags: modes::kernel_flags(self.mode),
-            range_lo: if l.packed || !self.packs() { modes::PACKED_RANGE } else { modes::WIDE_RANGE },
+            mode_flags: modes::kernel_flags(match self.mode.reverse_pass() {
+                Some(rm) if reverse => rm,
+                _ => self.mode,
+            }),
+            range_lo: if l.packed { modes::PACKED_RANGE } else { modes::WIDE_RANGE },
             max_score: self.max_score,
         };
         let reverse = reverse as i32;

@@ -73,7 +73,7 @@ impl GpuAligner {
         let t0 = Instant::now();
         let n = pairs.len();
         let max_rows = packed_max_rows(self.nc1 as usize, self.config.align_max_rows);
-        let gpu_plan = if self.config.align_host_bins || !self.packs() {
+        let gpu_plan = if self.config.align_host_bins {
             None
         } else {
             GpuBins::plan(pairs, |nonempty| self.shape_rules(d, nonempty, max_rows))
@@ -90,9 +90,8 @@ impl GpuAligner {
                     .filter(|(_, (q, t))| !q.is_empty() && !t.is_empty())
                     .map(|(i, (q, t))| Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 })
                     .collect();
-                let packed = self.packs();
-                let rules = self.shape_rules(d, items.len(), if packed { max_rows } else { WIDE_ROWS });
-                let bins = self.pool.install(|| make_bins(&items, packed, rules));
+                let rules = self.shape_rules(d, items.len(), max_rows);
+                let bins = self.pool.install(|| make_bins(&items, true, rules));
                 Binning::Host(tables(&bins, self.pipeline_below(d))?)
             }
         };
@@ -233,8 +232,7 @@ impl GpuAligner {
                 Item { index: i as u32, qlen: q.len() as u32, tlen: t.len() as u32 }
             })
             .collect();
-        // The modes' kernel with starts is the 32-bit one: its flags stay (FLAGGED below).
-        if !wide.is_empty() && self.packs() {
+        if !wide.is_empty() {
             let Some(dev_in) = slot.dev_in.as_ref() else {
                 return Err(Error::Internal("align slot buffers missing".into()));
             };
@@ -262,8 +260,10 @@ impl GpuAligner {
                 .into_par_iter()
                 .with_min_len(4096)
                 .map(|i| match level {
-                    _ if !self.packs() => Ok(modes::finish_start(ends[i], self.mode)),
-                    _ if !self.mode.is_local() => modes::finish_end(ends[i], self.mode),
+                    Level::ScoreEnd if !self.mode.is_local() => modes::finish_end(ends[i], self.mode),
+                    Level::Coordinates if !self.mode.is_local() => {
+                        modes::finish(ends[i], starts[i], &self.scoring, self.mode)
+                    }
                     Level::ScoreEnd => Ok(finish_end(ends[i])),
                     Level::Coordinates => finish(ends[i], (ends[i].score > 0).then_some(starts[i])),
                 })
