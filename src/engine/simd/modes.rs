@@ -815,13 +815,17 @@ fn reverse_pass<K: ModeKernels>(
             }
         }
     }
-    let redone: Vec<(usize, Result<(i64, usize, usize)>)> =
-        scalar.par_iter().map(|&k| (k, end_cell(rev_pairs[k].0, rev_pairs[k].1, sc, rm))).collect();
-    for (k, cell) in redone {
-        let (score, qend, tend) = cell?;
-        let score = i32::try_from(score)
-            .map_err(|_| Error::Internal(format!("{mode}: the reverse pass scored {score}, past 32 bits")))?;
-        rev[k] = Alignment { score, qend: qend as u32, tend: tend as u32, ..Default::default() };
+    let redone = scalar
+        .par_iter()
+        .map(|&k| {
+            let (score, qend, tend) = end_cell(rev_pairs[k].0, rev_pairs[k].1, sc, rm)?;
+            let score = i32::try_from(score)
+                .map_err(|_| Error::Internal(format!("{mode}: the reverse pass scored {score}, past 32 bits")))?;
+            Ok((k, Alignment { score, qend: qend as u32, tend: tend as u32, ..Default::default() }))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (k, a) in redone {
+        rev[k] = a;
     }
     ends.iter().zip(&rev).map(|(&(i, ref end), rev)| Ok((i, mode::with_start(end, Some(rev), sc, mode)?))).collect()
 }
