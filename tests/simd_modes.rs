@@ -131,7 +131,7 @@ fn protein_pairs_equal_the_reference() {
 #[test]
 fn queries_in_several_strips_equal_the_reference() {
     // The lanes cut queries past 512 rows into strips, run one after another, each starting
-    // from the last row of the one before (H, F and their origins): lengths at the cuts and
+    // from the last row of the one before (H and F): lengths at the cuts and
     // past them, with targets inside the query or the query's pieces inside the target (so
     // paths cross the cuts), beside short pairs streaming through the other lanes.
     let mut rng = Rng(0x51f1_5eed_0bad_cafe);
@@ -171,6 +171,12 @@ fn scores_past_16_bits_equal_the_reference() {
     let mut rng = Rng(0xdeadbeefcafef00d);
     let pairs: Vec<_> = (0..200).map(|_| rng.pair(700, 4)).collect();
     check(&Scoring::new(Matrix::dna(120, -120), 400, 100).unwrap(), &pairs, "DNA 120/-120 400/100");
+    // A pair the forward pass holds but whose reverse pass passes 16 bits (with the query
+    // start free): the query's 258 A's score 127 each, 32,766, first in the reverse pass, but
+    // only after the target's 200 leading C's cost their gap, 32,566, in the forward pass.
+    let (q, mut t) = (vec![0u8; 258], vec![1u8; 200]);
+    t.extend(vec![0u8; 258]);
+    check(&Scoring::new(Matrix::dna(127, -127), 0, 1).unwrap(), &[(q, t)], "reverse pass past 16 bits");
     // Long unrelated DNA pairs: a global score far below -32,768 (past the lanes' bound), and
     // one pair the lanes hold.
     let long = vec![(rng.seq(3_000, 4), rng.seq(10_000, 4)), (rng.seq(2_000, 4), rng.seq(3_000, 4))];

@@ -61,7 +61,7 @@ pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMod
 /// The score and end cell (row, column, both >= 1) of two non-empty sequences in a
 /// non-local `mode`: the mode's dynamic programme, one column at a time, the end cell by
 /// the end rule (the first strictly better in column-major order).
-fn end_cell(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMode) -> Result<(i64, usize, usize)> {
+pub(crate) fn end_cell(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMode) -> Result<(i64, usize, usize)> {
     let ends = mode.free_ends();
     let (m, n) = (query.len(), target.len());
     let (open, ext) = (sc.gap_open as i64, sc.gap_extend as i64);

@@ -242,14 +242,10 @@ macro_rules! mode_kernels {
                 pairs: &[(&[u8], &[u8])],
                 jobs: &[modes::Job],
                 next: &std::sync::atomic::AtomicUsize,
-                origins: bool,
                 s: &mut modes::Scratch<$lanes>,
                 out: &mut Vec<(usize, modes::LaneEnd)>,
             ) {
-                match origins {
-                    true => modes::align_stream::<$lanes, true, $vbmi>(t, pairs, jobs, next, s, out),
-                    false => modes::align_stream::<$lanes, false, $vbmi>(t, pairs, jobs, next, s, out),
-                }
+                modes::align_stream::<$lanes, $vbmi>(t, pairs, jobs, next, s, out)
             }
         }
     };

@@ -1,30 +1,34 @@
 //! Global and semi-global alignment ([`crate::engine::mode`]) on the CPU: inter-sequence
 //! lanes, one pair per 16-bit lane. Every lane runs the recurrences of
-//! [`crate::engine::scalar_modes`] exactly (no lazy-F loop, so the path rule's tie priorities
-//! hold cell by cell), and at [`Level::Coordinates`] with a free start it carries each state's
-//! origin forward as the reference does.
+//! [`crate::engine::scalar_modes`] exactly and gives the score and end cell by the mode's end
+//! rule. The start, as in the reference, comes from the mode's reverse pass
+//! ([`AlignMode::reverse_pass`]): the same lanes over the reversed prefixes up to the end
+//! cell, combined by [`mode::with_start`]. At [`Level::ScoreEnd`] only the pairs whose start
+//! may leave a side without residues (which zeroes that side's end,
+//! [`AlignMode::may_empty_a_side`]) take the reverse pass.
 //!
 //! Lanes stream jobs ([`align_stream`]) from one queue the threads share, tallest first: a
 //! lane takes the next pair when its last one ends. A query past [`STRIP`] rows is cut into
 //! strips of equal heights, run one after another over all the target's columns, each
-//! starting from the last row of the one before (H, the next row's F and their origins).
-//! Each column pass computes the rows of the tallest strip in the lanes.
+//! starting from the last row of the one before (H and the next row's F). Each column pass
+//! computes the rows of the tallest strip in the lanes.
 //!
 //! 16 bits hold a pair exactly when no value leaves their range: below, a static bound from
 //! its lengths ([`Tables::fits_16`]); above, the lane's highest H, watched where cells can
 //! pass [`Tables::highest_exact`] ([`Tables::safe_side`]). Other pairs, pairs of lanes that
 //! passed the top, empty sides and matrices whose scores are no bytes go to the scalar
-//! reference.
+//! reference (a reverse pass that passes the top, to the reference's end cell on the reversed
+//! prefixes).
 //!
 //! Substitution scores: each lane has its strip's profile (one byte row per target code,
 //! built by byte shuffles); per column, 16 rows of every lane's row for its target residue
 //! are loaded and transposed into one score vector per row.
 
 use super::vector::{LaneSelect, Vector};
-use crate::engine::mode::{AlignMode, FreeEnds};
-use crate::engine::scalar_modes::align_pair_mode;
+use crate::engine::mode::{self, AlignMode, FreeEnds};
+use crate::engine::scalar_modes::{align_pair_mode, end_cell};
 use crate::engine::{Alignment, Level};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scoring::Scoring;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -122,16 +126,12 @@ pub(super) struct Scratch<V> {
     qbuf: Vec<u8>,
     /// One transposed block: `ROWS` rows of `LANES` bytes.
     scores: Vec<i8>,
-    /// Per strip row: H of the last column, E and (where asked) F of the next cell, and
-    /// their origins.
+    /// Per strip row: H of the last column, E and (where asked) F of the next cell.
     h: Vec<V>,
     e: Vec<V>,
     f: Vec<V>,
-    h_origin: Vec<V>,
-    e_origin: Vec<V>,
-    f_origin: Vec<V>,
-    /// Per lane, the last row of its strip for every column of the pair: H, the next row's
-    /// F, and their origins (the next strip's top border).
+    /// Per lane, the last row of its strip for every column of the pair: H and the next
+    /// row's F (the next strip's top border).
     bound: Vec<Vec<u16>>,
 }
 
@@ -144,37 +144,31 @@ impl<V> Default for Scratch<V> {
             h: Vec::new(),
             e: Vec::new(),
             f: Vec::new(),
-            h_origin: Vec::new(),
-            e_origin: Vec::new(),
-            f_origin: Vec::new(),
             bound: Vec::new(),
         }
     }
 }
 
-/// A lane's end cell and the origin its path carried: +i for (i, 0), -j for (0, j), 0 for
-/// (0, 0) (only border cells are origins).
+/// A lane's score and end cell (row and column of its matrix, both >= 1).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct LaneEnd {
     pub score: i32,
     pub qend: u32,
     pub tend: u32,
-    pub origin: i16,
     /// An H of the lane passed [`Tables::highest_exact`]: the lane's results may have wrapped.
     pub saturated: bool,
 }
 
 impl LaneEnd {
-    /// The reference's alignment: the start follows the stop cell; a side with no residue in
-    /// the alignment is 0, 0.
+    /// As the reference's pass gives it: no start yet.
     fn alignment(self, mode: AlignMode) -> Alignment {
-        let (i0, j0) = match self.origin {
-            o if o > 0 => (o as u32, 0),
-            o => (0, (-(o as i32)) as u32),
-        };
-        let side = |stop: u32, end: u32| if stop >= end { (0, 0) } else { (stop + 1, end) };
-        let ((qstart, qend), (tstart, tend)) = (side(i0, self.qend), side(j0, self.tend));
-        Alignment { score: self.score, qstart, qend, tstart, tend, recomputed: mode.recomputed(self.score) }
+        Alignment {
+            score: self.score,
+            qend: self.qend,
+            tend: self.tend,
+            recomputed: mode.recomputed(self.score),
+            ..Default::default()
+        }
     }
 }
 
@@ -210,9 +204,9 @@ fn jobs(pairs: &[(&[u8], &[u8])], idx: &[usize]) -> Vec<Job> {
 /// The best end cell among candidates seen in the tie rule's order: the first strictly
 /// better.
 #[inline(always)]
-fn consider(best: &mut Option<LaneEnd>, score: i32, qend: usize, tend: usize, origin: i16) {
+fn consider(best: &mut Option<LaneEnd>, score: i32, qend: usize, tend: usize) {
     if best.is_none_or(|b| score > b.score) {
-        *best = Some(LaneEnd { score, qend: qend as u32, tend: tend as u32, origin, saturated: false });
+        *best = Some(LaneEnd { score, qend: qend as u32, tend: tend as u32, saturated: false });
     }
 }
 
@@ -243,9 +237,6 @@ struct Rows<V> {
     h: *mut V,
     e: *mut V,
     f: *mut V,
-    ho: *mut V,
-    eo: *mut V,
-    fo: *mut V,
     scores: *const i8,
     lanes: usize,
     first: V,
@@ -253,27 +244,25 @@ struct Rows<V> {
 }
 
 /// The running values down one column: H of the row above in the last column, F of the
-/// next cell, their origins, and the highest H.
+/// next cell, and the highest H.
 struct Carry<V> {
     diag: V,
     f: V,
-    diag_o: V,
-    f_o: V,
     highest: V,
 }
 
 /// Rows `from..from + count` of the column pass (their scores in `p.scores`). The reference's
 /// recurrences, each state's next value computed in the cell it leaves: E(i, j+1) and
-/// F(i+1, j) from H(i, j), opening on ties; with `ORIGINS` each carries its path's origin by
-/// the path rule (diagonal, then 'D', then 'I'). `STORE_F` keeps F and its origin per row.
+/// F(i+1, j) from H(i, j). `TRACK` watches the highest H; `STORE_F` keeps F per row (for
+/// the next strip's border).
 #[inline(always)]
-unsafe fn cells<V: LaneSelect, const ORIGINS: bool, const TRACK: bool, const STORE_F: bool>(
+unsafe fn cells<V: LaneSelect, const TRACK: bool, const STORE_F: bool>(
     p: &Rows<V>,
     from: usize,
     count: usize,
     c: &mut Carry<V>,
 ) {
-    let (mut diag, mut f, mut diag_o, mut f_o, mut highest) = (c.diag, c.f, c.diag_o, c.f_o, c.highest);
+    let (mut diag, mut f, mut highest) = (c.diag, c.f, c.highest);
     for r in 0..count {
         let i = from + r;
         let sv = V::load_widened(p.scores.add(r * p.lanes) as *const u8);
@@ -296,21 +285,9 @@ unsafe fn cells<V: LaneSelect, const ORIGINS: bool, const TRACK: bool, const STO
             *p.f.add(i) = f_next;
         }
         diag = h_left;
-        if ORIGINS {
-            let (ho_left, e_o) = (*p.ho.add(i), *p.eo.add(i));
-            let o = V::pick_gt(ef, d, V::pick_gt(f, e, f_o, e_o), diag_o);
-            let e_o_next = V::pick_gt(e_ext, h_open, e_o, o);
-            f_o = V::pick_gt(f_ext, h_open, f_o, o);
-            *p.ho.add(i) = o;
-            *p.eo.add(i) = e_o_next;
-            if STORE_F {
-                *p.fo.add(i) = f_o;
-            }
-            diag_o = ho_left;
-        }
         f = f_next;
     }
-    (c.diag, c.f, c.diag_o, c.f_o, c.highest) = (diag, f, diag_o, f_o, highest);
+    (c.diag, c.f, c.highest) = (diag, f, highest);
 }
 
 /// The scores of one strip's query (`q`, at most `STRIP` codes) against every target code,
@@ -351,12 +328,12 @@ unsafe fn build_slot<V: Vector>(t: &Tables, luts: &[V], q: &[u8], qbuf: &mut [u8
 /// The jobs of `jobs` from `next` on (shared with the other threads) streamed through the
 /// lanes: each lane takes the next job when its last one ends, and runs its strips one after
 /// another; each column pass computes the rows of the tallest strip in the lanes. Each
-/// pair's end cell and, with `ORIGINS`, its origin, into `out`. The highest H is watched in
+/// pair's score and end cell into `out`. The highest H is watched in
 /// the blocks of rows that hold cells past [`Tables::safe_side`] (a pair whose lane passed
 /// [`Tables::highest_exact`] there comes back `saturated`). Unsafe: the CPU must run V's
 /// instructions.
 #[inline(always)]
-pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI: bool>(
+pub(super) unsafe fn align_stream<V: LaneSelect, const VBMI: bool>(
     t: &Tables,
     pairs: &[(&[u8], &[u8])],
     jobs: &[Job],
@@ -385,24 +362,22 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI
     let first = open + ext;
     let ends = t.ends;
     let zero = V::zero();
-    for v in [&mut s.h, &mut s.e, &mut s.f, &mut s.h_origin, &mut s.e_origin, &mut s.f_origin] {
+    for v in [&mut s.h, &mut s.e, &mut s.f] {
         v.clear();
         v.resize(STRIP, zero);
     }
     s.bound.resize_with(lanes, Vec::new);
-    // H(i, 0) and H(0, j) with their origins, as the reference starts them.
+    // H(i, 0) and H(0, j), as the reference starts them.
     let col0 = |i: usize| if ends.query_start || i == 0 { 0 } else { -(open + i as i32 * ext) };
-    let col0_origin = |i: usize| if ends.query_start { i as i32 } else { 0 };
     let row0 = |j: usize| if ends.target_start || j == 0 { 0 } else { -(open + j as i32 * ext) };
-    let row0_origin = |j: usize| if ends.target_start { -(j as i32) } else { 0 };
 
     let safe_side = t.safe_side();
     let zero_row = s.prof.as_ptr().add(lanes * slot);
     let mut rows_ptr: [*const i8; 64] = [zero_row; 64];
-    // Per lane: H(top, j-1) (the diagonal of the strip's first row), F of its first row,
-    // their origins, and H(top, j) with its origin (the next column's diagonal).
-    let mut bd = [[0u16; 64]; 4];
-    let mut up = [[0u16; 64]; 2];
+    // Per lane: H(top, j-1) (the diagonal of the strip's first row) and F of its first row,
+    // and H(top, j) (the next column's diagonal).
+    let mut bd = [[0u16; 64]; 2];
+    let mut up = [0u16; 64];
     let neg = lane(i16::MIN as i32) as u16;
     let mut high = [neg; 64];
     let mut st = [LaneState {
@@ -422,9 +397,6 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI
         h: s.h.as_mut_ptr(),
         e: s.e.as_mut_ptr(),
         f: s.f.as_mut_ptr(),
-        ho: s.h_origin.as_mut_ptr(),
-        eo: s.e_origin.as_mut_ptr(),
-        fo: s.f_origin.as_mut_ptr(),
         scores: s.scores.as_ptr(),
         lanes,
         first: V::splat(lane(first)),
@@ -479,8 +451,8 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI
                     best_col: None,
                 };
                 high[l] = neg;
-                if !ln.last && s.bound[l].len() < 4 * (n + 1) {
-                    s.bound[l].resize(4 * (n + 1), 0);
+                if !ln.last && s.bound[l].len() < 2 * (n + 1) {
+                    s.bound[l].resize(2 * (n + 1), 0);
                 }
             }
             if ln.j == 0 {
@@ -492,32 +464,20 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI
                     let i = base + r + 1;
                     *at(p.h, r, l) = lane(col0(i)) as u16;
                     *at(p.e, r, l) = lane(col0(i) - first) as u16;
-                    if ORIGINS {
-                        *at(p.ho, r, l) = lane(col0_origin(i)) as u16;
-                        *at(p.eo, r, l) = lane(col0_origin(i)) as u16;
-                    }
                 }
-                up[0][l] = lane(col0(base)) as u16;
-                up[1][l] = lane(if base == 0 { 0 } else { col0_origin(base) }) as u16;
+                up[l] = lane(col0(base)) as u16;
             }
             ln.j += 1;
             let j = ln.j;
             rows_ptr[l] = prof.add(l * slot + *ln.target.add(j - 1) as usize * STRIP);
-            bd[0][l] = up[0][l];
-            bd[2][l] = up[1][l];
+            bd[0][l] = up[l];
             if ln.base == 0 {
-                up[0][l] = lane(row0(j)) as u16;
+                up[l] = lane(row0(j)) as u16;
                 bd[1][l] = lane(row0(j) - first) as u16;
-                if ORIGINS {
-                    up[1][l] = lane(row0_origin(j)) as u16;
-                    bd[3][l] = up[1][l];
-                }
             } else {
-                let b = &s.bound[l][4 * j..4 * j + 4];
-                up[0][l] = b[0];
+                let b = &s.bound[l][2 * j..2 * j + 2];
+                up[l] = b[0];
                 bd[1][l] = b[1];
-                up[1][l] = b[2];
-                bd[3][l] = b[3];
             }
             r_max = r_max.max(ln.rows);
             if !ln.last {
@@ -535,14 +495,8 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI
         let mut c = Carry {
             diag: V::load(bd[0].as_ptr() as *const u8),
             f: V::load(bd[1].as_ptr() as *const u8),
-            diag_o: zero,
-            f_o: zero,
             highest: zero,
         };
-        if ORIGINS {
-            c.diag_o = V::load(bd[2].as_ptr() as *const u8);
-            c.f_o = V::load(bd[3].as_ptr() as *const u8);
-        }
         if watch_chunks != 0 {
             c.highest = V::load(high.as_ptr() as *const u8);
         }
@@ -558,10 +512,10 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI
             transpose_rows(&rows_ptr[..lanes], from, lanes, scores);
             let count = ROWS.min(r_max - from);
             match (f_chunks >> (from / ROWS) & 1 != 0, watch_chunks >> (from / ROWS) & 1 != 0) {
-                (false, false) => cells::<V, ORIGINS, false, false>(&p, from, count, &mut c),
-                (true, false) => cells::<V, ORIGINS, false, true>(&p, from, count, &mut c),
-                (false, true) => cells::<V, ORIGINS, true, false>(&p, from, count, &mut c),
-                (true, true) => cells::<V, ORIGINS, true, true>(&p, from, count, &mut c),
+                (false, false) => cells::<V, false, false>(&p, from, count, &mut c),
+                (true, false) => cells::<V, false, true>(&p, from, count, &mut c),
+                (false, true) => cells::<V, true, false>(&p, from, count, &mut c),
+                (true, true) => cells::<V, true, true>(&p, from, count, &mut c),
             }
             from += ROWS;
         }
@@ -575,25 +529,20 @@ pub(super) unsafe fn align_stream<V: LaneSelect, const ORIGINS: bool, const VBMI
                 continue;
             }
             let (j, b) = (ln.j, ln.rows - 1);
-            let origin = |r: usize| if ORIGINS { *at(p.ho, r, l) as i16 } else { 0 };
             if !ln.last {
-                let dst = &mut s.bound[l][4 * j..4 * j + 4];
+                let dst = &mut s.bound[l][2 * j..2 * j + 2];
                 dst[0] = *at(p.h, b, l);
                 dst[1] = *at(p.f, b, l);
-                if ORIGINS {
-                    dst[2] = *at(p.ho, b, l);
-                    dst[3] = *at(p.fo, b, l);
-                }
             } else if j < ln.n && ends.target_end {
-                consider(&mut ln.best_row, *at(p.h, b, l) as i16 as i32, ln.m, j, origin(b));
+                consider(&mut ln.best_row, *at(p.h, b, l) as i16 as i32, ln.m, j);
             }
             if j == ln.n {
                 if ends.query_end {
                     for r in 0..=b {
-                        consider(&mut ln.best_col, *at(p.h, r, l) as i16 as i32, ln.base + r + 1, j, origin(r));
+                        consider(&mut ln.best_col, *at(p.h, r, l) as i16 as i32, ln.base + r + 1, j);
                     }
                 } else if ln.last {
-                    consider(&mut ln.best_col, *at(p.h, b, l) as i16 as i32, ln.m, j, origin(b));
+                    consider(&mut ln.best_col, *at(p.h, b, l) as i16 as i32, ln.m, j);
                 }
             }
         }
@@ -766,19 +715,19 @@ const ROW_OF: [usize; 16] = [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 1
 pub(super) trait ModeKernels: Sync {
     type Lanes: LaneSelect;
 
-    #[allow(clippy::too_many_arguments)]
     unsafe fn align_stream(
         t: &Tables,
         pairs: &[(&[u8], &[u8])],
         jobs: &[Job],
         next: &AtomicUsize,
-        origins: bool,
         s: &mut Scratch<Self::Lanes>,
         out: &mut Vec<(usize, LaneEnd)>,
     );
 }
 
-/// Each pair in `mode` at `level`, exactly as [`align_pair_mode`].
+/// Each pair in `mode` at `level`, exactly as [`align_pair_mode`]: the forward pass in the
+/// lanes, then where the start is asked for (or may zero an end) the reverse pass in the
+/// lanes too.
 pub(super) fn align<K: ModeKernels>(
     sc: &Scoring,
     mode: AlignMode,
@@ -789,28 +738,35 @@ pub(super) fn align<K: ModeKernels>(
     let Some(tabs) = Tables::new(sc, mode) else {
         return pairs.par_iter().map(reference).map(|a| a.map(|a| at_level(a, level))).collect();
     };
-    let ends = mode.free_ends();
-    let free_start = ends.query_start || ends.target_start;
-    // Origins decide starts (at this level) and, for a score at most 0 with a free start,
-    // whether a side holds no residue: such pairs run again with them.
-    let origins = level == Level::Coordinates && free_start;
     let (lanes, rest): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| {
         !pairs[i].0.is_empty() && !pairs[i].1.is_empty() && tabs.fits_16(pairs[i].0.len(), pairs[i].1.len())
     });
     let mut results = vec![Alignment::default(); pairs.len()];
     let mut reference_pairs = rest;
-    let mut with_origins = Vec::new();
-    for (i, a) in run_lanes::<K>(&tabs, mode, pairs, lanes, origins) {
-        match a {
-            Some(a) if origins || !free_start || a.score > 0 => results[i] = at_level(a, level),
-            Some(_) => with_origins.push(i),
+    // The forward pass's score and end cell of each pair the lanes held.
+    let mut ends = Vec::with_capacity(lanes.len());
+    for (i, e) in run_lanes::<K>(&tabs, pairs, &lanes) {
+        match e {
+            Some(e) => ends.push((i, e.alignment(mode))),
             None => reference_pairs.push(i),
         }
     }
-    for (i, a) in run_lanes::<K>(&tabs, mode, pairs, with_origins, true) {
-        match a {
-            Some(a) => results[i] = at_level(a, level),
-            None => reference_pairs.push(i),
+    match mode.reverse_pass() {
+        // No free start: both starts are residue 1, no side is ever empty.
+        None => {
+            for (i, end) in ends {
+                results[i] = at_level(mode::with_start(&end, None, sc, mode)?, level);
+            }
+        }
+        Some(rm) => {
+            let (need, done): (Vec<_>, Vec<_>) =
+                ends.into_iter().partition(|(_, end)| level == Level::Coordinates || mode.may_empty_a_side(end, sc));
+            for (i, end) in done {
+                results[i] = at_level(end, level);
+            }
+            for (i, a) in reverse_pass::<K>(sc, mode, rm, pairs, need)? {
+                results[i] = at_level(a, level);
+            }
         }
     }
     let redone: Vec<(usize, Result<Alignment>)> =
@@ -821,29 +777,75 @@ pub(super) fn align<K: ModeKernels>(
     Ok(results)
 }
 
-/// Pairs `lanes` of `pairs` through the lanes: each one's alignment, `None` where its lane
-/// passed 16 bits.
-fn run_lanes<K: ModeKernels>(
-    tabs: &Tables,
+/// The alignments of `ends` (pair index, the forward pass's score and end cell), their
+/// starts found by the reverse pass in `rm` over the reversed prefixes up to each end cell:
+/// in the lanes where they hold it, else by the reference's end cell.
+fn reverse_pass<K: ModeKernels>(
+    sc: &Scoring,
     mode: AlignMode,
+    rm: AlignMode,
     pairs: &[(&[u8], &[u8])],
-    lanes: Vec<usize>,
-    origins: bool,
-) -> Vec<(usize, Option<Alignment>)> {
-    let jobs = jobs(pairs, &lanes);
+    ends: Vec<(usize, Alignment)>,
+) -> Result<Vec<(usize, Alignment)>> {
+    // The reversed prefixes, query then target of each pair, in one buffer.
+    let total: usize = ends.iter().map(|(_, e)| e.qend as usize + e.tend as usize).sum();
+    let mut buf = Vec::with_capacity(total);
+    for &(i, ref e) in &ends {
+        let (q, t) = pairs[i];
+        buf.extend(q[..e.qend as usize].iter().rev());
+        buf.extend(t[..e.tend as usize].iter().rev());
+    }
+    let mut rev_pairs: Vec<(&[u8], &[u8])> = Vec::with_capacity(ends.len());
+    let mut rest = buf.as_slice();
+    for (_, e) in &ends {
+        let (q, after) = rest.split_at(e.qend as usize);
+        let (t, after) = after.split_at(e.tend as usize);
+        rev_pairs.push((q, t));
+        rest = after;
+    }
+    let rtabs = Tables::new(sc, rm);
+    let (lanes, mut scalar): (Vec<usize>, Vec<usize>) = (0..rev_pairs.len())
+        .partition(|&k| rtabs.as_ref().is_some_and(|t| t.fits_16(rev_pairs[k].0.len(), rev_pairs[k].1.len())));
+    let mut rev = vec![Alignment::default(); ends.len()];
+    if let Some(rtabs) = &rtabs {
+        for (k, e) in run_lanes::<K>(rtabs, &rev_pairs, &lanes) {
+            match e {
+                Some(e) => rev[k] = e.alignment(rm),
+                None => scalar.push(k),
+            }
+        }
+    }
+    let redone = scalar
+        .par_iter()
+        .map(|&k| {
+            let (score, qend, tend) = end_cell(rev_pairs[k].0, rev_pairs[k].1, sc, rm)?;
+            let score = i32::try_from(score)
+                .map_err(|_| Error::Internal(format!("{mode}: the reverse pass scored {score}, past 32 bits")))?;
+            Ok((k, Alignment { score, qend: qend as u32, tend: tend as u32, ..Default::default() }))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (k, a) in redone {
+        rev[k] = a;
+    }
+    ends.iter().zip(&rev).map(|(&(i, ref end), rev)| Ok((i, mode::with_start(end, Some(rev), sc, mode)?))).collect()
+}
+
+/// Pairs `idx` of `pairs` (both sides non-empty) through the lanes: each one's score and end
+/// cell, `None` where its lane passed 16 bits.
+fn run_lanes<K: ModeKernels>(tabs: &Tables, pairs: &[(&[u8], &[u8])], idx: &[usize]) -> Vec<(usize, Option<LaneEnd>)> {
+    let jobs = jobs(pairs, idx);
     let next = AtomicUsize::new(0);
-    let streams = rayon::current_num_threads().min(lanes.len().div_ceil(<K::Lanes as Vector>::LANES)).max(1);
+    let streams = rayon::current_num_threads().min(idx.len().div_ceil(<K::Lanes as Vector>::LANES)).max(1);
     let outs: Vec<Vec<(usize, LaneEnd)>> = (0..streams)
         .into_par_iter()
         .map_init(Scratch::<K::Lanes>::default, |scratch, _| {
             let mut out = Vec::new();
             // Safe: the engine checked at construction that this CPU runs K's instructions.
-            unsafe { K::align_stream(tabs, pairs, &jobs, &next, origins, scratch, &mut out) };
+            unsafe { K::align_stream(tabs, pairs, &jobs, &next, scratch, &mut out) };
             out
         })
         .collect();
-    let results = outs.into_iter().flatten().map(|(i, e)| (i, (!e.saturated).then(|| e.alignment(mode)))).collect();
-    results
+    outs.into_iter().flatten().map(|(i, e)| (i, (!e.saturated).then_some(e))).collect()
 }
 
 fn at_level(a: Alignment, level: Level) -> Alignment {

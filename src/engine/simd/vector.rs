@@ -105,8 +105,6 @@ pub trait Vector: Copy + Send + Sync {
 pub trait LaneSelect: Vector {
     /// `LANES` signed bytes from `p`, each widened to its 16-bit lane.
     unsafe fn load_widened(p: *const u8) -> Self;
-    /// Per lane: `x` where `a > b` (signed), else `y`.
-    unsafe fn pick_gt(a: Self, b: Self, x: Self, y: Self) -> Self;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -353,11 +351,6 @@ mod x86 {
         unsafe fn load_widened(p: *const u8) -> Self {
             Sse41x16(_mm_cvtepi8_epi16(_mm_loadl_epi64(p as *const __m128i)))
         }
-        #[inline]
-        #[target_feature(enable = "sse4.1")]
-        unsafe fn pick_gt(a: Self, b: Self, x: Self, y: Self) -> Self {
-            Sse41x16(_mm_blendv_epi8(y.0, x.0, _mm_cmpgt_epi16(a.0, b.0)))
-        }
     }
     impl super::LaneSelect for Avx2x16 {
         #[inline]
@@ -365,22 +358,12 @@ mod x86 {
         unsafe fn load_widened(p: *const u8) -> Self {
             Avx2x16(_mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i)))
         }
-        #[inline]
-        #[target_feature(enable = "avx2")]
-        unsafe fn pick_gt(a: Self, b: Self, x: Self, y: Self) -> Self {
-            Avx2x16(_mm256_blendv_epi8(y.0, x.0, _mm256_cmpgt_epi16(a.0, b.0)))
-        }
     }
     impl super::LaneSelect for Avx512x16 {
         #[inline]
         #[target_feature(enable = "avx512bw")]
         unsafe fn load_widened(p: *const u8) -> Self {
             Avx512x16(_mm512_cvtepi8_epi16(_mm256_loadu_si256(p as *const __m256i)))
-        }
-        #[inline]
-        #[target_feature(enable = "avx512bw")]
-        unsafe fn pick_gt(a: Self, b: Self, x: Self, y: Self) -> Self {
-            Avx512x16(_mm512_mask_blend_epi16(_mm512_cmpgt_epi16_mask(a.0, b.0), y.0, x.0))
         }
     }
 }
@@ -531,16 +514,6 @@ impl LaneSelect for Portable16 {
         let mut r = [0u16; 8];
         for (l, x) in r.iter_mut().enumerate() {
             *x = *p.add(l) as i8 as i16 as u16;
-        }
-        Portable16(r)
-    }
-    #[inline(always)]
-    unsafe fn pick_gt(a: Self, b: Self, x: Self, y: Self) -> Self {
-        let mut r = y.0;
-        for l in 0..8 {
-            if (a.0[l] as i16) > (b.0[l] as i16) {
-                r[l] = x.0[l];
-            }
         }
         Portable16(r)
     }
