@@ -5,11 +5,12 @@
 # `swarrow align --device cuda` against `--device cpu` on the same TSV, byte for byte (TSV
 # output: no metadata, which names the engine), at both levels:
 #   coordinates  query,target,score,qstart,qend,tstart,tend,qlen,tlen (without a free start
-#                the GPU's ends and the starts the mode implies; with one, the kernel that
-#                carries starts)
-#   score/end    query,target,score,qend,tend,qlen,tlen (the 16-bit kernel; with a free
-#                start, its negative scores' ends from the kernel with starts), against the
-#                CPU's coordinates run cut to those columns
+#                the forward pass and the starts the mode implies; with one, the reverse
+#                pass too)
+#   score/end    query,target,score,qend,tend,qlen,tlen (the forward pass; with a free
+#                start, the reverse pass for ends whose start may leave a side empty),
+#                against the CPU's coordinates run cut to those columns
+# SWARROW_ENGINE=scalar checks against the scalar reference instead of the SIMD engine.
 # A line per class and mode: pairs, seconds of each run, identical or not; exit 1 on any
 # difference.
 #

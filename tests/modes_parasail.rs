@@ -404,11 +404,14 @@ fn scores_coordinates_and_paths_match_parasail_in_every_mode() {
     }
 }
 
-/// The naive oracle of every free-end set (the six parasail lacks too): full H/E/F matrices
-/// of the mode's definition (`engine::mode`), the end by its tie rule, and the walk by the
-/// path rule from the end to the first free start cell. Returns (score, qstart, qend, tstart,
-/// tend, operations as letters).
-fn naive(q: &[u8], t: &[u8], sc: &Scoring, f: [bool; 4]) -> (i64, [u32; 4], String) {
+/// Full H, E ('D') and F ('I') matrices of `q` against `t`, borders free (0) or gaps.
+struct Dp {
+    h: Vec<Vec<i64>>,
+    ee: Vec<Vec<i64>>,
+    ff: Vec<Vec<i64>>,
+}
+
+fn dp(q: &[u8], t: &[u8], sc: &Scoring, left_free: bool, top_free: bool) -> Dp {
     const NEG: i64 = i64::MIN / 4;
     let (m, n) = (q.len(), t.len());
     let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
@@ -417,11 +420,11 @@ fn naive(q: &[u8], t: &[u8], sc: &Scoring, f: [bool; 4]) -> (i64, [u32; 4], Stri
     let mut ff = h.clone();
     h[0][0] = 0;
     for j in 1..=n {
-        h[0][j] = if f[2] { 0 } else { -(o + j as i64 * e) };
+        h[0][j] = if top_free { 0 } else { -(o + j as i64 * e) };
         ee[0][j] = h[0][j];
     }
     for i in 1..=m {
-        h[i][0] = if f[0] { 0 } else { -(o + i as i64 * e) };
+        h[i][0] = if left_free { 0 } else { -(o + i as i64 * e) };
         ff[i][0] = h[i][0];
     }
     for i in 1..=m {
@@ -431,35 +434,24 @@ fn naive(q: &[u8], t: &[u8], sc: &Scoring, f: [bool; 4]) -> (i64, [u32; 4], Stri
             h[i][j] = (h[i - 1][j - 1] + sc.score(q[i - 1], t[j - 1]) as i64).max(ee[i][j]).max(ff[i][j]);
         }
     }
-    // End: candidates sorted by (target end, query end); the first best wins.
-    let mut cands = vec![(m, n)];
-    if f[1] {
-        cands.extend((1..=m).map(|i| (i, n)));
-    }
-    if f[3] {
-        cands.extend((1..=n).map(|j| (m, j)));
-    }
-    cands.sort_by_key(|&(i, j)| (j, i));
-    let best = cands.iter().map(|&(i, j)| h[i][j]).max().unwrap();
-    let (ie, je) = *cands.iter().find(|&&(i, j)| h[i][j] == best).unwrap();
-    // The walk; border cells: a free one stops it, one that is not goes on along the border.
-    let (mut i, mut j, mut st) = (ie, je, 'H');
+    Dp { h, ee, ff }
+}
+
+/// The path rule's walk back from the corner of a rectangle aligned end to end (gap
+/// borders) to (0, 0), as letters.
+fn walk(d: &Dp, q: &[u8], t: &[u8], sc: &Scoring) -> String {
+    let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
+    let (Dp { h, ee, ff }, mut i, mut j, mut st) = (d, q.len(), t.len(), 'H');
     let mut ops = Vec::new();
-    loop {
-        let free = (i == 0 && j == 0) || (j == 0 && f[0]) || (i == 0 && f[2]);
-        if st == 'H' && free {
-            break;
-        }
+    while i > 0 || j > 0 {
         if i == 0 {
             ops.push('D');
             j -= 1;
-            st = 'H';
             continue;
         }
         if j == 0 {
             ops.push('I');
             i -= 1;
-            st = 'H';
             continue;
         }
         match st {
@@ -486,9 +478,50 @@ fn naive(q: &[u8], t: &[u8], sc: &Scoring, f: [bool; 4]) -> (i64, [u32; 4], Stri
         }
     }
     ops.reverse();
+    ops.into_iter().collect()
+}
+
+/// The naive oracle of every free-end set (the six parasail lacks too), straight from the
+/// mode's definition (`engine::mode`): full matrices, the end by its tie rule; the start by
+/// brute force over every free start corner, each rectangle to the end aligned end to end
+/// on its own (the best; ties to the largest target start, then the largest query start);
+/// the path by the path rule's walk in that rectangle. Returns (score, qstart, qend, tstart,
+/// tend, operations as letters).
+fn naive(q: &[u8], t: &[u8], sc: &Scoring, f: [bool; 4]) -> (i64, [u32; 4], String) {
+    let (m, n) = (q.len(), t.len());
+    let h = dp(q, t, sc, f[0], f[2]).h;
+    // End: candidates sorted by (target end, query end); the first best wins.
+    let mut cands = vec![(m, n)];
+    if f[1] {
+        cands.extend((1..=m).map(|i| (i, n)));
+    }
+    if f[3] {
+        cands.extend((1..=n).map(|j| (m, j)));
+    }
+    cands.sort_by_key(|&(i, j)| (j, i));
+    let best = cands.iter().map(|&(i, j)| h[i][j]).max().unwrap();
+    let (ie, je) = *cands.iter().find(|&&(i, j)| h[i][j] == best).unwrap();
+    // Start corners: (0, 0), (i, 0) with a free query start, (0, j) with a free target start.
+    let mut corners = vec![(0, 0)];
+    if f[0] {
+        corners.extend((1..=ie).map(|i| (i, 0)));
+    }
+    if f[2] {
+        corners.extend((1..=je).map(|j| (0, j)));
+    }
+    let scored: Vec<(i64, usize, usize, Dp)> = corners
+        .into_iter()
+        .map(|(i0, j0)| {
+            let d = dp(&q[i0..ie], &t[j0..je], sc, false, false);
+            (d.h[ie - i0][je - j0], i0, j0, d)
+        })
+        .collect();
+    let (v, i0, j0, d) = scored.iter().max_by_key(|(v, i0, j0, _)| (*v, *j0, *i0)).unwrap();
+    assert_eq!(*v, best, "the best start corner scores the end's score");
+    let ops = walk(d, &q[*i0..ie], &t[*j0..je], sc);
     let side = |stop: usize, end: usize| if stop >= end { (0, 0) } else { (stop as u32 + 1, end as u32) };
-    let ((qs, qe), (ts, te)) = (side(i, ie), side(j, je));
-    (best, [qs, qe, ts, te], ops.into_iter().collect())
+    let ((qs, qe), (ts, te)) = (side(*i0, ie), side(*j0, je));
+    (best, [qs, qe, ts, te], ops)
 }
 
 /// A CIGAR expanded to one letter an operation.
@@ -507,7 +540,7 @@ fn expand(cigar: &str) -> String {
 }
 
 #[test]
-fn every_free_end_set_matches_a_naive_walk() {
+fn every_free_end_set_matches_the_naive_definition() {
     let sc_dna0 = Scoring::new(Matrix::dna(1, -9), 0, 1).unwrap();
     for scheme in schemes() {
         for (k, sc) in [&scheme.sc, &sc_dna0].into_iter().enumerate() {

@@ -272,11 +272,11 @@ pub fn trace_with(
 
 /// The path of `a`, an alignment in `mode`, by the path rule: local mode is [`trace`]; in
 /// the other modes (see [`super::mode`]) the rectangle from the start to the end is traced
-/// with leading gaps allowed: H(0,j) = -(open + j * extend) through the 'D' state and
-/// H(i,0) = -(open + i * extend) through the 'I' state, so the walk from the end is the walk
-/// over the mode's whole matrix, up to the free start cell the reported start follows. A
-/// score of 0 or below is an alignment there; a sequence of which it holds no residue has
-/// start and end 0 (the path is one gap of the other).
+/// aligned end to end with leading gaps allowed: H(0,j) = -(open + j * extend) through the
+/// 'D' state and H(i,0) = -(open + i * extend) through the 'I' state (the reverse pass chose
+/// the start so that this rectangle scores the alignment's score). A score of 0 or below is
+/// an alignment there; a sequence of which it holds no residue has start and end 0 (the
+/// path is one gap of the other).
 pub fn trace_mode(query: &[u8], target: &[u8], sc: &Scoring, a: &Alignment, mode: AlignMode) -> Result<Traceback> {
     trace_mode_with(query, target, sc, a, mode, &mut Scratch::default(), BLOCK_CELLS)
 }
