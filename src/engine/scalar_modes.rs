@@ -44,24 +44,22 @@ pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMod
             _ => finish(gap(m), 1, m as u32, 0, 0),
         };
     }
-    let (score, qe, te) = end_cell(query, target, sc, mode)?;
-    let end = finish(score, 0, qe as u32, 0, te as u32)?;
+    let end = end_cell(query, target, sc, mode)?;
     let rev = match mode.reverse_pass() {
         Some(rm) => {
-            let rq: Vec<u8> = query[..qe].iter().rev().copied().collect();
-            let rt: Vec<u8> = target[..te].iter().rev().copied().collect();
-            let (s, i, j) = end_cell(&rq, &rt, sc, rm)?;
-            Some(finish(s, 0, i as u32, 0, j as u32)?)
+            let rq: Vec<u8> = query[..end.qend as usize].iter().rev().copied().collect();
+            let rt: Vec<u8> = target[..end.tend as usize].iter().rev().copied().collect();
+            Some(end_cell(&rq, &rt, sc, rm)?)
         }
         None => None,
     };
     mode::with_start(&end, rev.as_ref(), sc, mode)
 }
 
-/// The score and end cell (row, column, both >= 1) of two non-empty sequences in a
-/// non-local `mode`: the mode's dynamic programme, one column at a time, the end cell by
-/// the end rule (the first strictly better in column-major order).
-pub(crate) fn end_cell(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMode) -> Result<(i64, usize, usize)> {
+/// The score and end cell (`qend`, `tend`: row and column, both >= 1; starts 0) of two
+/// non-empty sequences in a non-local `mode`: the mode's dynamic programme, one column at a
+/// time, the end cell by the end rule (the first strictly better in column-major order).
+pub(crate) fn end_cell(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMode) -> Result<Alignment> {
     let ends = mode.free_ends();
     let (m, n) = (query.len(), target.len());
     let (open, ext) = (sc.gap_open as i64, sc.gap_extend as i64);
@@ -104,7 +102,17 @@ pub(crate) fn end_cell(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMod
             consider(h[m], m, n);
         }
     }
-    best.ok_or_else(|| Error::Internal("no end cell".into()))
+    let (score, qend, tend) = best.ok_or_else(|| Error::Internal("no end cell".into()))?;
+    let score = i32::try_from(score).map_err(|_| {
+        Error::Input(format!("the {mode} score of a pair of {m} and {n} residues, {score}, exceeds 32 bits"))
+    })?;
+    Ok(Alignment {
+        score,
+        qend: qend as u32,
+        tend: tend as u32,
+        recomputed: mode.recomputed(score),
+        ..Default::default()
+    })
 }
 
 /// [`align_pair_mode`] of every pair, in input order, on the current rayon pool.
@@ -200,6 +208,16 @@ mod tests {
         (a.score, (a.qstart, a.qend, a.tstart, a.tend), tb.cigar())
     }
 
+    /// A seeded xorshift: each call a number below its argument.
+    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
     /// DNA +2/-3, gap 5/2: a gap of k costs 5 + 2k (the first position 7).
     fn dna_sc() -> Scoring {
         Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap()
@@ -281,13 +299,7 @@ mod tests {
     fn traces_in_blocks_equal_whole_traces_in_every_mode() {
         use crate::engine::traceback::{trace_mode_with, Scratch};
         let sc = dna_sc();
-        let mut x = 0x9e3779b97f4a7c15u64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = xorshift(0x9e3779b97f4a7c15);
         for _ in 0..150 {
             let t: Vec<u8> = (0..1 + rnd(50)).map(|_| rnd(4) as u8).collect();
             let q: Vec<u8> = match rnd(2) {
@@ -352,13 +364,7 @@ mod tests {
         // end by naive Gotoh: the best, the largest target start then the largest query
         // start on ties, is the reported start.
         let sc = dna_sc();
-        let mut x = 0x2545f4914f6cdd1du64;
-        let mut rnd = |k: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % k
-        };
+        let mut rnd = xorshift(0x2545f4914f6cdd1d);
         for round in 0..400 {
             let alpha = if round % 2 == 0 { 2 } else { 4 };
             let q: Vec<u8> = (0..1 + rnd(9)).map(|_| rnd(alpha) as u8).collect();

@@ -28,7 +28,7 @@ use super::vector::{LaneSelect, Vector};
 use crate::engine::mode::{self, AlignMode, FreeEnds};
 use crate::engine::scalar_modes::{align_pair_mode, end_cell};
 use crate::engine::{Alignment, Level};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scoring::Scoring;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -817,12 +817,7 @@ fn reverse_pass<K: ModeKernels>(
     }
     let redone = scalar
         .par_iter()
-        .map(|&k| {
-            let (score, qend, tend) = end_cell(rev_pairs[k].0, rev_pairs[k].1, sc, rm)?;
-            let score = i32::try_from(score)
-                .map_err(|_| Error::Internal(format!("{mode}: the reverse pass scored {score}, past 32 bits")))?;
-            Ok((k, Alignment { score, qend: qend as u32, tend: tend as u32, ..Default::default() }))
-        })
+        .map(|&k| Ok((k, end_cell(rev_pairs[k].0, rev_pairs[k].1, sc, rm)?)))
         .collect::<Result<Vec<_>>>()?;
     for (k, a) in redone {
         rev[k] = a;
