@@ -337,6 +337,56 @@ fn gather_par<'a, const K: usize, T: Send>(
     Ok(())
 }
 
+/// The strand of the query a pair is aligned on (DNA): `Minus` aligns the query's reverse
+/// complement against the target as given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Strand {
+    #[default]
+    Plus,
+    Minus,
+}
+
+impl Strand {
+    /// The sign PAF and the `strand` column write.
+    pub fn sign(self) -> char {
+        match self {
+            Strand::Plus => '+',
+            Strand::Minus => '-',
+        }
+    }
+}
+
+/// Where a pair's residues in a batch sit on its whole sequences: each side's window (the
+/// 0-based offset of its first residue; the residues in the batch are the window) and the
+/// whole lengths, and the strand the input gave the pair (PAF's column 5). The engine
+/// aligns the windows; coordinates are reported on the whole sequences through the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Frame {
+    pub query_offset: usize,
+    pub target_offset: usize,
+    pub query_len: usize,
+    pub target_len: usize,
+    /// The strand the input names for this pair; `None`: the run's `--strand`.
+    pub strand: Option<Strand>,
+}
+
+/// A candidate's region on one sequence, 0-based half-open on its forward strand, as PAF
+/// writes it.
+pub type Region = std::ops::Range<usize>;
+
+/// The window aligned for a candidate region of a sequence of `len` residues: the region
+/// widened by `margin` on each side and kept inside the sequence; the whole sequence for
+/// `None` (`--window full`).
+pub fn window(region: &Region, len: usize, margin: Option<usize>) -> Region {
+    match margin {
+        None => 0..len,
+        Some(m) => {
+            let end = region.end.min(len).saturating_add(m).min(len);
+            region.start.min(end).saturating_sub(m)..end
+        }
+    }
+}
+
 /// A batch of pairs for `align`: residues, ids, and the input's other columns that the
 /// output carries through (Arrow and Parquet inputs), in input order.
 #[derive(Debug, Clone, Default)]
@@ -355,6 +405,14 @@ pub struct PairBatch {
     /// Pairs by id left in their sets: (query, target) sequence numbers, row for row, in
     /// place of ids and residues (filled later from the sets); empty otherwise.
     pub set_pairs: Vec<[u32; 2]>,
+    /// Row for row where the input places pairs on windows or names their strand (PAF
+    /// candidates, region columns); empty otherwise: whole sequences, the run's strand.
+    pub frames: Vec<Frame>,
+    /// Row for row where the output writes them (SAM/BAM): each query's whole sequence as
+    /// letters on its forward strand, and its FASTQ qualities (empty strings where the input
+    /// has none); empty otherwise.
+    pub query_text: Ids,
+    pub query_quals: Ids,
 }
 
 impl PairBatch {
@@ -384,6 +442,9 @@ impl PairBatch {
         self.carried.clear();
         self.first = 0;
         self.set_pairs.clear();
+        self.frames.clear();
+        self.query_text.clear();
+        self.query_quals.clear();
     }
 }
 
@@ -412,6 +473,27 @@ mod tests {
             }
             assert_eq!(par, one);
         }
+    }
+
+    /// The window of a region against a plain account of "widen by the margin, clip to the
+    /// sequence".
+    #[test]
+    fn windows_widen_regions_inside_the_sequence() {
+        for len in [0usize, 1, 7, 40] {
+            for start in 0..=len {
+                for end in start..=len {
+                    for m in [0usize, 1, 3, 100] {
+                        let w = window(&(start..end), len, Some(m));
+                        let lo = if start > m { start - m } else { 0 };
+                        let hi = if end + m < len { end + m } else { len };
+                        assert_eq!(w, lo..hi, "{start}..{end} of {len}, margin {m}");
+                    }
+                    assert_eq!(window(&(start..end), len, None), 0..len);
+                }
+            }
+        }
+        // A region past the sequence (refused by readers) still gives a valid window.
+        assert_eq!(window(&(50..60), 40, Some(2)), 38..40);
     }
 
     #[test]

@@ -153,6 +153,12 @@ pub struct ResultBatch {
     theader: Ids,
     /// Input columns carried through (align from a pair table), row for row.
     carried: Vec<RecordBatch>,
+    /// The strand each row's query was aligned on, row for row; empty: every row plus.
+    strand: Vec<crate::seq::Strand>,
+    /// Each row's whole query (letters, forward strand) and FASTQ qualities, where the
+    /// output writes them (SAM/BAM: `PairBatch::query_text`); empty otherwise.
+    query_text: Ids,
+    query_quals: Ids,
     /// Search: every query of the batch with its number of rows, in row order (queries
     /// without hits too), for outputs that list queries (`-outfmt 7`); empty for align.
     queries: Vec<QueryRows>,
@@ -194,8 +200,37 @@ impl ResultBatch {
             qheader: Ids::default(),
             theader: Ids::default(),
             carried: Vec::new(),
+            strand: Vec::new(),
+            query_text: Ids::default(),
+            query_quals: Ids::default(),
             queries: Vec::new(),
         }
+    }
+
+    /// The strand of each row's query, row for row (empty: every row plus).
+    pub fn set_strands(&mut self, strands: Vec<crate::seq::Strand>) {
+        self.strand = strands;
+    }
+
+    /// The strand row `i`'s query was aligned on.
+    pub fn strand(&self, i: usize) -> crate::seq::Strand {
+        self.strand.get(i).copied().unwrap_or_default()
+    }
+
+    /// Align's whole queries and their qualities, taken over from the pair batch.
+    pub fn set_query_text(&mut self, text: Ids, quals: Ids) {
+        self.query_text = text;
+        self.query_quals = quals;
+    }
+
+    /// Row `i`'s whole query as letters on its forward strand, where the batch has them.
+    pub fn query_text(&self, i: usize) -> Option<&str> {
+        (i < self.query_text.len()).then(|| self.query_text.get(i))
+    }
+
+    /// Row `i`'s FASTQ qualities, where the batch has them and the input gave any.
+    pub fn query_qual(&self, i: usize) -> Option<&str> {
+        (i < self.query_quals.len()).then(|| self.query_quals.get(i)).filter(|q| !q.is_empty())
     }
 
     /// The next query of a search batch, after its rows were pushed.
@@ -314,6 +349,9 @@ impl ResultBatch {
         self.query = IdColumn::Rows(Ids::default());
         self.target = IdColumn::Rows(Ids::default());
         self.carried.clear();
+        self.strand.clear();
+        self.query_text = Ids::default();
+        self.query_quals = Ids::default();
         self.queries.clear();
         self.score.clear();
         self.bits.clear();
@@ -408,7 +446,16 @@ impl ResultBatch {
         }
         vec(&mut self.recomputed, keep);
         vec(&mut self.stats, keep);
-        for v in [&mut self.cigar, &mut self.qaln, &mut self.taln, &mut self.qheader, &mut self.theader] {
+        vec(&mut self.strand, keep);
+        for v in [
+            &mut self.cigar,
+            &mut self.qaln,
+            &mut self.taln,
+            &mut self.qheader,
+            &mut self.theader,
+            &mut self.query_text,
+            &mut self.query_quals,
+        ] {
             ids(v, keep)?;
         }
         Ok(())

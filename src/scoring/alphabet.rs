@@ -30,6 +30,45 @@ impl Alphabet {
         }
     }
 
+    /// The code of the complementary nucleotide (A-T, C-G; an ambiguity code stays one, as
+    /// IUPAC's complements of ambiguity codes are ambiguity codes).
+    pub fn complement(code: u8) -> u8 {
+        match code {
+            0..=3 => 3 - code,
+            other => other,
+        }
+    }
+
+    /// Appends the reverse complement of DNA `codes` to `out`.
+    pub fn reverse_complement_into(codes: &[u8], out: &mut Vec<u8>) {
+        out.extend(codes.iter().rev().map(|&c| Self::complement(c)));
+    }
+
+    /// The complement of a nucleotide letter, IUPAC ambiguity codes included (R-Y, K-M, B-V,
+    /// D-H; S, W and N are their own), case kept; U complements to A; other bytes stay.
+    pub fn complement_letter(b: u8) -> u8 {
+        let c = match b.to_ascii_uppercase() {
+            b'A' => b'T',
+            b'T' | b'U' => b'A',
+            b'C' => b'G',
+            b'G' => b'C',
+            b'R' => b'Y',
+            b'Y' => b'R',
+            b'K' => b'M',
+            b'M' => b'K',
+            b'B' => b'V',
+            b'V' => b'B',
+            b'D' => b'H',
+            b'H' => b'D',
+            other => other,
+        };
+        if b.is_ascii_lowercase() {
+            c.to_ascii_lowercase()
+        } else {
+            c
+        }
+    }
+
     /// The letter a code prints as.
     pub fn letter(self, code: u8) -> u8 {
         match self {
@@ -220,6 +259,23 @@ mod tests {
         assert_eq!(a.encode(b"AC-D"), Err(2));
         assert_eq!(a.encode(b"AC1"), Err(2));
         assert_eq!(a.encode(b"A C"), Err(1));
+    }
+
+    /// Complements: every pair of IUPAC's table both ways, and a reverse complement read
+    /// back through the letters.
+    #[test]
+    fn complements_follow_iupac() {
+        for pair in ["AT", "CG", "RY", "KM", "BV", "DH", "SS", "WW", "NN"] {
+            let [a, b] = [pair.as_bytes()[0], pair.as_bytes()[1]];
+            assert_eq!(Alphabet::complement_letter(a), b);
+            assert_eq!(Alphabet::complement_letter(b), a);
+            assert_eq!(Alphabet::complement_letter(a.to_ascii_lowercase()), b.to_ascii_lowercase());
+        }
+        assert_eq!(Alphabet::complement_letter(b'U'), b'A');
+        let dna = Alphabet::Dna;
+        let mut out = Vec::new();
+        Alphabet::reverse_complement_into(&dna.encode(b"AACGTN").unwrap(), &mut out);
+        assert_eq!(dna.decode(&out), b"NACGTT");
     }
 
     #[test]
