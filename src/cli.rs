@@ -8,6 +8,7 @@ use crate::error::{Error, Result, Where};
 use crate::io::{self, PairColumns, PairInput};
 use crate::output::{self, Column, Columns, Format, Mode, Stdout, ThresholdValues, Thresholds};
 use crate::pipeline;
+use crate::pipeline::orient::StrandRule;
 use crate::progress::{input_size, Progress};
 use crate::scoring::{alphabet::NucleotideLook, stats::EvalueModel, Alphabet, Matrix, Scoring};
 use crate::session::{self, check_threads, warn_once, AlignScoring, Aligner, SearchSettings};
@@ -565,6 +566,12 @@ pub struct AlignArgs {
     /// target-start,target-end places the whole query inside the target).
     #[arg(long, value_name = "ENDS")]
     pub free_ends: Option<String>,
+    /// DNA: the query's strands to align against the target: plus (as given), minus (its
+    /// reverse complement) or both (the better score is kept, a tie going to plus). Default:
+    /// the strand each PAF candidate names, else plus. Coordinates stay on the query as given;
+    /// CIGAR and aligned strings are in target order (the strand column says which).
+    #[arg(long, value_name = "STRAND", value_parser = ["plus", "minus", "both"])]
+    pub strand: Option<String>,
     /// Pairs per engine batch (default: sized for the device).
     #[arg(long, value_name = "N", hide = true)]
     pub batch: Option<usize>,
@@ -983,9 +990,21 @@ fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
     let engine = select_align_engine(&args, &scoring)?;
     let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?
         .with_thresholds(thresholds)?
-        .with_statistics_written(statistics_written(&out_columns));
+        .with_statistics_written(statistics_written(&out_columns))
+        .with_strand(strand_rule(&args), query_end_written(&out_columns))?;
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
     run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, progress)
+}
+
+/// The strands `--strand` names (unset: each PAF candidate's, else plus).
+fn strand_rule(args: &AlignArgs) -> StrandRule {
+    args.strand.as_deref().and_then(StrandRule::parse).unwrap_or_default()
+}
+
+/// Whether `columns` write where a query's alignment ends (on the minus strand, the start
+/// pass's cell).
+fn query_end_written(columns: &Columns) -> bool {
+    [Column::Qend, Column::Qstart, Column::Qcov, Column::Qcovhsp].iter().any(|&c| columns.contains(c))
 }
 
 /// Whether `columns` write bits or E-values (else align skips computing them).
@@ -1132,7 +1151,8 @@ fn align_by_id(
     });
     let aligner = Aligner::new(engine?, args.evalue_model, args.batch, args.in_flight)?
         .with_thresholds(thresholds)?
-        .with_statistics_written(statistics_written(&out_columns));
+        .with_statistics_written(statistics_written(&out_columns))
+        .with_strand(strand_rule(&args), query_end_written(&out_columns))?;
     let (query_set, target_set) = sets?;
     // Column names apply to table sets: given where no set is one, they are a mistake.
     if set_columns_named(&args) && !query_set.is_table() && !target_set.is_table() {
@@ -1182,7 +1202,9 @@ fn paired_aligner(
     target: &Arc<io::SeqSet>,
 ) -> Option<PairedAligner> {
     let engine = aligner.engine();
-    if !args.run.gpu_paired || !engine.name().starts_with("cuda") || !engine.mode().is_local() {
+    // The paired kernel aligns whole sequences on plus: strands go to the pair engine.
+    if !args.run.gpu_paired || !engine.name().starts_with("cuda") || !engine.mode().is_local() || args.strand.is_some()
+    {
         return None;
     }
     fn seqs<'a>(set: &'a io::SeqSet) -> impl Fn(u32) -> &'a [u8] + 'a {

@@ -135,6 +135,9 @@ pub struct Aligner {
     thresholds: Thresholds,
     /// Bits and E-values are written (when not, they are computed only for thresholds).
     statistics_written: bool,
+    /// The strands queries are aligned on, and whether a column writes the query's end.
+    strand: pipeline::orient::StrandRule,
+    query_end_written: bool,
 }
 
 impl Aligner {
@@ -153,7 +156,17 @@ impl Aligner {
         // the other modes are null (no warning: nothing is missing).
         let stats = if engine.mode().is_local() { statistics(engine.scoring()) } else { None };
         let thresholds = Thresholds::default();
-        Ok(Aligner { engine, stats, evalue_model, batch_pairs, in_flight, thresholds, statistics_written: true })
+        Ok(Aligner {
+            engine,
+            stats,
+            evalue_model,
+            batch_pairs,
+            in_flight,
+            thresholds,
+            statistics_written: true,
+            strand: pipeline::orient::StrandRule::AsGiven,
+            query_end_written: true,
+        })
     }
 
     /// The same aligner for outputs with or without bits and E-value columns: without them,
@@ -161,6 +174,24 @@ impl Aligner {
     pub fn with_statistics_written(mut self, written: bool) -> Aligner {
         self.statistics_written = written;
         self
+    }
+
+    /// The same aligner on the strands `rule` names; DNA only (a protein has no reverse
+    /// complement). `query_end_written`: a column writes where the query's alignment ends
+    /// (on the minus strand that takes the start pass; without it, score and target end
+    /// need the forward pass alone).
+    pub fn with_strand(mut self, rule: pipeline::orient::StrandRule, query_end_written: bool) -> Result<Aligner> {
+        use pipeline::orient::StrandRule;
+        if matches!(rule, StrandRule::Minus | StrandRule::Both)
+            && self.scoring().alphabet() != crate::scoring::Alphabet::Dna
+        {
+            return Err(Error::usage(
+                "--strand minus and --strand both need DNA scoring (--dna or a DNA matrix): proteins have one strand",
+            ));
+        }
+        self.strand = rule;
+        self.query_end_written = query_end_written;
+        Ok(self)
     }
 
     /// The same aligner writing only the pairs that pass `thresholds`; an error when one
@@ -194,6 +225,8 @@ impl Aligner {
             need,
             evalue_model: self.evalue_model,
             thresholds: self.thresholds.clone(),
+            strand: self.strand,
+            query_end_written: self.query_end_written,
         }
     }
 

@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 use swarrow::engine::{self, Device, EngineOptions};
 use swarrow::io::{self, PairColumns, PairReader, SeqSet, SetColumns, Table};
 use swarrow::output::{self, Columns, Format, Mode, ResultWriter, ThresholdValues, Thresholds};
+use swarrow::pipeline::orient::StrandRule;
 use swarrow::progress::Progress;
 use swarrow::scoring::stats::EvalueModel;
 use swarrow::scoring::{Alphabet, Matrix, Scoring};
@@ -251,7 +252,7 @@ impl Aligner {
     #[new]
     #[pyo3(signature = (*, matrix=None, dna=false, match_score=2, mismatch=-3, gap_open=None, gap_extend=None,
                         evalue_model="classic", device="auto", threads=None, verbose=false, progress=false,
-                        batch_pairs=None, mode="local", free_ends=None))]
+                        batch_pairs=None, mode="local", free_ends=None, strand=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -269,6 +270,7 @@ impl Aligner {
         batch_pairs: Option<usize>,
         mode: &str,
         free_ends: Option<&str>,
+        strand: Option<&str>,
     ) -> PyResult<Self> {
         let model: EvalueModel = choice("evalue_model", evalue_model)?;
         let device: Device = choice("device", device)?;
@@ -279,7 +281,14 @@ impl Aligner {
                 session::check_threads(threads)?;
                 let mode = engine::mode::AlignMode::parse(mode, free_ends)?;
                 let engine = engine::select_mode(device, mode, &scoring, &EngineOptions::threads(threads), verbose)?;
-                session::Aligner::new(engine, model, batch_pairs, None)
+                let rule = match strand {
+                    None => StrandRule::AsGiven,
+                    Some(s) => StrandRule::parse(s).ok_or_else(|| {
+                        swarrow::Error::usage(format!("strand must be 'plus', 'minus' or 'both' (got {s:?})"))
+                    })?,
+                };
+                // Query ends are always among the columns a table from Python may hold.
+                session::Aligner::new(engine, model, batch_pairs, None)?.with_strand(rule, true)
             })
             .map_err(err)?;
         Ok(Aligner { inner, progress })

@@ -546,6 +546,10 @@ impl ResultBatch {
             Cigar | Qaln | Taln => Value::Text(self.path_text(i, column)?),
             Qheader | Theader => Value::Text(self.header(column, i).unwrap_or("")),
             Qcovhsp => Value::Int(Column::qcovhsp_of(self.qstart[i], self.qend[i], self.qlen[i])),
+            Strand => Value::Text(match self.strand(i) {
+                crate::seq::Strand::Plus => "+",
+                crate::seq::Strand::Minus => "-",
+            }),
         })
     }
 
@@ -572,6 +576,11 @@ impl ResultBatch {
                 Column::Qheader | Column::Theader => {
                     Arc::new((0..self.len()).map(|i| self.header(c, i)).collect::<StringArray>())
                 }
+                Column::Strand => Arc::new(
+                    (0..self.len())
+                        .map(|i| Some(if self.strand(i) == crate::seq::Strand::Minus { "-" } else { "+" }))
+                        .collect::<StringArray>(),
+                ),
                 Column::Cigar | Column::Qaln | Column::Taln => {
                     let ids = match c {
                         Column::Cigar => &self.cigar,

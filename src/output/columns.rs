@@ -36,6 +36,7 @@ pub enum Column {
     Qheader,
     Theader,
     Qcovhsp,
+    Strand,
 }
 
 /// What a column's values come from, from the least work to the most: each level
@@ -79,7 +80,7 @@ struct Spec {
     help: &'static str,
 }
 
-const SPECS: [Spec; 27] = [
+const SPECS: [Spec; 28] = [
     spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::ScoreEnd, "query id"),
     spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::ScoreEnd, "target id"),
     spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::ScoreEnd, "raw alignment score"),
@@ -141,6 +142,14 @@ const SPECS: [Spec; 27] = [
         Kind::Int,
         Need::Coordinates,
         "BLAST's query coverage per HSP: 100 x aligned query span / query length, as an integer",
+    ),
+    spec(
+        Column::Strand,
+        "strand",
+        &["sstrand"],
+        Kind::Text,
+        Need::ScoreEnd,
+        "the query's strand against the target: + as given, - reverse-complemented (DNA, --strand)",
     ),
 ];
 
@@ -230,7 +239,7 @@ impl Column {
             Theader => "subject title",
             Qcovhsp => "% query coverage per hsp",
             Qheader => "query title",
-            Recomputed | Rank | Qcov | Tcov | Cigar => self.name(),
+            Recomputed | Rank | Qcov | Tcov | Cigar | Strand => self.name(),
         }
     }
 }

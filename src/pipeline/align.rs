@@ -1,6 +1,7 @@
 //! One-to-one alignment: batches of pairs stream in, one result per pair streams out in
 //! input order, with several batches in the engine at once.
 
+use super::orient::{orient, report, StrandRule};
 use super::{run_ordered, StageTimes};
 use crate::engine::cuda::paired::PairedAligner;
 use crate::engine::{Alignment, Engine, Level};
@@ -11,7 +12,7 @@ use crate::output::{Need, ResultBatch, ResultRow, ResultWriter, Thresholds};
 use crate::progress::Progress;
 use crate::scoring::stats::{EvalueModel, KarlinAltschul};
 use crate::scoring::Scoring;
-use crate::seq::{PairBatch, PairSeqs, SeqPairs};
+use crate::seq::{PairBatch, PairSeqs, SeqPairs, Strand};
 use arrow::array::RecordBatch;
 use std::sync::Arc;
 
@@ -35,6 +36,11 @@ pub struct AlignOptions {
     pub evalue_model: EvalueModel,
     /// Rows kept: pairs failing one are not written ([`Thresholds`]).
     pub thresholds: Thresholds,
+    /// The strands each query is aligned on (DNA).
+    pub strand: StrandRule,
+    /// A column writes where the query's alignment ends: on the minus strand that is the
+    /// start pass's cell, so such rows need coordinates.
+    pub query_end_written: bool,
 }
 
 impl AlignOptions {
@@ -89,47 +95,98 @@ fn align_batch(
     opts: &AlignOptions,
     ends: Option<(Vec<Alignment>, &(dyn Fn(usize) -> (usize, usize) + Sync))>,
 ) -> Result<ResultBatch> {
-    let need = opts.work_need();
+    let mut need = opts.work_need();
     let th = &opts.thresholds;
+    // The residues leave the batch while its ids move into the rows (back at the end, so
+    // that the batch's buffer is recycled).
+    let batch_seqs = std::mem::take(&mut batch.seqs);
+    let frames = std::mem::take(&mut batch.frames);
+    let oriented = match ends {
+        None => orient(batch_seqs.view(), &frames, opts.strand),
+        Some(_) => None,
+    };
+    if oriented.is_some() && need == Need::ScoreEnd && opts.query_end_written {
+        need = Need::Coordinates;
+    }
     // A score threshold first: the forward pass alone for every pair, the start pass later
     // for the pairs it keeps.
     let first = if th.at(Need::ScoreEnd) { Level::ScoreEnd } else { need.level() };
-    // The residues leave the batch while its ids move into the rows (back at the end, so
-    // that the batch's buffer is recycled).
-    let all_seqs = std::mem::take(&mut batch.seqs);
-    let seqs = all_seqs.view();
-    let own_lens = |i: usize| {
-        let (q, t) = seqs.pair(i);
-        (q.len(), t.len())
+    let given_lens = ends.as_ref().map(|e| e.1);
+    let (all_seqs, mut alignments, strands) = match (ends, oriented) {
+        (None, None) => {
+            let al = engine.align(batch_seqs.view(), first)?;
+            (None, al, Vec::new())
+        }
+        (None, Some(o)) => {
+            let al = engine.align(o.seqs.view(), first)?;
+            let (seqs, al, strands) = o.choose(al)?;
+            (Some(seqs), al, strands)
+        }
+        (Some((ends, _)), _) if first == Level::ScoreEnd => (None, ends, Vec::new()),
+        (Some((ends, _)), _) => (None, engine.starts(batch_seqs.view(), &ends)?, Vec::new()),
     };
-    let (mut alignments, lens): (Vec<Alignment>, &(dyn Fn(usize) -> (usize, usize) + Sync)) = match ends {
-        None => (engine.align(seqs, first)?, &own_lens),
-        Some((ends, lens)) if first == Level::ScoreEnd => (ends, lens),
-        Some((ends, lens)) => (engine.starts(seqs, &ends)?, lens),
+    let all = all_seqs.as_ref().unwrap_or(&batch_seqs);
+    // Where each pair's windows sit on its whole sequences, and its strand: the rows report
+    // coordinates and lengths on the whole sequences (as the engine found them where the
+    // pairs are whole and on plus).
+    let placed_anywhere = !frames.is_empty() || !strands.is_empty();
+    let place = |i: usize, a: &Alignment, on: PairSeqs<'_>, k: usize| {
+        let (q, t) = on.pair(k);
+        report(a, (q.len(), t.len()), frames.get(i), strands.get(i).copied().unwrap_or(Strand::Plus))
     };
-    let mut rows = results(batch, &alignments, lens, opts.stats, opts.evalue_model)?;
-    // The pairs still kept, in order: the batch's own until a threshold drops one.
-    let mut kept: Option<SeqPairs> = None;
-    let all = &all_seqs;
-    fn pick<'a>(all: &'a SeqPairs, kept: &'a Option<SeqPairs>) -> PairSeqs<'a> {
-        kept.as_ref().unwrap_or(all).view()
+    let own_lens = |i: usize| match frames.get(i) {
+        Some(f) => (f.query_len, f.target_len),
+        None => {
+            let (q, t) = all.view().pair(i);
+            (q.len(), t.len())
+        }
+    };
+    let lens: &(dyn Fn(usize) -> (usize, usize) + Sync) = given_lens.unwrap_or(&own_lens);
+    let mut rows = if placed_anywhere {
+        let placed: Vec<Alignment> = alignments.iter().enumerate().map(|(i, a)| place(i, a, all.view(), i)).collect();
+        results(batch, &placed, lens, opts.stats, opts.evalue_model)?
+    } else {
+        results(batch, &alignments, lens, opts.stats, opts.evalue_model)?
+    };
+    if !strands.is_empty() {
+        rows.set_strands(strands.clone());
     }
+    // The pairs still kept, in order, with each one's pair number in the batch: the batch's
+    // own until a threshold drops one.
+    let mut kept: Option<(SeqPairs, Vec<usize>)> = None;
+    fn pick<'a>(all: &'a SeqPairs, kept: &'a Option<(SeqPairs, Vec<usize>)>) -> PairSeqs<'a> {
+        kept.as_ref().map_or(all, |k| &k.0).view()
+    }
+    fn pair_of(kept: &Option<(SeqPairs, Vec<usize>)>, k: usize) -> usize {
+        kept.as_ref().map_or(k, |x| x.1[k])
+    }
+    let keep_only = |keep: &[bool], kept: &mut Option<(SeqPairs, Vec<usize>)>, al: &mut Vec<Alignment>| {
+        let (sub, sub_al) = super::subset(pick(all, kept), al, keep)?;
+        let at: Vec<usize> = (0..keep.len()).filter(|&k| keep[k]).map(|k| pair_of(kept, k)).collect();
+        (*kept, *al) = (Some((sub, at)), sub_al);
+        Ok::<(), Error>(())
+    };
     if let Some(keep) = th.apply(&mut rows, Need::ScoreEnd)? {
-        let (sub, al) = super::subset(pick(all, &kept), &alignments, &keep)?;
-        (kept, alignments) = (Some(sub), al);
+        keep_only(&keep, &mut kept, &mut alignments)?;
     }
     if need.level() > first && !alignments.is_empty() {
         alignments = engine.starts(pick(all, &kept), &alignments)?;
-        rows.set_starts(alignments.iter().map(|a| (a.qstart, a.tstart)))?;
+        if placed_anywhere {
+            let on = pick(all, &kept);
+            let placed: Vec<Alignment> =
+                alignments.iter().enumerate().map(|(k, a)| place(pair_of(&kept, k), a, on, k)).collect();
+            rows.set_coordinates(&placed)?;
+        } else {
+            rows.set_starts(alignments.iter().map(|a| (a.qstart, a.tstart)))?;
+        }
     }
     if let Some(keep) = th.apply(&mut rows, Need::Coordinates)? {
-        let (sub, al) = super::subset(pick(all, &kept), &alignments, &keep)?;
-        (kept, alignments) = (Some(sub), al);
+        keep_only(&keep, &mut kept, &mut alignments)?;
     }
     super::add_paths(engine, pick(all, &kept), &alignments, need, &mut rows)?;
     th.apply(&mut rows, Need::PathStats)?;
     drop(kept);
-    batch.seqs = all_seqs;
+    batch.seqs = batch_seqs;
     Ok(rows)
 }
 

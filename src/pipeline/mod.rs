@@ -7,6 +7,7 @@
 
 pub mod align;
 pub mod merge;
+pub mod orient;
 pub mod search;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,153 @@
+//! `--strand` (issue 51) against the test's own reverse complement: a pair on the minus
+//! strand is the plus-strand alignment of the reverse-complemented query (reverse-complemented
+//! here, letter by letter), with the query's coordinates read back on the query as given;
+//! `both` keeps the better of the two, a tie going to plus. Every mode and free-end set, and
+//! every level of columns.
+
+mod common;
+use common::*;
+
+/// The test's own reverse complement (IUPAC pairs; ambiguity codes complement to codes).
+fn revcomp(s: &str) -> String {
+    s.bytes()
+        .rev()
+        .map(|b| match b {
+            b'A' => 'T',
+            b'T' => 'A',
+            b'C' => 'G',
+            b'G' => 'C',
+            b'R' => 'Y',
+            b'Y' => 'R',
+            b'K' => 'M',
+            b'M' => 'K',
+            b'N' => 'N',
+            other => other as char,
+        })
+        .collect()
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Pairs whose targets hold the query's either strand, with errors, some Ns, and some
+/// palindromes (ties between the strands).
+fn pairs(seed: u64, n: usize) -> Vec<(String, String)> {
+    let mut rng = Rng(seed);
+    let base = |rng: &mut Rng| b"ACGT"[rng.below(4)] as char;
+    (0..n)
+        .map(|i| {
+            let len = 1 + rng.below(60);
+            let mut q: String = (0..len).map(|_| base(&mut rng)).collect();
+            if i % 13 == 0 {
+                q = format!("{q}{}", revcomp(&q)); // its own reverse complement
+            }
+            if i % 7 == 0 {
+                q.insert(rng.below(q.len()), 'N');
+            }
+            let inner = if rng.below(2) == 0 { revcomp(&q) } else { q.clone() };
+            let mut t: String = inner.chars().filter(|_| rng.below(20) != 0).collect();
+            let flank = |rng: &mut Rng| (0..rng.below(30)).map(|_| base(rng)).collect::<String>();
+            t = format!("{}{t}{}", flank(&mut rng), flank(&mut rng));
+            if t.is_empty() {
+                t.push('A');
+            }
+            (q, t)
+        })
+        .collect()
+}
+
+fn tsv(pairs: &[(String, String)]) -> String {
+    pairs.iter().enumerate().map(|(i, (q, t))| format!("q{i}\t{q}\tt{i}\t{t}\n")).collect()
+}
+
+fn align(dir: &std::path::Path, name: &str, input: &str, args: &[&str], columns: &str) -> Vec<Vec<String>> {
+    let path = dir.join(name);
+    std::fs::write(&path, input).unwrap();
+    let mut all = vec!["align", "--dna", "--pairs", path.to_str().unwrap(), "--format", "tsv", "--columns", columns];
+    all.extend_from_slice(args);
+    let o = run(&all);
+    assert!(o.status.success(), "{:?}: {}", all, stderr(&o));
+    String::from_utf8(o.stdout).unwrap().lines().skip(1).map(|l| l.split('\t').map(String::from).collect()).collect()
+}
+
+const MODES: [&[&str]; 5] = [
+    &["--mode", "local"],
+    &["--mode", "global"],
+    &["--mode", "semi-global"],
+    &["--mode", "semi-global", "--free-ends", "target-start,target-end"],
+    &["--mode", "semi-global", "--free-ends", "query-end,target-start"],
+];
+
+#[test]
+fn minus_and_both_equal_the_plus_alignment_of_the_reverse_complement() {
+    let dir = tempfile::tempdir().unwrap();
+    let ps = pairs(11, 300);
+    let flipped: Vec<(String, String)> = ps.iter().map(|(q, t)| (revcomp(q), t.clone())).collect();
+    let cols = "score,qstart,qend,tstart,tend,qlen,tlen,cigar,qaln,taln,nident,strand";
+    for mode in MODES {
+        let plus = align(dir.path(), "p.tsv", &tsv(&ps), &[mode, &["--strand", "plus"]].concat(), cols);
+        let minus = align(dir.path(), "p.tsv", &tsv(&ps), &[mode, &["--strand", "minus"]].concat(), cols);
+        let both = align(dir.path(), "p.tsv", &tsv(&ps), &[mode, &["--strand", "both"]].concat(), cols);
+        let oracle = align(dir.path(), "f.tsv", &tsv(&flipped), mode, cols);
+        for i in 0..ps.len() {
+            let (o, m) = (&oracle[i], &minus[i]);
+            let qlen: i64 = o[5].parse().unwrap();
+            // The oracle's query coordinates are on the reverse complement: read back on
+            // the query as given, start and end swap.
+            let back = |x: &str| {
+                let x: i64 = x.parse().unwrap();
+                if x == 0 {
+                    0
+                } else {
+                    qlen + 1 - x
+                }
+            };
+            let want_q = (back(&o[2]), back(&o[1]));
+            let got_q: (i64, i64) = (m[1].parse().unwrap(), m[2].parse().unwrap());
+            assert_eq!(got_q, want_q, "{mode:?} pair {i} minus: {m:?} vs {o:?}");
+            assert_eq!((&m[0], &m[3..11], m[11].as_str()), (&o[0], &o[3..11], "-"), "{mode:?} pair {i}");
+            assert_eq!(plus[i][11], "+");
+            let (ps_, ms) = (plus[i][0].parse::<i64>().unwrap(), m[0].parse::<i64>().unwrap());
+            let want = if ms > ps_ { m } else { &plus[i] };
+            assert_eq!(&both[i], want, "{mode:?} pair {i} both");
+        }
+    }
+}
+
+/// The score-and-end level (no start pass asked) gives the same ends as the full run: on the
+/// minus strand the query's end is the start pass's cell, so the run computes it.
+#[test]
+fn query_ends_on_minus_need_no_start_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let ps = pairs(5, 200);
+    for mode in MODES {
+        let args = [mode, &["--strand", "both"]].concat();
+        let full = align(dir.path(), "p.tsv", &tsv(&ps), &args, "score,qstart,qend,tend,strand");
+        let ends = align(dir.path(), "p.tsv", &tsv(&ps), &args, "score,qend,tend,strand");
+        for (f, e) in full.iter().zip(&ends) {
+            assert_eq!((&f[0], &f[2], &f[3], &f[4]), (&e[0], &e[1], &e[2], &e[3]), "{mode:?}");
+        }
+    }
+}
+
+#[test]
+fn protein_refuses_minus_and_both_in_one_line() {
+    for s in ["minus", "both"] {
+        let o = run_stdin(&["align", "--pairs", "-", "--strand", s], b"q\tMKV\tt\tMKV\n");
+        assert_eq!(o.status.code(), Some(2));
+        let err = stderr(&o);
+        assert!(err.contains("need DNA scoring") && err.trim().lines().count() == 1, "{err}");
+    }
+    let o = run_stdin(&["align", "--pairs", "-", "--strand", "plus", "--format", "tsv"], b"q\tMKV\tt\tMKV\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
