@@ -11,6 +11,7 @@ origin (0-based half-open on the contig's forward strand), so tests can check pl
 Qualities are a fixed 'I' (Phred 40). Deterministic for a seed; standard library only.
 """
 import argparse
+import math
 import os
 import random
 
@@ -22,20 +23,28 @@ def revcomp(s):
 
 
 def mutate(rng, seq, rate):
+    """Each base independently an error with probability `rate` (error positions drawn by
+    geometric skips, so a read costs its errors, not its bases)."""
+    if rate <= 0:
+        return seq
     out = []
-    for base in seq:
-        r = rng.random()
-        if r >= rate:
-            out.append(base)
-            continue
+    at = 0
+    log_keep = math.log(1.0 - rate)
+    while True:
+        skip = int(math.log(1.0 - rng.random()) / log_keep)
+        pos = at + skip
+        if pos >= len(seq):
+            out.append(seq[at:])
+            return "".join(out)
+        out.append(seq[at:pos])
+        base = seq[pos]
         kind = rng.randrange(3)
         if kind == 0:  # substitution
             out.append(rng.choice([b for b in "ACGT" if b != base]))
         elif kind == 1:  # insertion after the base
-            out.append(base)
-            out.append(rng.choice("ACGT"))
+            out.append(base + rng.choice("ACGT"))
         # kind 2: deletion
-    return "".join(out)
+        at = pos + 1
 
 
 def span(text):

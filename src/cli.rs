@@ -321,9 +321,6 @@ pub struct RunArgs {
     /// GPU tuning (hidden): extra NVRTC options for the search kernels.
     #[arg(long, hide = true, value_name = "OPTIONS", allow_hyphen_values = true)]
     pub gpu_nvrtc: Option<String>,
-    /// GPU (hidden, opt-in): pairs by id grouped by query on the paired kernel.
-    #[arg(long, hide = true)]
-    pub gpu_paired: bool,
 }
 
 impl RunArgs {
@@ -951,7 +948,37 @@ fn select_align_engine(args: &AlignArgs, scoring: &Scoring) -> Result<Arc<dyn en
     engine::select_mode(args.run.device, mode, scoring, &args.run.engine_options(), args.run.verbose)
 }
 
-fn align(args: AlignArgs, progress: &Progress) -> Result<()> {
+/// Inputs up to this size, in all, run on the CPU under `--device auto`: at most ~1e9 cells
+/// (two 32 kb sequences), a fraction of a second on the CPU, where the GPU's start alone
+/// takes ~0.5 s (issue 53).
+const SMALL_JOB_BYTES: u64 = 64 << 10;
+
+/// `--device auto` on a small job is the CPU: every input a regular file (a pipe's size is
+/// not known up front) and all of them together at most [`SMALL_JOB_BYTES`].
+fn device_for_inputs(device: engine::Device, inputs: &[&Path]) -> engine::Device {
+    if device != engine::Device::Auto || inputs.is_empty() {
+        return device;
+    }
+    let mut total = 0u64;
+    for p in inputs {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => total += m.len(),
+            _ => return device,
+        }
+    }
+    if total <= SMALL_JOB_BYTES {
+        engine::Device::Cpu
+    } else {
+        device
+    }
+}
+
+fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
+    let inputs: Vec<&Path> = [&args.pairs, &args.query, &args.target, &args.seqs, &args.target_seqs]
+        .into_iter()
+        .filter_map(|p| p.as_deref())
+        .collect();
+    args.run.device = device_for_inputs(args.run.device, &inputs);
     let scoring = AlignScoring {
         matrix: args.matrix.clone(),
         dna: args.dna,
@@ -1169,7 +1196,7 @@ fn align_by_id(
     if !Arc::ptr_eq(&query_set, &target_set) {
         session::warn_if_nucleotide_set(&target_set, alphabet);
     }
-    if let Some(paired) = paired_aligner(&args, &aligner, &query_set, &target_set) {
+    if let Some(paired) = paired_aligner(&args, &aligner, out_columns.need(), &query_set, &target_set) {
         // Large batches, so that a query meets many of its candidates in one kernel call.
         let limits = io::BatchLimits { pairs: args.batch.unwrap_or(PAIRED_BATCH), residues: usize::MAX };
         let sets = (query_set.clone(), target_set.clone());
@@ -1190,21 +1217,26 @@ type PairedRun<'a> = (&'a PairedAligner, (Arc<io::SeqSet>, Arc<io::SeqSet>));
 /// (BENCHMARKS.md, session 13: 20M protein candidates in 3.7 s at 4M, 6.0 s at 16M).
 const PAIRED_BATCH: usize = 4 << 20;
 
-/// The GPU's kernel of pairs grouped by query, for pairs by id on a CUDA engine in local
-/// mode (`None` elsewhere, or when it cannot start: the pair engine serves then). Opt-in
-/// with the hidden `--gpu-paired` while its whole process does not beat the pair engine's
-/// (BENCHMARKS.md, issue 43: its kernel runs 3x the pair engine, but the host's plan and
-/// gathering are not yet overlapped with it).
+/// The GPU's kernel of pairs grouped by query, for pairs by id where it beats the pair
+/// engine (issue 53, BENCHMARKS.md sessions 13-14: protein score-and-end columns, 1.31-1.33
+/// against 1.19-1.21 TCUPS; slower for DNA read overlaps and for columns that need starts):
+/// a CUDA engine in local mode, a protein scoring, columns and thresholds that need the
+/// score and end alone, the query on plus. `None` elsewhere, or when it cannot start: the
+/// pair engine serves then.
 fn paired_aligner(
     args: &AlignArgs,
     aligner: &Aligner,
+    need: output::Need,
     query: &Arc<io::SeqSet>,
     target: &Arc<io::SeqSet>,
 ) -> Option<PairedAligner> {
     let engine = aligner.engine();
-    // The paired kernel aligns whole sequences on plus: strands go to the pair engine.
-    if !args.run.gpu_paired || !engine.name().starts_with("cuda") || !engine.mode().is_local() || args.strand.is_some()
-    {
+    let wins = engine.name().starts_with("cuda")
+        && engine.mode().is_local()
+        && aligner.scoring().alphabet() == Alphabet::Protein
+        && aligner.work_need(need) == output::Need::ScoreEnd
+        && args.strand.is_none();
+    if !wins {
         return None;
     }
     fn seqs<'a>(set: &'a io::SeqSet) -> impl Fn(u32) -> &'a [u8] + 'a {

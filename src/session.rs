@@ -230,6 +230,11 @@ impl Aligner {
         }
     }
 
+    /// What a run whose columns need `need` computes, its thresholds included.
+    pub fn work_need(&self, need: Need) -> Need {
+        self.options(need, &Progress::hidden()).work_need()
+    }
+
     /// How large pair readers make batches for this engine.
     pub fn limits(&self) -> BatchLimits {
         pipeline::align::batch_limits(self.engine.as_ref(), &self.options(Need::ScoreEnd, &Progress::hidden()))
