@@ -485,6 +485,7 @@ mod tests {
                 Format::Paf => assert!(bytes.is_empty()),
                 Format::Sam => assert!(bytes.starts_with(b"@HD\tVN:1.6\tSO:unsorted\n@PG\tID:swarrow"), "{bytes:?}"),
                 Format::Bam => assert!(bytes.starts_with(&[0x1f, 0x8b]) && bytes.len() > 28),
+                _ => assert!(!bytes.is_empty(), "{format}"),
             }
         }
     }

@@ -218,20 +218,42 @@ impl TargetIndex {
             .insert(map::header::tag::SORT_ORDER, "unsorted")
             .build()
             .map_err(|e| failed(&e))?;
-        let pg = Map::<Program>::builder()
+        // A header field holds no tab or line break, and no empty value.
+        let command_line: String =
+            command_line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string();
+        let mut pg = Map::<Program>::builder()
             .insert(map::program::tag::NAME, "swarrow")
-            .insert(map::program::tag::VERSION, env!("CARGO_PKG_VERSION"))
-            .insert(map::program::tag::COMMAND_LINE, command_line)
-            .build()
-            .map_err(|e| failed(&e))?;
+            .insert(map::program::tag::VERSION, env!("CARGO_PKG_VERSION"));
+        if !command_line.is_empty() {
+            pg = pg.insert(map::program::tag::COMMAND_LINE, command_line);
+        }
+        let pg = pg.build().map_err(|e| failed(&e))?;
         let mut builder = noodles_sam::Header::builder().set_header(hd);
         for (name, len) in &self.list {
+            check_reference_name(name)?;
             // Length 0: no alignment can land on it, and SAM's LN is at least 1.
             if let Some(len) = NonZero::new(*len) {
                 builder = builder.add_reference_sequence(name.to_vec(), Map::<ReferenceSequence>::new(len));
             }
         }
         Ok(builder.add_program("swarrow", pg).build())
+    }
+}
+
+/// SAM's rule for a reference name (`@SQ SN`, RNAME): `[0-9A-Za-z!#$%&+./:;?@^_|~-]`, then
+/// `*` and `=` allowed too.
+fn check_reference_name(name: &[u8]) -> Result<()> {
+    let allowed = |b: u8, first: bool| {
+        b.is_ascii_alphanumeric() || b"!#$%&+./:;?@^_|~-".contains(&b) || (!first && (b == b'*' || b == b'='))
+    };
+    let ok = !name.is_empty() && name.iter().enumerate().all(|(k, &b)| allowed(b, k == 0));
+    match ok {
+        true => Ok(()),
+        false => Err(Error::Input(format!(
+            "SAM/BAM output: target {} is no valid SAM reference name (letters, digits and !#$%&+./:;?@^_|~- , \
+             then * and = too); rename it, or write PAF or TSV",
+            crate::error::quoted_id(name)
+        ))),
     }
 }
 
@@ -302,6 +324,7 @@ impl ResultWriter for SamWriter {
         if self.targets.list.len() > grown {
             let header = Arc::make_mut(&mut self.header);
             for (name, len) in &self.targets.list[grown..] {
+                check_reference_name(name)?;
                 let len = NonZero::new(*len).ok_or_else(|| {
                     Error::Internal(format!("SAM: an alignment on target {} of length 0", crate::error::shown_id(name)))
                 })?;
@@ -315,9 +338,15 @@ impl ResultWriter for SamWriter {
             .map(|k| {
                 let rows = k * ROWS_PER_TASK..((k + 1) * ROWS_PER_TASK).min(batch.len());
                 let mut bytes = Vec::with_capacity(rows.len() * 256);
-                let failed = |e: io::Error| Error::Internal(format!("encoding a {kind:?} record: {e}"));
                 for i in rows {
                     let Some((id, secondary)) = plan[i] else { continue };
+                    let failed = |e: io::Error| {
+                        Error::Input(format!(
+                            "{kind:?} output: the record of query {} and target {}: {e}",
+                            crate::error::quoted_id(batch.row(i).query.as_bytes()),
+                            crate::error::quoted_id(batch.row(i).target.as_bytes())
+                        ))
+                    };
                     let record = record_of(batch, i, id, secondary, options)?;
                     match kind {
                         Kind2::Sam => noodles_sam::io::Writer::new(&mut bytes)
@@ -634,6 +663,16 @@ mod tests {
             line(&bare, false, false),
             "r1\t16\tctg1\t21\t255\t2H2M1D4M2H\t*\t0\t0\tCAACGG\t*\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n"
         );
+    }
+
+    #[test]
+    fn reference_names_follow_sams_rule() {
+        for good in ["ctg1", "sp|P1|A_HUMAN", "chr1:2-3", "a*b=c"] {
+            assert!(check_reference_name(good.as_bytes()).is_ok(), "{good}");
+        }
+        for bad in ["", "*x", "=x", "a,b", "a b", "x(1)"] {
+            assert!(check_reference_name(bad.as_bytes()).is_err(), "{bad}");
+        }
     }
 
     #[test]
