@@ -319,14 +319,14 @@ fn sam_and_bam_pass_samtools_with_targets_known_up_front_and_spooled() {
     let by_id = ["align", "--dna", "--pairs", "cands.tsv", "--seqs", "reads.fa", "--target-seqs", "contigs.fa"];
     swarrow(dir.path(), &[&by_id[..], &["-o", "ids.sam"]].concat());
     swarrow(dir.path(), &[&by_id[..], &["-o", "ids.bam"]].concat());
-    swarrow(dir.path(), &[&by_id[..], &["--format", "sam", "--eqx", "-o", "eqx.txt"]].concat());
+    swarrow(dir.path(), &[&by_id[..], &["--format", "sam", "--eqx", "-o", "eqx.out"]].concat());
     // Pairs with their residues: the targets arrive inline, the records are spooled.
     swarrow(dir.path(), &["align", "--dna", "--pairs", "pairs.tsv", "-o", "inline.sam"]);
     swarrow(dir.path(), &["align", "--dna", "--pairs", "pairs.tsv", "-o", "inline.bam"]);
     let sam = check_sam(dir.path(), "ids.sam", &d);
     assert_eq!(sam.lines().count(), d.candidates.len());
     assert_eq!(check_sam(dir.path(), "ids.bam", &d), sam, "BAM and SAM records differ");
-    let eqx = check_sam(dir.path(), "eqx.txt", &d);
+    let eqx = check_sam(dir.path(), "eqx.out", &d);
     assert!(eqx.contains('=') && !eqx.lines().any(|l| l.split('\t').nth(5).unwrap().contains('M')));
     let inline = check_sam(dir.path(), "inline.sam", &d);
     assert_eq!(inline, sam, "records differ with targets spooled");
