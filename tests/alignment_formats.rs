@@ -330,6 +330,15 @@ fn sam_and_bam_pass_samtools_with_targets_known_up_front_and_spooled() {
     assert!(eqx.contains('=') && !eqx.lines().any(|l| l.split('\t').nth(5).unwrap().contains('M')));
     let inline = check_sam(dir.path(), "inline.sam", &d);
     assert_eq!(inline, sam, "records differ with targets spooled");
+    // Standard output and a device given as -o spool in the temporary directory.
+    for out in [&["--format", "sam"][..], &["--format", "sam", "-o", "/dev/stdout"]] {
+        let o = run_in(dir.path(), &[&["align", "--dna", "--pairs", "pairs.tsv"][..], out].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let file = std::fs::read_to_string(dir.path().join("inline.sam")).unwrap();
+        let records = |t: &str| t.lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+        assert_eq!(records(&text), records(&file));
+    }
     assert_eq!(check_sam(dir.path(), "inline.bam", &d), sam);
     // Headers: every target of the set up front; the targets seen, in order, when spooled.
     let header = samtools(dir.path(), &["view", "-H", "ids.bam"]);

@@ -153,7 +153,10 @@ struct Spool {
 
 impl Spool {
     fn create(output: Option<&Path>) -> Result<Spool> {
-        let beside = match output.filter(|p| p.as_os_str() != "-") {
+        // Beside a file output; in the temporary directory for standard output and for a
+        // device or FIFO given as -o (no file can be made beside /dev/stdout).
+        let is_file = |p: &&Path| std::fs::metadata(p).map_or(true, |m| m.is_file());
+        let beside = match output.filter(|p| p.as_os_str() != "-").filter(is_file) {
             Some(p) => {
                 let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 p.with_file_name(format!("{name}.records"))
