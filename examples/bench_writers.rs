@@ -13,6 +13,10 @@
 //! (default: all cores). `--out`: where every format writes (default /dev/null, so only the
 //! writers are timed; a file path gets `.FORMAT` appended and is removed after each run).
 //! `--columns`: the output columns (default: align's twelve and cigar,qaln,taln).
+//! PAF, SAM and BAM (`--formats arrow,paf,sam,bam`) write their own fields: PAF with `cg:Z`
+//! when `--columns` holds cigar; SAM/BAM with the targets known up front (as pairs by id),
+//! or spooled until the end with `--spool` (as pairs with their residues). Path statistics
+//! are counted from qaln/taln where the results have them. BAM compresses on every core.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
@@ -22,7 +26,10 @@ use std::time::Instant;
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{Float64Type, Int32Type};
 use swarrow::engine::traceback::PathStats;
-use swarrow::output::{create_writer_carrying, Columns, Format, Mode, Need, ResultBatch, ResultRow, RunMetadata};
+use swarrow::output::{
+    columns::for_alignment_format, create_writer_with, AlignmentOutput, Column, Columns, Format, Mode, Need,
+    ResultBatch, ResultRow, RunMetadata,
+};
 
 const DEFAULT_COLUMNS: &str =
     "query,target,score,bits,evalue,qstart,qend,tstart,tend,qlen,tlen,recomputed,cigar,qaln,taln";
@@ -48,7 +55,13 @@ fn main() {
         .collect();
 
     let base = read_results(input);
-    let batches = cycle(&base, rows, batch_rows, columns.need());
+    // What the formats need: PAF the statistics, SAM/BAM the path (from the results' columns).
+    let need = formats.iter().fold(columns.need(), |need, f| match f {
+        Format::Sam | Format::Bam => need.max(Need::Path),
+        Format::Paf => need.max(Need::PathStats),
+        _ => need,
+    });
+    let batches = cycle(&base, rows, batch_rows, need);
     let total: usize = batches.iter().map(|(_, n)| n).sum();
     println!(
         "{} base rows cycled to {total} rows in batches of {batch_rows}; columns {}; {} rayon threads; out {}",
@@ -58,6 +71,23 @@ fn main() {
         out.display()
     );
     let meta = RunMetadata(vec![("mode".into(), "align".into())]);
+    // SAM's targets: those of the rows, with their lengths, in order of first appearance.
+    let mut targets: Vec<(Vec<u8>, usize)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (batch, _) in &batches {
+        for row in batch.rows() {
+            if seen.insert(row.target.to_string()) {
+                targets.push((row.target.as_bytes().to_vec(), row.tlen as usize));
+            }
+        }
+    }
+    let spool = args.iter().any(|a| a == "--spool");
+    let alignment = AlignmentOutput {
+        eqx: false,
+        targets: (!spool).then(|| std::sync::Arc::new(targets)),
+        command_line: "bench_writers".into(),
+        alphabet: None,
+    };
     for r in 0..repeat {
         let mut line = format!("run {}:", r + 1);
         let mut first_rate = None;
@@ -66,7 +96,15 @@ fn main() {
                 if out.as_os_str() == "/dev/null" { out.clone() } else { out.with_extension(format.to_string()) };
             let schema = arrow::datatypes::Schema::empty();
             let started = Instant::now();
-            let mut writer = create_writer_carrying(format, &columns, &schema, &meta, Some(&path)).expect("writer");
+            let columns = match format.is_alignment_format() {
+                true => {
+                    let path = columns.contains(Column::Cigar).then(|| Columns(vec![Column::Cigar]));
+                    for_alignment_format(format, path.as_ref(), false).expect("columns")
+                }
+                false => columns.clone(),
+            };
+            let mut writer =
+                create_writer_with(format, &columns, &schema, &meta, Some(&path), &alignment).expect("writer");
             for (batch, _) in &batches {
                 writer.write(batch).expect("write");
             }
@@ -140,7 +178,7 @@ fn cycle(base: &[RecordBatch], rows: usize, batch_rows: usize, need: Need) -> Ve
                     rank: 0,
                 });
                 if need >= Need::PathStats {
-                    current.push_stats(PathStats::default());
+                    current.push_stats(stats_of(text_at(&qaln, i), text_at(&taln, i)));
                 }
                 if need == Need::Path {
                     current.push_path(text_at(&cigar, i), text_at(&qaln, i), text_at(&taln, i)).expect("path");
@@ -157,6 +195,35 @@ fn cycle(base: &[RecordBatch], rows: usize, batch_rows: usize, need: Need) -> Ve
         }
     }
     out
+}
+
+/// The statistics of an alignment from its aligned strings (zero without them).
+fn stats_of(qaln: &str, taln: &str) -> PathStats {
+    let mut s = PathStats::default();
+    let mut gap = None;
+    for (q, t) in qaln.bytes().zip(taln.bytes()) {
+        s.length += 1;
+        let now = match (q, t) {
+            (b'-', _) => Some(0),
+            (_, b'-') => Some(1),
+            _ => {
+                if q == t {
+                    s.nident += 1;
+                } else {
+                    s.mismatch += 1;
+                }
+                None
+            }
+        };
+        if now.is_some() {
+            s.gaps += 1;
+            if now != gap {
+                s.gapopen += 1;
+            }
+        }
+        gap = now;
+    }
+    s
 }
 
 fn text_at(column: &Option<arrow::array::StringArray>, i: usize) -> &str {

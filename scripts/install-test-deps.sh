@@ -3,6 +3,8 @@
 # parasail (Debian python3-parasail) for the golden test; NCBI BLAST+ and Biopython (Debian
 # ncbi-blast+, python3-biopython) for the BLAST tabular test; groovy (Debian) for the Nextflow
 # syntax check; Intel's GKL with a JDK (Debian) for the pairhmm oracle (tests/pairhmm_gkl.rs);
+# samtools (Debian) for the SAM/BAM checks (tests/alignment_formats.rs), and minimap2, miniasm,
+# racon and bwa (Debian) for issue 51's assembler-stage checks;
 # the Python venv .venv with the pinned packages of the workflow and data-lake checks
 # (tests/workflows.rs) and of the Python package's tests (scripts/python-env.sh).
 set -euo pipefail
@@ -16,6 +18,9 @@ command -v javac >/dev/null || need_apt+=(default-jdk-headless)
 [ -f /usr/share/java/gkl.jar ] || need_apt+=(libgkl-java)
 [ -f /usr/lib/jni/libgkl_pairhmm.so ] || need_apt+=(libgkl-jni)
 [ -f /usr/share/java/gatk-native-bindings.jar ] || need_apt+=(libgatk-native-bindings-java)
+for tool in samtools minimap2 miniasm racon bwa; do
+  command -v "$tool" >/dev/null || need_apt+=("$tool")
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq

@@ -279,8 +279,8 @@ pub struct OutputArgs {
     /// Output file; `-` or absent = stdout (`--out`: DIAMOND's name).
     #[arg(short, long, visible_alias = "out", value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast (also `6`, `m8`).
-    /// BLAST's `7` (search: tabular with comment lines) and field lists (`6 qseqid sseqid`,
+    /// Output format: arrow (IPC stream), arrow-file, parquet, tsv, blast (also `6`, `m8`),
+    /// paf, sam, bam (search and align; see the README for their fields). BLAST's `7` (search: tabular with comment lines) and field lists (`6 qseqid sseqid`,
     /// quoted or not). Default: from the extension of -o (TSV for others: .out); for stdout,
     /// TSV on a terminal, the extension of the file stdout is redirected to (TSV if none),
     /// Arrow IPC stream into a pipe.
@@ -468,6 +468,10 @@ pub struct SearchArgs {
     /// --db-size; default: the loaded database's.
     #[arg(long, value_name = "N")]
     pub db_seqs: Option<u64>,
+    /// PAF's cg:Z and SAM/BAM's CIGAR with =/X (identical/different residues) instead of M;
+    /// in PAF it also asks for cg:Z.
+    #[arg(long)]
+    pub eqx: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -575,6 +579,10 @@ pub struct AlignArgs {
     /// Batches in the engine at once (default: 4 on a GPU, 2 on the CPU; tuning).
     #[arg(long, value_name = "N", hide = true)]
     pub in_flight: Option<usize>,
+    /// PAF's cg:Z and SAM/BAM's CIGAR with =/X (identical/different residues) instead of M;
+    /// in PAF it also asks for cg:Z.
+    #[arg(long)]
+    pub eqx: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -818,6 +826,8 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     check_output_not_input(args.out.output.as_deref(), &[&args.query, &args.db])?;
     require_inputs(&[&args.query, &args.db])?;
     let (format, columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Search)?;
+    let columns = alignment_columns(format, args.columns.as_deref(), columns, args.eqx, Mode::Search)?;
+    output::check_format_alphabet(format, Alphabet::Protein)?;
     // The database loads while the engine starts (CUDA start-up takes a while); an engine
     // problem is reported first, as it would be without the overlap.
     progress.phase_reading("loading the database", input_size(&[&args.db]));
@@ -846,12 +856,16 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
         watch_queries(io::FastaReader::open(&args.query, Alphabet::Protein)?.allow_empty(), &args.query, &query_count);
     let (opts, meta) = settings.prepare(engine.as_ref(), &db, columns.need(), progress);
     note_default_format(&args.out, args.run.quiet, progress);
-    let writer = output::create_writer_carrying(
+    // SAM's header lists the database's sequences.
+    let targets = matches!(format, Format::Sam | Format::Bam)
+        .then(|| Arc::new((0..db.len()).map(|i| (db.id(i).as_bytes().to_vec(), db.seq_len(i))).collect()));
+    let writer = output::create_writer_with(
         format,
         &columns,
         &arrow::datatypes::Schema::empty(),
         &meta,
         out_path(&args.out),
+        &alignment_output(args.eqx, Alphabet::Protein, targets),
     )?;
     progress.phase_aligning("aligning", input_size(&[&args.query]));
     let name = engine.name();
@@ -1013,6 +1027,8 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     require_inputs(&inputs)?;
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
+    let out_columns = alignment_columns(format, args.columns.as_deref(), out_columns, args.eqx, Mode::Align)?;
+    output::check_format_alphabet(format, scoring.alphabet())?;
     progress.phase(starting_phase(args.run.device));
     let engine = select_align_engine(&args, &scoring)?;
     let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?
@@ -1020,7 +1036,7 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
         .with_statistics_written(statistics_written(&out_columns))
         .with_strand(strand_rule(&args), query_end_written(&out_columns))?;
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
-    run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, progress)
+    run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, None, progress)
 }
 
 /// The strands `--strand` names (unset: each PAF candidate's, else plus).
@@ -1084,6 +1100,7 @@ fn run_align(
     paired: Option<PairedRun>,
     format: Format,
     columns: &Columns,
+    targets: Option<Arc<Vec<(Vec<u8>, usize)>>>,
     progress: &Progress,
 ) -> Result<()> {
     let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
@@ -1093,7 +1110,8 @@ fn run_align(
     let pairs = session::watch_pairs(pairs, watched, aligner.scoring().alphabet(), &pair_count);
     note_default_format(&args.out, args.run.quiet, progress);
     let meta = aligner.metadata();
-    let writer = output::create_writer_carrying(format, columns, &pairs.carried(), &meta, out_path(&args.out))?;
+    let alignment = alignment_output(args.eqx, aligner.scoring().alphabet(), targets);
+    let writer = output::create_writer_with(format, columns, &pairs.carried(), &meta, out_path(&args.out), &alignment)?;
     progress.phase_aligning("aligning", input_size(inputs));
     let name = aligner.engine().name();
     let times = match paired {
@@ -1137,6 +1155,8 @@ fn align_by_id(
     check_output_not_input(args.out.output.as_deref(), &inputs)?;
     require_inputs(&inputs)?;
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
+    let out_columns = alignment_columns(format, args.columns.as_deref(), out_columns, args.eqx, Mode::Align)?;
+    output::check_format_alphabet(format, scoring.alphabet())?;
     let set_columns = io::SetColumns {
         id: args.seqs_id_col.clone(),
         seq: args.seqs_col.clone(),
@@ -1196,16 +1216,20 @@ fn align_by_id(
     if !Arc::ptr_eq(&query_set, &target_set) {
         session::warn_if_nucleotide_set(&target_set, alphabet);
     }
+    // SAM's header lists every target of the target set, known before the first pair.
+    let targets: Option<Arc<Vec<(Vec<u8>, usize)>>> = matches!(format, Format::Sam | Format::Bam).then(|| {
+        Arc::new((0..target_set.len() as u32).map(|i| (target_set.id(i).to_vec(), target_set.seq(i).len())).collect())
+    });
     if let Some(paired) = paired_aligner(&args, &aligner, out_columns.need(), &query_set, &target_set) {
         // Large batches, so that a query meets many of its candidates in one kernel call.
         let limits = io::BatchLimits { pairs: args.batch.unwrap_or(PAIRED_BATCH), residues: usize::MAX };
         let sets = (query_set.clone(), target_set.clone());
         let pairs = io::open_pair_numbers_by_id(candidates, query_set, target_set, &pair_columns(&args), limits)?;
         let paired = Some((&paired, sets));
-        return run_align(&args, &aligner, pairs, &[candidates], true, paired, format, &out_columns, progress);
+        return run_align(&args, &aligner, pairs, &[candidates], true, paired, format, &out_columns, targets, progress);
     }
     let pairs = io::open_pairs_by_id(candidates, query_set, target_set, &pair_columns(&args), aligner.limits())?;
-    run_align(&args, &aligner, pairs, &[candidates], true, None, format, &out_columns, progress)
+    run_align(&args, &aligner, pairs, &[candidates], true, None, format, &out_columns, targets, progress)
 }
 
 /// Pairs by id on the paired kernel: the aligner and the (query, target) sets.
@@ -1306,6 +1330,38 @@ fn resolve_output(out: &OutputArgs, columns: Option<&str>, mode: Mode) -> Result
         (None, None) => Columns::default_for(mode, format),
     };
     Ok((format, columns))
+}
+
+/// The columns a PAF, SAM or BAM output computes (its mandatory ones, the path where needed
+/// or asked: [`output::columns::for_alignment_format`]); other formats' columns unchanged.
+/// `--eqx` belongs to the alignment formats.
+fn alignment_columns(format: Format, given: Option<&str>, columns: Columns, eqx: bool, mode: Mode) -> Result<Columns> {
+    if !format.is_alignment_format() {
+        if eqx {
+            return Err(Error::usage(format!(
+                "--eqx writes =/X in PAF's cg:Z and SAM/BAM's CIGAR; this output is {format} (the cigar column is \
+                 always =/X)"
+            )));
+        }
+        return Ok(columns);
+    }
+    let given = given.map(|list| Columns::parse(list, mode)).transpose()?;
+    output::columns::for_alignment_format(format, given.as_ref(), eqx)
+}
+
+/// What PAF, SAM and BAM writers need beyond the rows: `--eqx`, the targets where they are
+/// known up front (pairs by id), the command line and the alphabet.
+fn alignment_output(
+    eqx: bool,
+    alphabet: Alphabet,
+    targets: Option<Arc<Vec<(Vec<u8>, usize)>>>,
+) -> output::AlignmentOutput {
+    output::AlignmentOutput {
+        eqx,
+        targets,
+        command_line: output::AlignmentOutput::command_line_of_process(),
+        alphabet: Some(alphabet),
+    }
 }
 
 fn resolve_format(out: &OutputArgs) -> Result<Format> {

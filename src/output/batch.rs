@@ -498,6 +498,17 @@ impl ResultBatch {
         }
     }
 
+    /// Row `i`'s traceback statistics, where computed.
+    pub fn stats_of(&self, i: usize) -> Option<&PathStats> {
+        self.stats.get(i)
+    }
+
+    /// Row `i`'s extended CIGAR and aligned query and target, where computed.
+    pub fn path_of(&self, i: usize) -> Option<(&str, &str, &str)> {
+        (i < self.cigar.len() && i < self.qaln.len() && i < self.taln.len())
+            .then(|| (self.cigar.get(i), self.qaln.get(i), self.taln.get(i)))
+    }
+
     fn path_stats(&self, i: usize, column: Column) -> Result<&PathStats> {
         self.stats
             .get(i)

@@ -365,6 +365,62 @@ impl Columns {
     }
 }
 
+/// PAF's mandatory columns, in the order its 12 fields use them (`Nident`, `Length` and
+/// the other statistics come from the traceback's statistics, [`Need::PathStats`]; the GPU
+/// computes them without storing a path).
+pub const PAF_MANDATORY: [Column; 14] = [
+    Column::Query,
+    Column::Qlen,
+    Column::Qstart,
+    Column::Qend,
+    Column::Target,
+    Column::Tlen,
+    Column::Tstart,
+    Column::Tend,
+    Column::Nident,
+    Column::Length,
+    Column::Score,
+    Column::Mismatch,
+    Column::Gapopen,
+    Column::Gaps,
+];
+
+/// The path columns: asking for one asks for the path ([`Need::Path`]).
+const PATH_COLUMNS: [Column; 3] = [Column::Cigar, Column::Qaln, Column::Taln];
+
+/// What a PAF, SAM or BAM output computes: the format's mandatory columns, and the path
+/// where the format needs it or the user asks for it. `given` is `--columns` (None: the
+/// default). The rule:
+/// - PAF: its 12 columns and `tp NM AS de` always (statistics of the path, [`Need::PathStats`]);
+///   `cg:Z` too when a path is asked: `--columns` names `cigar` (or `qaln`/`taln`), or `--eqx`.
+/// - SAM/BAM: always the path (CIGAR, MD).
+///
+/// `--columns` cannot remove a mandatory column; a column the format has no field for is
+/// refused (named), not dropped in silence.
+pub fn for_alignment_format(format: Format, given: Option<&Columns>, eqx: bool) -> Result<Columns> {
+    let mut out: Vec<Column> = PAF_MANDATORY.to_vec();
+    let writes = |c: Column| PAF_MANDATORY.contains(&c) || PATH_COLUMNS.contains(&c);
+    if let Some(given) = given {
+        if let Some(&c) = given.0.iter().find(|&&c| !writes(c)) {
+            let (name, path) = match format {
+                Format::Paf => ("PAF", "its 12 columns and tp, NM, AS, de (cg with --columns cigar or --eqx)"),
+                _ => ("SAM/BAM", "its fixed fields and AS, NM, MD"),
+            };
+            return Err(Error::usage(format!(
+                "--columns: {name} output has no field for '{}': it writes {path}; the columns it can take are \
+                 {} (write TSV, Arrow or Parquet for other columns)",
+                c.name(),
+                PAF_MANDATORY.iter().chain(&PATH_COLUMNS).map(|c| c.name()).collect::<Vec<_>>().join(" ")
+            )));
+        }
+    }
+    let path_asked = eqx || given.is_some_and(|g| g.0.iter().any(|c| PATH_COLUMNS.contains(c)));
+    if format != Format::Paf || path_asked {
+        out.extend(PATH_COLUMNS);
+    }
+    Ok(Columns(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,6 +486,26 @@ mod tests {
         for ((start, end, len), want) in cases {
             assert_eq!(Column::qcovhsp_of(start, end, len), want, "{start}-{end} of {len}");
         }
+    }
+
+    #[test]
+    fn alignment_formats_compute_their_mandatory_columns_and_the_path_when_asked() {
+        let paf = for_alignment_format(Format::Paf, None, false).unwrap();
+        assert_eq!(paf.need(), Need::PathStats);
+        assert!(!paf.contains(Column::Cigar));
+        // --columns cannot remove a mandatory column: naming one is the default again.
+        assert_eq!(for_alignment_format(Format::Paf, Some(&Columns(vec![Column::Query])), false).unwrap(), paf);
+        for asked in [Some(Columns(vec![Column::Cigar])), Some(Columns(vec![Column::Taln]))] {
+            let with_path = for_alignment_format(Format::Paf, asked.as_ref(), false).unwrap();
+            assert_eq!(with_path.need(), Need::Path);
+            assert!(with_path.contains(Column::Cigar));
+        }
+        assert_eq!(for_alignment_format(Format::Paf, None, true).unwrap().need(), Need::Path);
+        for format in [Format::Sam, Format::Bam] {
+            assert_eq!(for_alignment_format(format, None, false).unwrap().need(), Need::Path);
+        }
+        let refused = for_alignment_format(Format::Paf, Some(&Columns(vec![Column::Evalue])), false).unwrap_err();
+        assert!(refused.to_string().contains("no field for 'evalue'"), "{refused}");
     }
 
     #[test]

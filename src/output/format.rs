@@ -25,6 +25,13 @@ pub enum Format {
     /// `# BLAST processed N queries` at the end. Search only: the comments list every query,
     /// those without hits included.
     BlastCommented,
+    /// minimap2's PAF (`paf`): its 12 columns, then `tp:A:P NM:i AS:i de:f`, and `cg:Z` when
+    /// a path is asked (`src/output/paf.rs`).
+    Paf,
+    /// SAM text (`sam`): header `@HD @SQ @PG`, one record per alignment (`src/output/sam.rs`).
+    Sam,
+    /// BAM (`bam`): SAM's header and records, BGZF-compressed on several threads; DNA only.
+    Bam,
 }
 
 impl Format {
@@ -54,13 +61,22 @@ impl Format {
         matches!(self, Format::Blast | Format::BlastCommented)
     }
 
+    /// The alignment formats (PAF, SAM, BAM): their own fixed fields, which decide what is
+    /// computed ([`super::columns::for_alignment_format`]), not the column registry's order.
+    pub fn is_alignment_format(self) -> bool {
+        matches!(self, Format::Paf | Format::Sam | Format::Bam)
+    }
+
     /// Every format with its `--format` name, in the order help texts list them.
-    pub const ALL: [(Format, &'static str); 5] = [
+    pub const ALL: [(Format, &'static str); 8] = [
         (Format::ArrowStream, "arrow"),
         (Format::ArrowFile, "arrow-file"),
         (Format::Parquet, "parquet"),
         (Format::Tsv, "tsv"),
         (Format::Blast, "blast"),
+        (Format::Paf, "paf"),
+        (Format::Sam, "sam"),
+        (Format::Bam, "bam"),
     ];
 
     /// The `--format` name.
@@ -109,6 +125,9 @@ impl Format {
             "arrow" | "ipc" | "feather" => Format::ArrowFile,
             "tsv" | "txt" => Format::Tsv,
             "m8" | "blast" | "tab" => Format::Blast,
+            "paf" => Format::Paf,
+            "sam" => Format::Sam,
+            "bam" => Format::Bam,
             _ => return None,
         })
     }
@@ -253,6 +272,9 @@ fn check_output_name(explicit: Option<Format>, path: &Path) -> Result<()> {
         Format::ArrowStream | Format::ArrowFile => 0,
         Format::Parquet => 1,
         Format::Tsv | Format::Blast | Format::BlastCommented => 2,
+        Format::Paf => 3,
+        Format::Sam => 4,
+        Format::Bam => 5,
     };
     if let (Some(chosen), Some(named)) = (explicit, Format::from_extension(path)) {
         if family(chosen) != family(named) {
@@ -292,6 +314,21 @@ mod tests {
         // --format and -o win over standard output.
         assert_eq!(resolve_format(Some(Format::Tsv), None, &Stdout::Pipe).unwrap(), Format::Tsv);
         assert_eq!(resolve_format(None, Some(Path::new("x.parquet")), &Stdout::Terminal).unwrap(), Format::Parquet);
+    }
+
+    #[test]
+    fn alignment_formats_by_name_and_extension() {
+        for (name, want) in [("paf", Format::Paf), ("SAM", Format::Sam), ("bam", Format::Bam)] {
+            assert_eq!(Format::parse(name).unwrap(), want);
+            let path = format!("out.{name}");
+            assert_eq!(resolve_format(None, Some(Path::new(&path)), &Stdout::Pipe).unwrap(), want, "{path}");
+            assert!(want.is_alignment_format());
+        }
+        assert_eq!(resolve_format(None, None, &Stdout::File(Some("/tmp/x.paf".into()))).unwrap(), Format::Paf);
+        // A name of one kind with --format of another is refused; BGZF-compressed names too.
+        assert!(resolve_format(Some(Format::Sam), Some(Path::new("x.bam")), &Stdout::Pipe).is_err());
+        assert!(resolve_format(Some(Format::Paf), Some(Path::new("x.tsv")), &Stdout::Pipe).is_err());
+        assert!(resolve_format(None, Some(Path::new("x.paf.gz")), &Stdout::Pipe).is_err());
     }
 
     #[test]

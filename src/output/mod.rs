@@ -22,7 +22,9 @@ pub mod columns;
 mod filter;
 mod format;
 mod ipc;
+mod paf;
 mod pq;
+mod sam;
 mod sink;
 mod table;
 mod text;
@@ -31,11 +33,14 @@ pub use batch::{schema, schema_with_metadata, ResultBatch, ResultRow, Value};
 pub use columns::{Column, Columns, Need};
 pub use filter::{ThresholdValues, Thresholds};
 pub use format::{default_format_note, resolve_format, Format, Stdout, PIPE_NOTE};
+pub use paf::gap_compressed_divergence;
+pub use sam::BAM_PROTEIN;
 pub use sink::OutputTime;
 pub use table::{create_table_writer, table_batches, TableWriter};
 pub use text::{blast_bitscore, blast_evalue};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{Schema, SchemaRef};
@@ -111,6 +116,37 @@ fn without_thread_count(name: &str) -> String {
     }
 }
 
+/// What the alignment formats (PAF, SAM, BAM) need beyond the rows; the other formats
+/// ignore it.
+#[derive(Debug, Clone, Default)]
+pub struct AlignmentOutput {
+    /// `--eqx`: `=`/`X` in PAF's `cg:Z` and SAM's CIGAR instead of `M`.
+    pub eqx: bool,
+    /// SAM/BAM: the targets' (name, length), in the target set's order, where they are known
+    /// before the rows (pairs by id); `None`: the header lists the targets the rows name
+    /// (records are spooled until the end).
+    pub targets: Option<Arc<Vec<(Vec<u8>, usize)>>>,
+    /// SAM's `@PG CL`.
+    pub command_line: String,
+    /// The scoring's alphabet (BAM refuses protein; SAM's `N` rule is DNA's).
+    pub alphabet: Option<crate::scoring::Alphabet>,
+}
+
+impl AlignmentOutput {
+    /// The process's command line, as `@PG CL` records it (arguments joined by spaces).
+    pub fn command_line_of_process() -> String {
+        std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// A format's refusal of an alphabet, before anything runs: BAM of protein alignments.
+pub fn check_format_alphabet(format: Format, alphabet: crate::scoring::Alphabet) -> Result<()> {
+    if format == Format::Bam && alphabet == crate::scoring::Alphabet::Protein {
+        return Err(Error::usage(BAM_PROTEIN));
+    }
+    Ok(())
+}
+
 /// One output, written batch by batch. `finish` must be called for the output to be complete:
 /// it writes footers, flushes and (for files) renames the temporary file onto the target.
 pub trait ResultWriter: Send {
@@ -143,12 +179,33 @@ pub fn create_writer_carrying(
     metadata: &RunMetadata,
     output: Option<&Path>,
 ) -> Result<Box<dyn ResultWriter>> {
+    create_writer_with(format, columns, carried, metadata, output, &AlignmentOutput::default())
+}
+
+/// [`create_writer_carrying`] with what PAF, SAM and BAM need (`alignment`). PAF, SAM and
+/// BAM leave carried columns out.
+pub fn create_writer_with(
+    format: Format,
+    columns: &Columns,
+    carried: &Schema,
+    metadata: &RunMetadata,
+    output: Option<&Path>,
+    alignment: &AlignmentOutput,
+) -> Result<Box<dyn ResultWriter>> {
     match format {
         Format::Tsv => text::check_carried_text(carried)?,
         Format::Parquet => pq::check_carried_parquet(carried)?,
         _ => {}
     }
-    Ok(lazy_on(sink::Sink::open(output)?, format, columns, carried, metadata))
+    if let Some(alphabet) = alignment.alphabet {
+        check_format_alphabet(format, alphabet)?;
+    }
+    let mut writer = lazy_on(sink::Sink::open(output)?, format, columns, carried, metadata);
+    if let Some(p) = writer.pending.as_mut() {
+        p.output = output.map(Path::to_path_buf);
+        p.alignment = alignment.clone();
+    }
+    Ok(writer)
 }
 
 /// What receives the record batches of an in-memory output (the Python package hands them
@@ -188,15 +245,16 @@ impl ResultWriter for Batches {
     }
 }
 
-fn lazy_on(
-    sink: sink::Sink,
-    format: Format,
-    columns: &Columns,
-    carried: &Schema,
-    metadata: &RunMetadata,
-) -> Box<dyn ResultWriter> {
-    let pending =
-        Pending { sink, format, columns: columns.clone(), carried: carried.clone(), metadata: metadata.clone() };
+fn lazy_on(sink: sink::Sink, format: Format, columns: &Columns, carried: &Schema, metadata: &RunMetadata) -> Box<Lazy> {
+    let pending = Pending {
+        sink,
+        format,
+        columns: columns.clone(),
+        carried: carried.clone(),
+        metadata: metadata.clone(),
+        output: None,
+        alignment: AlignmentOutput::default(),
+    };
     let output_time = pending.sink.status().output_time;
     Box::new(Lazy { pending: Some(pending), started: None, output_time })
 }
@@ -208,6 +266,9 @@ struct Pending {
     columns: Columns,
     carried: Schema,
     metadata: RunMetadata,
+    /// The output's path (SAM/BAM spool their records beside it).
+    output: Option<PathBuf>,
+    alignment: AlignmentOutput,
 }
 
 /// A writer that starts its encoder (schema, magic bytes, header line) with the first batch,
@@ -223,7 +284,15 @@ struct Lazy {
 impl Lazy {
     fn started(&mut self) -> Result<&mut Box<dyn ResultWriter>> {
         if let Some(p) = self.pending.take() {
-            self.started = Some(writer_on(p.sink, p.format, &p.columns, &p.carried, &p.metadata)?);
+            self.started = Some(writer_on_with(
+                p.sink,
+                p.format,
+                &p.columns,
+                &p.carried,
+                &p.metadata,
+                p.output.as_deref(),
+                &p.alignment,
+            )?);
         }
         self.started.as_mut().ok_or_else(|| Error::Internal("writer used after it failed to start".into()))
     }
@@ -247,12 +316,25 @@ impl ResultWriter for Lazy {
     }
 }
 
+#[cfg(test)]
 fn writer_on(
     sink: sink::Sink,
     format: Format,
     columns: &Columns,
     carried: &Schema,
     metadata: &RunMetadata,
+) -> Result<Box<dyn ResultWriter>> {
+    writer_on_with(sink, format, columns, carried, metadata, None, &AlignmentOutput::default())
+}
+
+fn writer_on_with(
+    sink: sink::Sink,
+    format: Format,
+    columns: &Columns,
+    carried: &Schema,
+    metadata: &RunMetadata,
+    output: Option<&Path>,
+    alignment: &AlignmentOutput,
 ) -> Result<Box<dyn ResultWriter>> {
     let carried = if format.is_blast_tabular() { Schema::empty() } else { carried.clone() };
     let schema = schema_with_metadata(columns, &carried, metadata);
@@ -267,6 +349,9 @@ fn writer_on(
             let database = metadata.iter().find(|(k, _)| *k == "database").map_or("", |(_, v)| v);
             Box::new(text::TextWriter::new(sink, c, schema, text::Style::Blast)?.with_comments(database))
         }
+        Format::Paf => Box::new(paf::PafWriter::new(sink, c.contains(Column::Cigar), alignment.eqx)),
+        Format::Sam => Box::new(sam::SamWriter::new(sink, sam::Kind2::Sam, alignment, output)?),
+        Format::Bam => Box::new(sam::SamWriter::new(sink, sam::Kind2::Bam, alignment, output)?),
     })
 }
 
@@ -320,6 +405,15 @@ mod tests {
             recomputed: false,
             rank: 1,
         });
+        // The path too, so that every format, PAF and SAM included, writes the row.
+        batch.push_stats(crate::engine::traceback::PathStats {
+            length: 2,
+            nident: 2,
+            mismatch: 0,
+            gapopen: 0,
+            gaps: 0,
+        });
+        batch.push_path("2=", "AC", "AC").unwrap();
         batch
     }
 
@@ -388,6 +482,9 @@ mod tests {
                 Format::Tsv => assert!(bytes.starts_with(b"query\ttarget\tscore\t") && bytes.ends_with(b"rank\n")),
                 Format::Blast => assert!(bytes.is_empty()),
                 Format::BlastCommented => assert_eq!(bytes, b"# BLAST processed 0 queries\n"),
+                Format::Paf => assert!(bytes.is_empty()),
+                Format::Sam => assert!(bytes.starts_with(b"@HD\tVN:1.6\tSO:unsorted\n@PG\tID:swarrow"), "{bytes:?}"),
+                Format::Bam => assert!(bytes.starts_with(&[0x1f, 0x8b]) && bytes.len() > 28),
                 _ => assert!(!bytes.is_empty(), "{format}"),
             }
         }

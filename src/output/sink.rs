@@ -68,6 +68,11 @@ impl Status {
         }
     }
 
+    /// True once the sink met an I/O error (kept for [`Status::fail`]).
+    pub(super) fn has_failed(&self) -> bool {
+        self.first_error.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
     /// An I/O error met directly (text writers): record-free conversion with the same context.
     pub(super) fn io_fail(&self, source: io::Error) -> Error {
         Error::io(format!("writing {}", self.name), source)

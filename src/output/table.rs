@@ -30,10 +30,10 @@ pub fn create_table_writer(
     metadata: &RunMetadata,
     output: Option<&std::path::Path>,
 ) -> Result<Box<dyn TableWriter>> {
-    if format.is_blast_tabular() {
-        return Err(Error::usage(
-            "--format blast has no columns for these results: use arrow, arrow-file, parquet or tsv",
-        ));
+    if format.is_blast_tabular() || format.is_alignment_format() {
+        return Err(Error::usage(format!(
+            "--format {format} has no columns for these results: use arrow, arrow-file, parquet or tsv"
+        )));
     }
     let map: arrow::datatypes::Metadata = metadata.iter().collect();
     let schema = std::sync::Arc::new(schema.as_ref().clone().with_metadata(map));

@@ -50,6 +50,13 @@ pub fn merge(
     if format.is_blast_tabular() {
         return Err(no_blast_tabular());
     }
+    if format.is_alignment_format() {
+        return Err(Error::usage(format!(
+            "merge cannot write {format}: its fields come from the traceback and the sequences, which the shards do \
+             not carry; merge into Parquet, Arrow or TSV, or write {format} in every shard and join them (PAF: cat; \
+             SAM/BAM: samtools cat or merge)"
+        )));
+    }
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Error::usage("merge: only one input can be read from stdin"));
     }
