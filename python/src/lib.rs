@@ -340,7 +340,7 @@ impl Aligner {
             names: [query_id_col, query_col, target_id_col, target_col].map(String::from),
             carry: carry_list(carry),
         };
-        let set_columns = SetColumns { id: seqs_id_col.into(), seq: seqs_col.into(), headers: false };
+        let set_columns = SetColumns { id: seqs_id_col.into(), seq: seqs_col.into(), headers: false, quals: false };
         let pairs = table("pairs", pairs)?;
         let seqs = seqs.map(|s| table("seqs", s)).transpose()?;
         let target_seqs = target_seqs.map(|s| table("target_seqs", s)).transpose()?;
@@ -451,7 +451,7 @@ fn search(
     let device: Device = choice("device", device)?;
     let queries = table("queries", queries)?;
     let database = table("database", database)?;
-    let set_columns = SetColumns { id: id_col.into(), seq: seq_col.into(), headers: false };
+    let set_columns = SetColumns { id: id_col.into(), seq: seq_col.into(), headers: false, quals: false };
     let show = progress;
     let (schema, batches) = py
         .detach(|| -> Res<(SchemaRef, Vec<RecordBatch>)> {
