@@ -189,7 +189,8 @@ impl<R: BufRead> FastaReader<R> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(read_error(&self.place, e)),
             };
-            if chunk.is_empty() || (line_len == 0 && chunk[0] == b'>') {
+            // A line that starts with '>' or '@' (never a residue) starts the next record.
+            if chunk.is_empty() || (line_len == 0 && (chunk[0] == b'>' || chunk[0] == b'@')) {
                 return Ok(());
             }
             let (part, ends_line) = match memchr::memchr(b'\n', chunk) {
@@ -560,9 +561,81 @@ mod tests {
     #[test]
     fn text_before_first_header_is_an_error() {
         let msg = err(b"\nMKV\n>a\nMK\n");
-        assert_eq!(msg, "in.fa: line 2: text before the first '>' header: not a FASTA file?");
-        let msg = err(b"@r1\nACGT\n+\nIIII\n");
-        assert_eq!(msg, "in.fa: line 1: a FASTQ record ('@' header): give FASTA ('>' headers; e.g. `seqtk seq -A`)");
+        assert_eq!(msg, "in.fa: line 2: text before the first '>' or '@' header: not a FASTA or FASTQ file?");
+    }
+
+    /// Every record's id, letters (decoded) and qualities, from a reader keeping them.
+    fn fastq(text: &[u8]) -> std::result::Result<Vec<(String, Vec<u8>, Vec<u8>)>, String> {
+        let mut reader = FastaReader::new(place(), text, Alphabet::Dna).keep_quals(true);
+        let mut packed = Packed::default();
+        while let Some(r) = reader.next_into(&mut packed) {
+            r.map_err(|e| e.to_string())?;
+        }
+        Ok((0..packed.len())
+            .map(|i| {
+                let id = String::from_utf8(packed.id(i).to_vec()).unwrap();
+                (id, Alphabet::Dna.decode(packed.seq(i)), packed.quals(i).to_vec())
+            })
+            .collect())
+    }
+
+    #[test]
+    fn fastq_records_read_with_their_qualities() {
+        // '@' and '+' starting quality lines, a '+' line repeating the id, CRLF, blank lines
+        // between records, a FASTA record after FASTQ ones (no qualities), no final newline.
+        let text = b"@r1 first read\nACGT\n+\n@+II\n\n@r2\r\nacgn\r\n+r2\r\n+!~I\r\n>f\nAC\nGT\n@r3\nA\n+\nI";
+        let got = fastq(text).unwrap();
+        let want = vec![
+            ("r1".to_string(), b"ACGT".to_vec(), b"@+II".to_vec()),
+            ("r2".to_string(), b"ACGN".to_vec(), b"+!~I".to_vec()),
+            ("f".to_string(), b"ACGT".to_vec(), Vec::new()),
+            ("r3".to_string(), b"A".to_vec(), b"I".to_vec()),
+        ];
+        assert_eq!(got, want);
+        // The same records without qualities unless asked; headers as FASTA's.
+        let records: Vec<Record> = FastaReader::new(place(), &text[..], Alphabet::Dna).collect::<Result<_>>().unwrap();
+        assert_eq!(records[0].header, "r1 first read");
+        let mut packed = Packed::default();
+        let mut reader = FastaReader::new(place(), &text[..], Alphabet::Dna);
+        while let Some(r) = reader.next_into(&mut packed) {
+            r.unwrap();
+        }
+        assert_eq!(packed.quals(0), b"");
+    }
+
+    #[test]
+    fn damaged_fastq_names_the_record_and_the_problem() {
+        let err = |t: &[u8]| fastq(t).unwrap_err();
+        assert_eq!(
+            err(b"@r1\nACGT\n+\nIIII\n@r2\nAC\nGT\n+\nIIII\n"),
+            "in.fa: record 2 (r2): line 7: expected the '+' line after the sequence line \
+             (multi-line FASTQ, with wrapped sequences or qualities, is not supported)"
+        );
+        assert_eq!(
+            err(b"@r1\nACGT\n+\nII\nII\n"),
+            "in.fa: record 1 (r1): line 4: 2 qualities for 4 residues (multi-line FASTQ is not supported)"
+        );
+        assert_eq!(
+            err(b"@r1\n"),
+            "in.fa: record 1 (r1): truncated FASTQ record: the input ends before its sequence line (line 2)"
+        );
+        assert_eq!(
+            err(b"@r1\nAC\n"),
+            "in.fa: record 1 (r1): truncated FASTQ record: the input ends before its '+' line (line 3)"
+        );
+        assert_eq!(
+            err(b"@r1\nAC\n+\n"),
+            "in.fa: record 1 (r1): truncated FASTQ record: the input ends before its quality line (line 4)"
+        );
+        assert_eq!(
+            err(b"@r1\nAC\n+\nI \n"),
+            "in.fa: record 1 (r1): line 4: invalid quality ' ' at position 2 (Phred+33: ! to ~)"
+                .replace("' '", "byte 0x20")
+        );
+        assert_eq!(err(b"@r1\nA-C\n+\nIII\n"), "in.fa: record 1 (r1): invalid residue '-' at position 2 (line 2)");
+        assert_eq!(err(b"@r1\n\n+\n\n"), "in.fa: record 1 (r1): empty sequence");
+        assert_eq!(err(b"@ x\nA\n+\nI\n"), "in.fa: record 1 (no id): header on line 1 has no id");
+        assert_eq!(err(b"@r1\nA\n+\nI\nTTT\n"), "in.fa: line 5: text between records: not a FASTA or FASTQ file?");
     }
 
     #[test]

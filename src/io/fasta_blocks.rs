@@ -646,12 +646,65 @@ mod tests {
         })
     }
 
+    /// FASTQ-like text: whole records (quality lines starting with '@' or '+' among them)
+    /// and, now and then, a damaged one or a stray line.
+    fn fastq_text() -> impl Strategy<Value = Vec<u8>> {
+        let record = ("[a-z0-9]{1,5}", "[ACGT]{0,12}", "[!-~]{12}", 0u8..8).prop_map(|(id, seq, quals, damage)| {
+            let quals = &quals[..seq.len()];
+            match damage {
+                0 => format!("@{id}\n{seq}\n{quals}\n"),
+                1 => format!("@{id}\n{seq}\n+\n{quals}I\n"),
+                2 => format!("@{id}\n{seq}\n+\n"),
+                3 => format!("@{id}\n{seq}\n{seq}\n+\n{quals}{quals}\n"),
+                _ => format!("@{id} d\n{seq}\n+\n{quals}\n"),
+            }
+        });
+        let weighted = prop_oneof![20 => record.clone().prop_filter("whole", |r| !r.ends_with("+\n")), 1 => record];
+        (prop::collection::vec(weighted, 0..30), any::<bool>()).prop_map(|(records, last_newline)| {
+            let mut t = records.concat();
+            if !last_newline {
+                t.pop();
+            }
+            t.into_bytes()
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         #[test]
         fn blocks_give_what_the_sequential_reader_gives(t in text(), block in 1usize..120, piece in 1usize..50) {
             prop_assert_eq!(blocks(&t, block, piece), sequential(&t));
         }
+
+        #[test]
+        fn fastq_blocks_give_what_the_sequential_reader_gives(t in fastq_text(), block in 1usize..120, piece in 1usize..50) {
+            prop_assert_eq!(blocks(&t, block, piece), sequential(&t));
+        }
+    }
+
+    #[test]
+    fn fastq_records_are_cut_at_their_headers_only() {
+        // Quality lines that start with '@' (and '+') are no record starts.
+        let mut t = String::new();
+        for i in 0..2000 {
+            let q = if i % 3 == 0 { "@@II" } else { "+III" };
+            t.push_str(&format!("@r{i}\nACGT\n+\n{q}\n"));
+        }
+        let got = blocks(t.as_bytes(), 256, 64);
+        assert_eq!(got.len(), 2000);
+        assert_eq!(got, sequential(t.as_bytes()));
+        // Qualities come out of every piece, in order.
+        let input: Input = Box::new(Cursor::new(t.clone().into_bytes()));
+        let mut reader = BlockFastaReader::new(place(), input, Alphabet::Dna).with_sizes(256, 64).keep_quals(true);
+        let mut n = 0;
+        while let Some(part) = reader.next_part() {
+            let part = part.unwrap();
+            for i in 0..part.len() {
+                assert_eq!(part.quals(i), if n % 3 == 0 { b"@@II" } else { b"+III" });
+                n += 1;
+            }
+        }
+        assert_eq!(n, 2000);
     }
 
     #[test]
