@@ -321,7 +321,7 @@ impl<R: BufRead> FastaReader<R> {
     /// The next record appended to `out` (no allocation of its own), as [`Iterator::next`]
     /// gives it: `None` at the end, after an error, or with the error of an input without
     /// records; on an error, `out` holds the records before it.
-    pub(crate) fn next_into(&mut self, out: &mut Packed) -> Option<Result<()>> {
+    pub fn next_into(&mut self, out: &mut Packed) -> Option<Result<()>> {
         if self.done {
             return None;
         }
