@@ -142,6 +142,7 @@ fn paf(s: &Sets, cands: &[Cand]) -> String {
 
 /// The window the test expects: the region widened by `margin` each side, cut to the
 /// sequence; the whole sequence without a margin.
+#[allow(clippy::implicit_saturating_sub)]
 fn expected_window(region: (usize, usize), len: usize, margin: Option<usize>) -> (usize, usize) {
     match margin {
         None => (0, len),
@@ -458,6 +459,26 @@ fn fastq_gives_what_the_same_sequences_as_fasta_give() {
     let want = align_ok(&["-q", &p(&a_fa), "-t", &p(&b_fa), "--columns", columns]);
     let got = align_ok(&["-q", &p(&a_fq), "-t", &p(&b_fq), "--columns", columns]);
     assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+    // search: FASTQ queries against a FASTQ database (protein letters in FASTQ records).
+    let mut rng = Rng(0x5b);
+    let proteins: Vec<(String, String)> = (0..12)
+        .map(|i| {
+            let len = 30 + rng.below(40);
+            (format!("p{i}"), (0..len).map(|_| b"ACDEFGHIKLMNPQRSTVWY"[rng.below(20)] as char).collect())
+        })
+        .collect();
+    let q_fa = write(dir.path(), "q.fa", fasta(&proteins[..5]).as_bytes());
+    let q_fq = write(dir.path(), "q.fq", fastq(&proteins[..5]).as_bytes());
+    let d_fa = write(dir.path(), "d.fa", fasta(&proteins).as_bytes());
+    let d_fq = write(dir.path(), "d.fq.gz", &gzip(fastq(&proteins).as_bytes()));
+    let search = |q: &PathBuf, d: &PathBuf| {
+        let o = run(&["search", "--device", "cpu", "--quiet", "--format", "tsv", "-q", &p(q), "-d", &p(d)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let want = search(&q_fa, &d_fa);
+    assert!(String::from_utf8_lossy(&want).lines().count() > 5);
+    assert_eq!(String::from_utf8_lossy(&search(&q_fq, &d_fq)), String::from_utf8_lossy(&want));
 }
 
 #[test]

@@ -564,8 +564,11 @@ mod tests {
         assert_eq!(msg, "in.fa: line 2: text before the first '>' or '@' header: not a FASTA or FASTQ file?");
     }
 
+    /// A record as `fastq` gives it: id, letters, qualities.
+    type Fastq = (String, Vec<u8>, Vec<u8>);
+
     /// Every record's id, letters (decoded) and qualities, from a reader keeping them.
-    fn fastq(text: &[u8]) -> std::result::Result<Vec<(String, Vec<u8>, Vec<u8>)>, String> {
+    fn fastq(text: &[u8]) -> std::result::Result<Vec<Fastq>, String> {
         let mut reader = FastaReader::new(place(), text, Alphabet::Dna).keep_quals(true);
         let mut packed = Packed::default();
         while let Some(r) = reader.next_into(&mut packed) {
