@@ -274,6 +274,12 @@ fn region_and_strand_columns_place_tsv_and_parquet_candidates_as_paf_does() {
     w.write(&batch).unwrap();
     w.close().unwrap();
     let pq = write(dir.path(), "cands.parquet", &pq);
+    let mut stream = Vec::new();
+    let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut stream, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    let arrows = write(dir.path(), "cands.arrows", &stream);
     let region_cols = Some(["qs", "qe", "ts", "te"].map(String::from));
     for margin in [Some(3), None] {
         let options = PairOptions {
@@ -282,7 +288,7 @@ fn region_and_strand_columns_place_tsv_and_parquet_candidates_as_paf_does() {
             strand_col: Some("strand".into()),
             ..PairOptions::default()
         };
-        for path in [&tsv, &pq] {
+        for path in [&tsv, &pq, &arrows] {
             let batches = read_batches(path, &reads, &contigs, &options, SMALL).unwrap();
             check_windows(&s, &cands, &batches, margin, true);
         }
@@ -300,7 +306,7 @@ fn region_and_strand_columns_place_tsv_and_parquet_candidates_as_paf_does() {
     // A missing column is named.
     let options =
         PairOptions { region_cols: Some(["qs", "qe", "ts", "nope"].map(String::from)), ..PairOptions::default() };
-    for path in [&tsv, &pq] {
+    for path in [&tsv, &pq, &arrows] {
         let msg = read_batches(path, &reads, &contigs, &options, SMALL).err().unwrap().to_string();
         assert!(msg.contains("--region-cols: no column 'nope'"), "{msg}");
     }
@@ -558,4 +564,34 @@ fn qualities_and_whole_queries_are_filled_only_when_asked() {
         let batches = read_batches(&paf_path, &reads, &contigs, &PairOptions::default(), SMALL).unwrap();
         assert!(batches.iter().all(|b| b.query_text.is_empty() && b.query_quals.is_empty()));
     }
+}
+
+#[test]
+fn bad_region_and_strand_cells_name_file_record_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = load(&write(dir.path(), "r.fa", b">r1\nACGTACGTAC\n>r2\nGGGG\n"), false);
+    let contigs = load(&write(dir.path(), "c.fa", b">c1\nACGTACGTACGTACGTACGT\n"), false);
+    let options = PairOptions {
+        region_cols: Some(["qs", "qe", "ts", "te"].map(String::from)),
+        strand_col: Some("st".into()),
+        ..PairOptions::default()
+    };
+    let head = "query_id\ttarget_id\tqs\tqe\tts\tte\tst\nr1\tc1\t0\t10\t0\t20\t+\n";
+    let cases = [
+        ("r2\tc1\t0\tx\t0\t4\t+\n", "record 2 (r2): line 3: qe is not a 0-based position: \"x\""),
+        ("r2\tc1\t3\t5\t0\t4\t+\n", "record 2 (r2): line 3: query region 3..5 is not within its 4 residues"),
+        ("r2\tc1\t0\t4\t9\t4\t+\n", "record 2 (r2): line 3: target region 9..4 is not within its 20 residues"),
+        ("r2\tc1\t0\t4\t0\t4\t*\n", "record 2 (r2): line 3: st is \"*\", not + or -"),
+        ("r2\tc1\t0\t4\t0\t4\n", "record 2 (r2): line 3: expected 7 tab-separated columns"),
+    ];
+    for (k, (line, want)) in cases.iter().enumerate() {
+        let path = write(dir.path(), &format!("bad{k}.tsv"), format!("{head}{line}").as_bytes());
+        let msg = read_batches(&path, &reads, &contigs, &options, SMALL).err().unwrap().to_string();
+        let want = format!("{}: {want}", path.display());
+        assert!(msg.starts_with(&want), "got {msg}\nwant {want}");
+    }
+    // Region columns need a header to name them.
+    let path = write(dir.path(), "bare.tsv", b"r1\tc1\t0\t10\t0\t20\t+\n");
+    let msg = read_batches(&path, &reads, &contigs, &options, SMALL).err().unwrap().to_string();
+    assert!(msg.contains("--region-cols names columns of the candidates' header line"), "{msg}");
 }

@@ -48,10 +48,11 @@ pub(super) fn open(
     let place = raw.place.clone();
     let names = [columns.names[0].clone(), columns.names[2].clone()];
     let project = |place: &Where, schema: &Schema| -> Result<Wanted> {
-        let mut read = id_columns(place, schema, &names)?;
-        let carried = carried_indices(place, schema, columns, &read)?;
-        read.extend(placing_columns(place, schema, options)?.iter());
-        Ok(Wanted::new(&read, carried)?.without_views())
+        let ids = id_columns(place, schema, &names)?;
+        // Region and strand columns are read as they are (not decoded as bytes, as ids are).
+        let mut kept = carried_indices(place, schema, columns, &ids)?;
+        kept.extend(placing_columns(place, schema, options)?.iter().filter(|i| !ids.contains(i)));
+        Ok(Wanted::new(&ids, kept)?.without_views())
     };
     let rows = match open_table(raw, &project)? {
         Ok((schema, batches)) => table_rows(&place, &schema, batches, columns, &query, &target, options)?,
@@ -1204,9 +1205,10 @@ impl TableIds {
     }
 }
 
-/// The cells of row `r` of `columns` of `batch` as text (numbers as digits, strings as
-/// they are; "" for a null, which `place_row` refuses by name).
+/// The cells of row `r` of `columns` of `batch` as text (numbers as digits, strings and
+/// binaries as they are; "" for a null, which `place_row` refuses by name).
 fn placing_texts(batch: &RecordBatch, columns: &[usize], r: usize) -> Vec<String> {
+    use arrow::array::Array;
     use arrow::util::display::{ArrayFormatter, FormatOptions};
     let options = FormatOptions::default();
     columns
@@ -1215,6 +1217,10 @@ fn placing_texts(batch: &RecordBatch, columns: &[usize], r: usize) -> Vec<String
             let column = batch.column(k);
             if column.is_null(r) {
                 return String::new();
+            }
+            if StrColumn::readable(column.data_type()) {
+                let cell = StrColumn::new(column.clone());
+                return String::from_utf8_lossy(cell.get(r).unwrap_or_default()).into_owned();
             }
             match ArrayFormatter::try_new(column.as_ref(), &options) {
                 Ok(f) => f.value(r).to_string(),
