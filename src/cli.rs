@@ -523,6 +523,27 @@ pub struct AlignArgs {
     /// column named like a result column (score, qstart, ...) is renamed input_<name>.
     #[arg(long, value_name = "COLS", default_value = "all")]
     pub carry: String,
+    /// Pairs by id: what the candidate list is. auto: told from its content (PAF: 12 or
+    /// more tab-separated columns, + or - in column 5, numbers in columns 2-4 and 7-12) or
+    /// its name (.paf, .paf.gz); else TSV, Arrow or Parquet. paf: PAF whatever it looks like
+    /// (stdin).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "auto", requires = "seqs")]
+    pub pairs_format: CandidateFormatArg,
+    /// Candidates with regions (PAF, --region-cols): residues added on each side of each
+    /// region (the window aligned, inside the sequence); `full`: whole sequences. The
+    /// result is the best alignment within the window; coordinates are on the whole
+    /// sequences.
+    #[arg(long, value_name = "MARGIN|full", default_value = "200")]
+    pub window: String,
+    /// TSV (with a header), Arrow or Parquet candidates: the columns of each candidate's
+    /// regions, QSTART,QEND,TSTART,TEND (0-based half-open on the forward strands, as PAF's
+    /// columns 3-4 and 8-9); each pair is aligned in its window (--window).
+    #[arg(long, value_name = "QSTART,QEND,TSTART,TEND", requires = "seqs")]
+    pub region_cols: Option<String>,
+    /// TSV (with a header), Arrow or Parquet candidates: the column of each candidate's
+    /// strand (+ or -).
+    #[arg(long, value_name = "NAME", requires = "seqs")]
+    pub strand_col: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
     /// Output columns, comma separated, in order, for every format: query target score bits
@@ -941,6 +962,43 @@ impl Iterator for WatchedQueries {
     }
 }
 
+/// `--pairs-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CandidateFormatArg {
+    Auto,
+    Paf,
+}
+
+/// The pair readers' options of `align` (`--window`, `--pairs-format`, `--region-cols`,
+/// `--strand-col`).
+fn pair_options(args: &AlignArgs) -> Result<io::PairOptions> {
+    let window = match args.window.trim() {
+        "full" => None,
+        margin => Some(margin.parse::<usize>().map_err(|_| {
+            Error::usage(format!("--window: '{}' is neither a margin (residues, 0 or more) nor 'full'", args.window))
+        })?),
+    };
+    let region_cols = match &args.region_cols {
+        None => None,
+        Some(list) => {
+            let names: Vec<String> = list.split(',').map(|n| n.trim().to_string()).collect();
+            match <[String; 4]>::try_from(names) {
+                Ok(names) if names.iter().all(|n| !n.is_empty()) => Some(names),
+                _ => {
+                    return Err(Error::usage(format!(
+                        "--region-cols: '{list}' is not four column names QSTART,QEND,TSTART,TEND"
+                    )))
+                }
+            }
+        }
+    };
+    let format = match args.pairs_format {
+        CandidateFormatArg::Auto => io::CandidateFormat::Auto,
+        CandidateFormatArg::Paf => io::CandidateFormat::Paf,
+    };
+    Ok(io::PairOptions { window, region_cols, strand_col: args.strand_col.clone(), format, query_text: false })
+}
+
 /// `--stats`: one `name: value` line each on stderr.
 fn print_stats(lines: impl IntoIterator<Item = (String, String)>) {
     for (name, value) in lines {
@@ -1007,6 +1065,7 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
         return Err(Error::usage("--batch must be at least 1"));
     }
     let thresholds = args.thresholds.thresholds(args.max_evalue)?;
+    pair_options(&args)?;
     if let (Some(candidates), Some(seqs)) = (&args.pairs, &args.seqs) {
         let (candidates, seqs) = (candidates.clone(), seqs.clone());
         return align_by_id(args, &candidates, &seqs, scoring, thresholds, progress);
@@ -1035,7 +1094,9 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
         .with_thresholds(thresholds)?
         .with_statistics_written(statistics_written(&out_columns))
         .with_strand(strand_rule(&args), query_end_written(&out_columns))?;
-    let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits())?;
+    let mut options = pair_options(&args)?;
+    options.query_text = format.writes_query_text();
+    let pairs = io::open_pairs_with(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits(), &options)?;
     run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, None, progress)
 }
 
@@ -1157,10 +1218,13 @@ fn align_by_id(
     let (format, out_columns) = resolve_output(&args.out, args.columns.as_deref(), Mode::Align)?;
     let out_columns = alignment_columns(format, args.columns.as_deref(), out_columns, args.eqx, Mode::Align)?;
     output::check_format_alphabet(format, scoring.alphabet())?;
+    let mut options = pair_options(&args)?;
+    options.query_text = format.writes_query_text();
     let set_columns = io::SetColumns {
         id: args.seqs_id_col.clone(),
         seq: args.seqs_col.clone(),
         headers: out_columns.contains(Column::Qheader) || out_columns.contains(Column::Theader),
+        quals: options.query_text,
     };
     let alphabet = scoring.alphabet();
     // The sets load while the engine starts; an engine problem is reported first.
@@ -1220,15 +1284,32 @@ fn align_by_id(
     let targets: Option<Arc<Vec<(Vec<u8>, usize)>>> = matches!(format, Format::Sam | Format::Bam).then(|| {
         Arc::new((0..target_set.len() as u32).map(|i| (target_set.id(i).to_vec(), target_set.seq(i).len())).collect())
     });
-    if let Some(paired) = paired_aligner(&args, &aligner, out_columns.need(), &query_set, &target_set) {
+    // Candidates with regions or strands (PAF, region columns) are aligned in their windows,
+    // which the paired kernel (whole sequences) does not take.
+    let name = candidates.to_string_lossy();
+    let placed = options.format == io::CandidateFormat::Paf
+        || options.region_cols.is_some()
+        || options.strand_col.is_some()
+        || name.ends_with(".paf")
+        || name.ends_with(".paf.gz");
+    let paired = if placed { None } else { paired_aligner(&args, &aligner, out_columns.need(), &query_set, &target_set) };
+    if let Some(paired) = paired {
         // Large batches, so that a query meets many of its candidates in one kernel call.
         let limits = io::BatchLimits { pairs: args.batch.unwrap_or(PAIRED_BATCH), residues: usize::MAX };
         let sets = (query_set.clone(), target_set.clone());
-        let pairs = io::open_pair_numbers_by_id(candidates, query_set, target_set, &pair_columns(&args), limits)?;
+        let pairs = io::open_pair_numbers_by_id_with(
+            candidates,
+            query_set,
+            target_set,
+            &pair_columns(&args),
+            limits,
+            &options,
+        )?;
         let paired = Some((&paired, sets));
         return run_align(&args, &aligner, pairs, &[candidates], true, paired, format, &out_columns, targets, progress);
     }
-    let pairs = io::open_pairs_by_id(candidates, query_set, target_set, &pair_columns(&args), aligner.limits())?;
+    let pairs =
+        io::open_pairs_by_id_with(candidates, query_set, target_set, &pair_columns(&args), aligner.limits(), &options)?;
     run_align(&args, &aligner, pairs, &[candidates], true, None, format, &out_columns, targets, progress)
 }
 

@@ -13,8 +13,10 @@
 //! SWARROW_FUZZ_SECONDS=600 SWARROW_FUZZ_SEED=$RANDOM cargo test --release --test fuzz -- --nocapture
 //! ```
 //!
-//! Targets: `fasta`, `pairs_tsv`, `pairs_arrow` (stream and file format), `pairs_parquet`
-//! (with a carried column), `swdb`, `merge` (Parquet, Arrow IPC, TSV results).
+//! Targets: `fasta`, `fastq` (the sequential reader and the block reader of sets, with
+//! qualities), `pairs_tsv`, `pairs_arrow` (stream and file format), `pairs_parquet`
+//! (with a carried column), `pairs_paf` (PAF candidates, and TSV ones with region and
+//! strand columns, windowed), `swdb`, `merge` (Parquet, Arrow IPC, TSV results).
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -22,7 +24,10 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use swarrow::error::Where;
-use swarrow::io::pairs::{open_pairs, open_pairs_by_id, BatchLimits, PairColumns, PairInput, SeqSet, SetColumns};
+use swarrow::io::pairs::{
+    open_pairs, open_pairs_by_id, open_pairs_by_id_with, BatchLimits, PairColumns, PairInput, PairOptions, SeqSet,
+    SetColumns,
+};
 use swarrow::io::results::ResultInput;
 use swarrow::scoring::Alphabet;
 use swarrow::seq::PairBatch;
@@ -182,6 +187,70 @@ fn fuzz_fasta() {
     });
 }
 
+#[test]
+fn fuzz_fastq() {
+    let dir = tempfile::tempdir().unwrap();
+    fuzz("fastq", |data| {
+        let mut reader = swarrow::io::FastaReader::new(Where::Stdin, data, Alphabet::Dna).keep_quals(true);
+        let mut packed = swarrow::io::fasta::Packed::default();
+        while let Some(r) = reader.next_into(&mut packed) {
+            if r.is_err() {
+                break;
+            }
+        }
+        for i in 0..packed.len() {
+            let _ = (packed.seq(i), packed.quals(i));
+        }
+        let path = scratch(dir.path(), "s.fq", data);
+        let columns = SetColumns { quals: true, ..SetColumns::default() };
+        if let Ok(set) = SeqSet::load(&path, Alphabet::Dna, &columns) {
+            for i in 0..set.len() as u32 {
+                assert!(set.quals(i).is_empty() || set.quals(i).len() == set.seq(i).len());
+            }
+        }
+    });
+}
+
+#[test]
+fn fuzz_pairs_paf() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = scratch(
+        dir.path(),
+        "set.fq",
+        b"@r1\nACGTACGTAC\n+\nIIIIIIIIII\n@r2\nGGGG\n+\n@@@@\n@c1\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n",
+    );
+    let columns = SetColumns { quals: true, ..SetColumns::default() };
+    let set = std::sync::Arc::new(SeqSet::load(&set, Alphabet::Dna, &columns).unwrap());
+    let placed = PairOptions {
+        region_cols: Some(["qs", "qe", "ts", "te"].map(String::from)),
+        strand_col: Some("strand".into()),
+        ..PairOptions::default()
+    };
+    let options = [
+        PairOptions { window: Some(2), query_text: true, ..PairOptions::default() },
+        PairOptions { window: None, ..placed.clone() },
+        PairOptions { window: Some(0), query_text: true, ..placed },
+    ];
+    fuzz("pairs_paf", |data| {
+        let path = scratch(dir.path(), "c", data);
+        let limits = BatchLimits { pairs: 2, residues: 16 };
+        for options in &options {
+            let opened =
+                open_pairs_by_id_with(&path, set.clone(), set.clone(), &PairColumns::default(), limits, options);
+            if let Ok(mut pairs) = opened {
+                let mut batch = PairBatch::default();
+                loop {
+                    batch.clear();
+                    if !matches!(pairs.fill(&mut batch), Ok(true)) {
+                        break;
+                    }
+                    assert!(batch.frames.is_empty() || batch.frames.len() == batch.len());
+                }
+            }
+        }
+    });
+}
+
 fn drain_pairs(path: &Path) {
     // Small batches: every batch boundary of the readers is crossed.
     let limits = BatchLimits { pairs: 2, residues: 64 };
@@ -275,6 +344,9 @@ fn fuzz_seqset() {
         }
     });
 }
+
+/// FASTQ records for the `fastq` and `seqset` seeds.
+const FASTQ_SEED: &[u8] = b"@r1 first\nACGTNACGT\n+\n@+IIII!~#\n\n@r2\nacgu\n+r2\n+@@I\n@r3\nT\n+\nI";
 
 /// Writes the seed corpus: `cargo test --test fuzz write_seed_corpus -- --ignored`.
 #[test]
@@ -418,6 +490,28 @@ fn write_seed_corpus() {
     }
     put("seqset", "set.fa", fasta);
     put("seqset", "set.fa.gz", &gzip(b">q1 x\nMKVLAW\n>t1\nMKW\n>q1\nW\n"));
+    put("seqset", "set.fq", FASTQ_SEED);
+
+    // FASTQ: records with '@' and '+' starting quality lines, CRLF, a '+' repeating the id.
+    put("fastq", "reads.fq", FASTQ_SEED);
+    put("fastq", "crlf.fq", b"@a x\r\nACGT\r\n+a\r\nIIII\r\n@b\r\nN\r\n+\r\n#\r\n");
+    put("fastq", "reads.fq.gz", &gzip(FASTQ_SEED));
+    {
+        use std::io::Write;
+        let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+        w.write_all(FASTQ_SEED).unwrap();
+        put("fastq", "reads.fq.bgz", &w.finish().unwrap());
+    }
+
+    // PAF candidates (both strands, regions, tags) and TSV candidates with region columns.
+    let paf = b"r1\t10\t2\t8\t+\tc1\t20\t5\t11\t6\t6\t60\ttp:A:P\tcm:i:3\nr2\t4\t0\t4\t-\tc1\t20\t16\t20\t4\t4\t0\n\nr1\t10\t0\t10\t+\tr2\t4\t0\t4\t4\t10\t255\r\n";
+    put("pairs_paf", "cands.paf", paf);
+    put("pairs_paf", "cands.paf.gz", &gzip(paf));
+    put(
+        "pairs_paf",
+        "regions.tsv",
+        b"query_id\ttarget_id\tqs\tqe\tts\tte\tstrand\nr1\tc1\t2\t8\t5\t11\t+\nr2\tc1\t0\t4\t16\t20\t-\n",
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let db = swarrow::database::Database::from_records(

@@ -194,13 +194,21 @@ impl Aligner {
         target_seqs: Option<Table>,
         columns: PairColumns,
         set_columns: SetColumns,
+        options: io::PairOptions,
     ) -> Res<PairSource> {
         let alphabet = self.inner.scoring().alphabet();
         let limits = self.inner.limits();
         let name = pairs.place.to_string();
         let mut by_id = false;
         let pairs = match (seqs, target_seqs) {
-            (None, None) => io::open_pair_table(pairs, alphabet, &columns, limits)?,
+            (None, None) => {
+                if options.region_cols.is_some() || options.strand_col.is_some() {
+                    return Err(swarrow::Error::usage(
+                        "region_cols and strand_col place candidate pairs by id (with seqs), not pairs with sequences",
+                    ));
+                }
+                io::open_pair_table(pairs, alphabet, &columns, limits)?
+            }
             (Some(seqs), target) => {
                 if columns.names[1] != "query_seq" || columns.names[3] != "target_seq" {
                     return Err(swarrow::Error::usage(
@@ -219,7 +227,7 @@ impl Aligner {
                     None => query.clone(),
                 };
                 by_id = true;
-                io::open_pairs_by_id_table(pairs, query, target, &columns, limits)?
+                io::open_pairs_by_id_table_with(pairs, query, target, &columns, limits, &options)?
             }
             (None, Some(_)) => return Err(swarrow::Error::usage("target_seqs needs seqs (the query ids' sequences)")),
         };
@@ -321,7 +329,8 @@ impl Aligner {
     #[pyo3(signature = (pairs, seqs=None, target_seqs=None, *, columns=None, query_col="query_seq",
                         target_col="target_seq", query_id_col="query_id", target_id_col="target_id",
                         carry="all", seqs_id_col="id", seqs_col="sequence", min_score=None, max_evalue=None,
-                        min_bits=None, min_pident=None, min_qcov=None, min_tcov=None))]
+                        min_bits=None, min_pident=None, min_qcov=None, min_tcov=None, window=None,
+                        region_cols=None, strand_col=None))]
     #[allow(clippy::too_many_arguments)]
     fn align_batches(
         &self,
@@ -343,13 +352,17 @@ impl Aligner {
         min_pident: Option<f64>,
         min_qcov: Option<f64>,
         min_tcov: Option<f64>,
+        window: Option<&Bound<'_, PyAny>>,
+        region_cols: Option<Vec<String>>,
+        strand_col: Option<String>,
     ) -> PyResult<BatchIter> {
+        let options = pair_options(window, region_cols, strand_col)?;
         let thresholds = ThresholdValues { min_score, min_bits, max_evalue, min_pident, min_qcov, min_tcov };
         let pair_columns = PairColumns {
             names: [query_id_col, query_col, target_id_col, target_col].map(String::from),
             carry: carry_list(carry),
         };
-        let set_columns = SetColumns { id: seqs_id_col.into(), seq: seqs_col.into(), headers: false };
+        let set_columns = SetColumns { id: seqs_id_col.into(), seq: seqs_col.into(), headers: false, quals: false };
         let pairs = table("pairs", pairs)?;
         let seqs = seqs.map(|s| table("seqs", s)).transpose()?;
         let target_seqs = target_seqs.map(|s| table("target_seqs", s)).transpose()?;
@@ -357,7 +370,7 @@ impl Aligner {
         py.detach(|| -> Res<BatchIter> {
             let aligner = self.inner.clone().with_thresholds(Thresholds::new(&thresholds)?)?;
             let columns = output_columns(columns, Mode::Align)?;
-            let source = self.open(pairs, seqs, target_seqs, pair_columns, set_columns)?;
+            let source = self.open(pairs, seqs, target_seqs, pair_columns, set_columns, options)?;
             // Two batches ahead of the consumer at most.
             let (tx, rx) = sync_channel::<RecordBatch>(2);
             let deliver: output::Deliver = Box::new(move |b| {
@@ -374,6 +387,34 @@ impl Aligner {
         })
         .map_err(err)
     }
+}
+
+/// The reader options of `align_batches`: `window` (a margin in residues, default 200, or
+/// "full"), `region_cols` ([qstart, qend, tstart, tend] column names), `strand_col`.
+fn pair_options(
+    window: Option<&Bound<'_, PyAny>>,
+    region_cols: Option<Vec<String>>,
+    strand_col: Option<String>,
+) -> PyResult<io::PairOptions> {
+    let window = match window {
+        None => Some(io::pairs::DEFAULT_WINDOW),
+        Some(w) => match w.extract::<String>() {
+            Ok(s) if s == "full" => None,
+            Ok(s) => return Err(PyValueError::new_err(format!("window: '{s}' is neither a margin nor 'full'"))),
+            Err(_) => Some(
+                w.extract::<usize>()
+                    .map_err(|_| PyValueError::new_err("window: a margin in residues (0 or more) or 'full'"))?,
+            ),
+        },
+    };
+    let region_cols = match region_cols {
+        None => None,
+        Some(names) => Some(
+            <[String; 4]>::try_from(names)
+                .map_err(|_| PyValueError::new_err("region_cols: four column names [qstart, qend, tstart, tend]"))?,
+        ),
+    };
+    Ok(io::PairOptions { window, region_cols, strand_col, ..io::PairOptions::default() })
 }
 
 struct IterState {
@@ -460,7 +501,7 @@ fn search(
     let device: Device = choice("device", device)?;
     let queries = table("queries", queries)?;
     let database = table("database", database)?;
-    let set_columns = SetColumns { id: id_col.into(), seq: seq_col.into(), headers: false };
+    let set_columns = SetColumns { id: id_col.into(), seq: seq_col.into(), headers: false, quals: false };
     let show = progress;
     let (schema, batches) = py
         .detach(|| -> Res<(SchemaRef, Vec<RecordBatch>)> {

@@ -1,5 +1,12 @@
-//! Streaming FASTA reader: one record in memory at a time, residues encoded as they are
-//! read, every problem reported with file, record number, id and position.
+//! Streaming FASTA and FASTQ reader: one record in memory at a time, residues encoded as
+//! they are read, every problem reported with file, record number, id and position.
+//!
+//! FASTQ is told by its records' `@` headers (each record is read as its header says):
+//! four lines a record (`@id description`, the sequence, `+` with anything after it, the
+//! qualities, as many as residues, Phred+33 `!`..`~`). Multi-line FASTQ (sequence or
+//! qualities wrapped) is refused with an error naming the record: its line breaks cannot be
+//! told from record boundaries without reading back. Qualities are kept only when asked
+//! ([`FastaReader::keep_quals`]).
 //!
 //! Parsed here rather than through noodles-fasta: its reader reads header lines without a
 //! bound and hides line boundaries inside sequences, so it could not give the 1 GiB line
@@ -35,6 +42,13 @@ pub struct FastaReader<R> {
     done: bool,
     /// A piece of a larger input (see `fasta_blocks`): having no record is not an error.
     piece: bool,
+    /// The current record is FASTQ ('@' header).
+    fastq: bool,
+    /// Keep FASTQ qualities (`quals`, then [`Packed::quals`]).
+    keep_quals: bool,
+    /// The current FASTQ record's qualities (where kept), and a buffer for its lines.
+    quals: Vec<u8>,
+    lines: Vec<u8>,
 }
 
 impl FastaReader<Input> {
@@ -60,7 +74,18 @@ impl<R: BufRead> FastaReader<R> {
             description: Vec::new(),
             done: false,
             piece: false,
+            fastq: false,
+            keep_quals: false,
+            quals: Vec::new(),
+            lines: Vec::new(),
         }
+    }
+
+    /// Keeps FASTQ qualities, handed out in [`Packed::quals`] (every record gets an entry
+    /// then: empty for a FASTA record).
+    pub fn keep_quals(mut self, keep: bool) -> Self {
+        self.keep_quals = keep;
+        self
     }
 
     /// A reader for a piece of a larger input that starts after `records` records and
@@ -125,17 +150,17 @@ impl<R: BufRead> FastaReader<R> {
             if self.header.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            if self.header[0] != b'>' {
+            if self.header[0] != b'>' && self.header[0] != b'@' {
                 // Sequence lines are consumed with their record, so only text before the
                 // first header lands here.
                 let kind = (self.count == 0).then(|| crate::io::input::kind_of(&self.header)).flatten();
-                let what = if self.header[0] == b'@' && self.count == 0 {
-                    "a FASTQ record ('@' header): give FASTA ('>' headers; e.g. `seqtk seq -A`)".to_string()
-                } else if let Some((kind, hint)) = kind {
+                let what = if let Some((kind, hint)) = kind {
                     let hint = if hint.is_empty() { String::new() } else { format!(": {hint}") };
                     format!("this is {kind}, not FASTA{hint}")
+                } else if self.count == 0 {
+                    "text before the first '>' or '@' header: not a FASTA or FASTQ file?".to_string()
                 } else {
-                    "text before the first '>' header: not a FASTA file?".to_string()
+                    "text between records: not a FASTA or FASTQ file?".to_string()
                 };
                 return Err(Error::file(&self.place, format!("line {}: {what}", self.line)));
             }
@@ -149,6 +174,7 @@ impl<R: BufRead> FastaReader<R> {
             self.id.extend_from_slice(&name[..end]);
             self.description.clear();
             self.description.extend_from_slice(name.trim_ascii_end());
+            self.fastq = self.header[0] == b'@';
             return Ok(true);
         }
     }
@@ -163,7 +189,8 @@ impl<R: BufRead> FastaReader<R> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(read_error(&self.place, e)),
             };
-            if chunk.is_empty() || (line_len == 0 && chunk[0] == b'>') {
+            // A line that starts with '>' or '@' (never a residue) starts the next record.
+            if chunk.is_empty() || (line_len == 0 && (chunk[0] == b'>' || chunk[0] == b'@')) {
                 return Ok(());
             }
             let (part, ends_line) = match memchr::memchr(b'\n', chunk) {
@@ -192,15 +219,87 @@ impl<R: BufRead> FastaReader<R> {
         }
     }
 
+    /// Reads one line of the current FASTQ record into `self.lines` (without its line
+    /// break and a CR before it); false at the end of the input.
+    fn fastq_line(&mut self, id: &[u8]) -> Result<bool> {
+        let got = read_line_bounded(&mut self.input, &mut self.lines, self.line_limit)
+            .map_err(|e| read_error(&self.place, e))?;
+        match got {
+            Line::End => Ok(false),
+            Line::TooLong => Err(Error::record(&self.place, self.count, id, self.too_long())),
+            Line::Read => {
+                self.line += 1;
+                if self.lines.last() == Some(&b'\r') {
+                    self.lines.pop();
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Reads the rest of a FASTQ record after its header: its sequence line (residues
+    /// appended to `seq`), its `+` line and its quality line.
+    fn read_fastq(&mut self, id: &[u8], seq: &mut Vec<u8>) -> Result<()> {
+        let problem = |this: &Self, problem: String| Error::record(&this.place, this.count, id, problem);
+        let truncated = |this: &Self, what: &str| {
+            problem(this, format!("truncated FASTQ record: the input ends before its {what} (line {})", this.line + 1))
+        };
+        if !self.fastq_line(id)? {
+            return Err(truncated(self, "sequence line"));
+        }
+        let start = seq.len();
+        if let Err(i) = self.alphabet.encode_into(&self.lines, seq) {
+            let bad = self.lines[i];
+            let p = format!("{} at position {} (line {})", describe_residue(self.alphabet, bad), i + 1, self.line);
+            return Err(problem(self, p));
+        }
+        let residues = seq.len() - start;
+        if !self.fastq_line(id)? {
+            return Err(truncated(self, "'+' line"));
+        }
+        if self.lines.first() != Some(&b'+') {
+            let p = format!(
+                "line {}: expected the '+' line after the sequence line (multi-line FASTQ, with wrapped \
+                 sequences or qualities, is not supported)",
+                self.line
+            );
+            return Err(problem(self, p));
+        }
+        if !self.fastq_line(id)? {
+            return Err(truncated(self, "quality line"));
+        }
+        if self.lines.len() != residues {
+            let p = format!(
+                "line {}: {} qualities for {} residues (multi-line FASTQ is not supported)",
+                self.line,
+                self.lines.len(),
+                residues
+            );
+            return Err(problem(self, p));
+        }
+        if let Some(i) = self.lines.iter().position(|&q| !(b'!'..=b'~').contains(&q)) {
+            let q = self.lines[i];
+            let shown = if q.is_ascii_graphic() { format!("'{}'", q as char) } else { format!("byte 0x{q:02x}") };
+            let p = format!("line {}: invalid quality {shown} at position {} (Phred+33: ! to ~)", self.line, i + 1);
+            return Err(problem(self, p));
+        }
+        self.quals.clear();
+        if self.keep_quals {
+            self.quals.extend_from_slice(&self.lines);
+        }
+        Ok(())
+    }
+
     /// Reads the next record, its residues appended to `seq` (its id and header in `id` and
-    /// `description`); false at end of input.
+    /// `description`, its qualities in `quals` where kept); false at end of input.
     fn read_record_into(&mut self, seq: &mut Vec<u8>) -> Result<bool> {
         if !self.read_header()? {
             return Ok(false);
         }
         let start = seq.len();
         let id = std::mem::take(&mut self.id);
-        let read = self.read_sequence(&id, seq, start);
+        self.quals.clear();
+        let read = if self.fastq { self.read_fastq(&id, seq) } else { self.read_sequence(&id, seq, start) };
         self.id = id;
         read?;
         if seq.len() == start {
@@ -222,13 +321,17 @@ impl<R: BufRead> FastaReader<R> {
     /// The next record appended to `out` (no allocation of its own), as [`Iterator::next`]
     /// gives it: `None` at the end, after an error, or with the error of an input without
     /// records; on an error, `out` holds the records before it.
-    pub(crate) fn next_into(&mut self, out: &mut Packed) -> Option<Result<()>> {
+    pub fn next_into(&mut self, out: &mut Packed) -> Option<Result<()>> {
         if self.done {
             return None;
         }
         match self.read_record_into(&mut out.residues) {
             Ok(true) => {
                 out.push_last(&self.id, &self.description);
+                if self.keep_quals {
+                    out.quals.extend_from_slice(&self.quals);
+                    out.qual_ends.push(out.quals.len());
+                }
                 Some(Ok(()))
             }
             Ok(false) => {
@@ -258,6 +361,10 @@ pub struct Packed {
     text_ends: Vec<(usize, usize)>,
     /// Some id or header is not UTF-8 (an id column of the output then needs the lossy path).
     not_utf8: bool,
+    /// FASTQ qualities, where the reader keeps them: record i's end at `qual_ends[i]`
+    /// (empty for a FASTA record); `qual_ends` empty where none are kept.
+    quals: Vec<u8>,
+    qual_ends: Vec<usize>,
 }
 
 impl Packed {
@@ -274,6 +381,8 @@ impl Packed {
         self.text.clear();
         self.text_ends.clear();
         self.not_utf8 = false;
+        self.quals.clear();
+        self.qual_ends.clear();
     }
 
     pub fn len(&self) -> usize {
@@ -297,6 +406,14 @@ impl Packed {
     /// The header line after `>` (id included), trailing whitespace removed.
     pub fn header(&self, i: usize) -> &[u8] {
         &self.text[self.text_ends[i].0..self.text_ends[i].1]
+    }
+
+    /// The FASTQ qualities of record i ("" for FASTA, or where they are not kept).
+    pub fn quals(&self, i: usize) -> &[u8] {
+        match self.qual_ends.get(i) {
+            Some(&end) => &self.quals[if i == 0 { 0 } else { self.qual_ends[i - 1] }..end],
+            None => b"",
+        }
     }
 
     /// Whether every id and header is UTF-8 on its own.
@@ -444,9 +561,84 @@ mod tests {
     #[test]
     fn text_before_first_header_is_an_error() {
         let msg = err(b"\nMKV\n>a\nMK\n");
-        assert_eq!(msg, "in.fa: line 2: text before the first '>' header: not a FASTA file?");
-        let msg = err(b"@r1\nACGT\n+\nIIII\n");
-        assert_eq!(msg, "in.fa: line 1: a FASTQ record ('@' header): give FASTA ('>' headers; e.g. `seqtk seq -A`)");
+        assert_eq!(msg, "in.fa: line 2: text before the first '>' or '@' header: not a FASTA or FASTQ file?");
+    }
+
+    /// A record as `fastq` gives it: id, letters, qualities.
+    type Fastq = (String, Vec<u8>, Vec<u8>);
+
+    /// Every record's id, letters (decoded) and qualities, from a reader keeping them.
+    fn fastq(text: &[u8]) -> std::result::Result<Vec<Fastq>, String> {
+        let mut reader = FastaReader::new(place(), text, Alphabet::Dna).keep_quals(true);
+        let mut packed = Packed::default();
+        while let Some(r) = reader.next_into(&mut packed) {
+            r.map_err(|e| e.to_string())?;
+        }
+        Ok((0..packed.len())
+            .map(|i| {
+                let id = String::from_utf8(packed.id(i).to_vec()).unwrap();
+                (id, Alphabet::Dna.decode(packed.seq(i)), packed.quals(i).to_vec())
+            })
+            .collect())
+    }
+
+    #[test]
+    fn fastq_records_read_with_their_qualities() {
+        // '@' and '+' starting quality lines, a '+' line repeating the id, CRLF, blank lines
+        // between records, a FASTA record after FASTQ ones (no qualities), no final newline.
+        let text = b"@r1 first read\nACGT\n+\n@+II\n\n@r2\r\nacgn\r\n+r2\r\n+!~I\r\n>f\nAC\nGT\n@r3\nA\n+\nI";
+        let got = fastq(text).unwrap();
+        let want = vec![
+            ("r1".to_string(), b"ACGT".to_vec(), b"@+II".to_vec()),
+            ("r2".to_string(), b"ACGN".to_vec(), b"+!~I".to_vec()),
+            ("f".to_string(), b"ACGT".to_vec(), Vec::new()),
+            ("r3".to_string(), b"A".to_vec(), b"I".to_vec()),
+        ];
+        assert_eq!(got, want);
+        // The same records without qualities unless asked; headers as FASTA's.
+        let records: Vec<Record> = FastaReader::new(place(), &text[..], Alphabet::Dna).collect::<Result<_>>().unwrap();
+        assert_eq!(records[0].header, "r1 first read");
+        let mut packed = Packed::default();
+        let mut reader = FastaReader::new(place(), &text[..], Alphabet::Dna);
+        while let Some(r) = reader.next_into(&mut packed) {
+            r.unwrap();
+        }
+        assert_eq!(packed.quals(0), b"");
+    }
+
+    #[test]
+    fn damaged_fastq_names_the_record_and_the_problem() {
+        let err = |t: &[u8]| fastq(t).unwrap_err();
+        assert_eq!(
+            err(b"@r1\nACGT\n+\nIIII\n@r2\nAC\nGT\n+\nIIII\n"),
+            "in.fa: record 2 (r2): line 7: expected the '+' line after the sequence line \
+             (multi-line FASTQ, with wrapped sequences or qualities, is not supported)"
+        );
+        assert_eq!(
+            err(b"@r1\nACGT\n+\nII\nII\n"),
+            "in.fa: record 1 (r1): line 4: 2 qualities for 4 residues (multi-line FASTQ is not supported)"
+        );
+        assert_eq!(
+            err(b"@r1\n"),
+            "in.fa: record 1 (r1): truncated FASTQ record: the input ends before its sequence line (line 2)"
+        );
+        assert_eq!(
+            err(b"@r1\nAC\n"),
+            "in.fa: record 1 (r1): truncated FASTQ record: the input ends before its '+' line (line 3)"
+        );
+        assert_eq!(
+            err(b"@r1\nAC\n+\n"),
+            "in.fa: record 1 (r1): truncated FASTQ record: the input ends before its quality line (line 4)"
+        );
+        assert_eq!(
+            err(b"@r1\nAC\n+\nI \n"),
+            "in.fa: record 1 (r1): line 4: invalid quality ' ' at position 2 (Phred+33: ! to ~)"
+                .replace("' '", "byte 0x20")
+        );
+        assert_eq!(err(b"@r1\nA-C\n+\nIII\n"), "in.fa: record 1 (r1): invalid residue '-' at position 2 (line 2)");
+        assert_eq!(err(b"@r1\n\n+\n\n"), "in.fa: record 1 (r1): empty sequence");
+        assert_eq!(err(b"@ x\nA\n+\nI\n"), "in.fa: record 1 (no id): header on line 1 has no id");
+        assert_eq!(err(b"@r1\nA\n+\nI\nTTT\n"), "in.fa: line 5: text between records: not a FASTA or FASTQ file?");
     }
 
     #[test]

@@ -9,6 +9,12 @@
 //! (a chromosome, or something that is not FASTA) switches the rest of the input to the
 //! sequential reader, with its line-length guard. Records come out packed, a piece's worth
 //! at a time ([`Packed`]: shared buffers, no allocation per record), or one by one.
+//!
+//! FASTQ (a block whose first record has an '@' header) is cut the same way before a
+//! record's header, found as a line that starts with '@' followed by a sequence line, a
+//! line that starts with '+' and as many qualities as residues, right after a record of
+//! the same shape ([`fastq_start`]): a quality line may start with '@', but then the line
+//! two below it is a sequence, which never starts with '+'.
 
 use std::collections::VecDeque;
 use std::io::{Cursor, Read};
@@ -60,6 +66,8 @@ pub struct BlockFastaReader {
     done: bool,
     /// An input without records ends quietly instead of with "no sequences".
     empty_ok: bool,
+    /// Keep FASTQ qualities ([`Packed::quals`]).
+    keep_quals: bool,
 }
 
 impl BlockFastaReader {
@@ -88,7 +96,14 @@ impl BlockFastaReader {
             big_record: BIG_RECORD,
             done: false,
             empty_ok: false,
+            keep_quals: false,
         }
+    }
+
+    /// Keeps FASTQ qualities, handed out in [`Packed::quals`].
+    pub fn keep_quals(mut self, keep: bool) -> Self {
+        self.keep_quals = keep;
+        self
     }
 
     /// An input without records is not an error: it simply ends (an empty shard of a
@@ -148,7 +163,8 @@ impl BlockFastaReader {
             Cut::Sequential(rest) => {
                 self.cuts = None;
                 let reader =
-                    FastaReader::piece(self.place.clone(), rest, self.alphabet, self.parsed_records, self.parsed_lines);
+                    FastaReader::piece(self.place.clone(), rest, self.alphabet, self.parsed_records, self.parsed_lines)
+                        .keep_quals(self.keep_quals);
                 self.sequential = Some(reader);
                 Ok(true)
             }
@@ -166,7 +182,7 @@ impl BlockFastaReader {
     /// Parses a block of whole records, in pieces on the thread pool.
     fn parse_block(&mut self, block: &[u8]) {
         let pieces = split_pieces(block, self.min_piece.max(block.len() / (4 * rayon::current_num_threads())));
-        let (place, alphabet) = (&self.place, self.alphabet);
+        let (place, alphabet) = (&self.place, (self.alphabet, self.keep_quals));
         let mut outs = self.spares.take(pieces.len());
         outs.resize_with(pieces.len(), Packed::default);
         let parsed: Vec<Piece> =
@@ -226,8 +242,8 @@ fn cut_blocks(mut input: Input, mut block: usize, big_record: usize, tx: SyncSen
             if eof {
                 break carry.len;
             }
-            match memchr::memmem::rfind(carry.data(), b"\n>") {
-                Some(i) => break i + 1,
+            match last_record_start(carry.data()) {
+                Some(i) => break i,
                 _ if carry.len >= big_record => {
                     let rest: Input = Box::new(Cursor::new(carry.into_vec()).chain(input));
                     let _ = tx.send(Cut::Sequential(rest));
@@ -302,15 +318,78 @@ impl Filled {
     }
 }
 
+/// Whether `data` (which starts at a record, or at the input's start) holds FASTQ: its
+/// first byte that is not whitespace (nor a byte order mark) is '@'.
+fn is_fastq(data: &[u8]) -> bool {
+    let data = data.strip_prefix(crate::io::input::UTF8_BOM).unwrap_or(data);
+    data.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'@')
+}
+
+/// The line of `data` that starts at `at` (without its line break and a CR), and where the
+/// next one starts; `None` where the line does not end inside `data`.
+fn line_at(data: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let end = at + memchr::memchr(b'\n', data.get(at..)?)?;
+    let line = &data[at..end];
+    Some((line.strip_suffix(b"\r").unwrap_or(line), end + 1))
+}
+
+/// Whether the four whole lines of `data` from `at` are a FASTQ record's: '@', a
+/// sequence, '+', as many qualities as residues.
+fn fastq_record_at(data: &[u8], at: usize) -> bool {
+    let Some((header, at)) = line_at(data, at) else { return false };
+    let Some((seq, at)) = line_at(data, at) else { return false };
+    let Some((plus, at)) = line_at(data, at) else { return false };
+    let Some((quals, _)) = line_at(data, at) else { return false };
+    header.first() == Some(&b'@') && plus.first() == Some(&b'+') && seq.len() == quals.len()
+}
+
+/// Whether a FASTQ record starts at `at` (a line start of `data`, past its first byte): a
+/// whole record there, right after a whole record (the four lines before it).
+fn fastq_start(data: &[u8], at: usize) -> bool {
+    if !fastq_record_at(data, at) {
+        return false;
+    }
+    // The start of the fourth line before `at`.
+    let mut start = at;
+    for _ in 0..4 {
+        if start == 0 {
+            return false;
+        }
+        start = memchr::memrchr(b'\n', &data[..start - 1]).map_or(0, |i| i + 1);
+    }
+    fastq_record_at(&data[..at], start)
+}
+
+/// Where the last record that may go on starts in `data` (a block being cut): the last
+/// line that starts with '>' in FASTA, the last record start ([`fastq_start`]) in FASTQ.
+fn last_record_start(data: &[u8]) -> Option<usize> {
+    if is_fastq(data) {
+        memchr::memmem::rfind_iter(data, b"\n@").map(|i| i + 1).find(|&at| fastq_start(data, at))
+    } else {
+        memchr::memmem::rfind(data, b"\n>").map(|i| i + 1)
+    }
+}
+
+/// Where the first record at or after `from` starts in `block` (as [`last_record_start`]).
+fn next_record_start(block: &[u8], from: usize, fastq: bool) -> Option<usize> {
+    let rest = &block[from..];
+    if fastq {
+        memchr::memmem::find_iter(rest, b"\n@").map(|i| from + i + 1).find(|&at| fastq_start(block, at))
+    } else {
+        memchr::memmem::find(rest, b"\n>").map(|i| from + i + 1)
+    }
+}
+
 /// Cuts `block` into pieces of at least `size` bytes, each (but the first) starting at a
-/// line that starts with '>'.
+/// record: a line that starts with '>' (FASTA), a FASTQ record's header ([`fastq_start`]).
 fn split_pieces(block: &[u8], size: usize) -> Vec<&[u8]> {
     let mut pieces = Vec::new();
     let mut start = 0;
+    let fastq = is_fastq(block);
     while start < block.len() {
         let from = (start + size.max(1)).min(block.len());
-        let end = match memchr::memmem::find(&block[from..], b"\n>") {
-            Some(i) => from + i + 1,
+        let end = match next_record_start(block, from, fastq) {
+            Some(i) => i,
             None => block.len(),
         };
         pieces.push(&block[start..end]);
@@ -332,13 +411,13 @@ impl Piece {
     /// Parses `bytes` into `packed` (emptied first, its buffers reused).
     fn parse(
         place: &Where,
-        alphabet: Alphabet,
+        (alphabet, keep_quals): (Alphabet, bool),
         bytes: &[u8],
         records: usize,
         lines: usize,
         mut packed: Packed,
     ) -> Piece {
-        let mut reader = FastaReader::piece(place.clone(), bytes, alphabet, records, lines);
+        let mut reader = FastaReader::piece(place.clone(), bytes, alphabet, records, lines).keep_quals(keep_quals);
         packed.reuse_for(bytes.len());
         let mut error = None;
         while let Some(item) = reader.next_into(&mut packed) {
@@ -567,12 +646,65 @@ mod tests {
         })
     }
 
+    /// FASTQ-like text: whole records (quality lines starting with '@' or '+' among them)
+    /// and, now and then, a damaged one or a stray line.
+    fn fastq_text() -> impl Strategy<Value = Vec<u8>> {
+        let record = ("[a-z0-9]{1,5}", "[ACGT]{0,12}", "[!-~]{12}", 0u8..8).prop_map(|(id, seq, quals, damage)| {
+            let quals = &quals[..seq.len()];
+            match damage {
+                0 => format!("@{id}\n{seq}\n{quals}\n"),
+                1 => format!("@{id}\n{seq}\n+\n{quals}I\n"),
+                2 => format!("@{id}\n{seq}\n+\n"),
+                3 => format!("@{id}\n{seq}\n{seq}\n+\n{quals}{quals}\n"),
+                _ => format!("@{id} d\n{seq}\n+\n{quals}\n"),
+            }
+        });
+        let weighted = prop_oneof![20 => record.clone().prop_filter("whole", |r| !r.ends_with("+\n")), 1 => record];
+        (prop::collection::vec(weighted, 0..30), any::<bool>()).prop_map(|(records, last_newline)| {
+            let mut t = records.concat();
+            if !last_newline {
+                t.pop();
+            }
+            t.into_bytes()
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         #[test]
         fn blocks_give_what_the_sequential_reader_gives(t in text(), block in 1usize..120, piece in 1usize..50) {
             prop_assert_eq!(blocks(&t, block, piece), sequential(&t));
         }
+
+        #[test]
+        fn fastq_blocks_give_what_the_sequential_reader_gives(t in fastq_text(), block in 1usize..120, piece in 1usize..50) {
+            prop_assert_eq!(blocks(&t, block, piece), sequential(&t));
+        }
+    }
+
+    #[test]
+    fn fastq_records_are_cut_at_their_headers_only() {
+        // Quality lines that start with '@' (and '+') are no record starts.
+        let mut t = String::new();
+        for i in 0..2000 {
+            let q = if i % 3 == 0 { "@@II" } else { "+III" };
+            t.push_str(&format!("@r{i}\nACGT\n+\n{q}\n"));
+        }
+        let got = blocks(t.as_bytes(), 256, 64);
+        assert_eq!(got.len(), 2000);
+        assert_eq!(got, sequential(t.as_bytes()));
+        // Qualities come out of every piece, in order.
+        let input: Input = Box::new(Cursor::new(t.clone().into_bytes()));
+        let mut reader = BlockFastaReader::new(place(), input, Alphabet::Dna).with_sizes(256, 64).keep_quals(true);
+        let mut n = 0;
+        while let Some(part) = reader.next_part() {
+            let part = part.unwrap();
+            for i in 0..part.len() {
+                assert_eq!(part.quals(i), if n % 3 == 0 { b"@@II" } else { b"+III" });
+                n += 1;
+            }
+        }
+        assert_eq!(n, 2000);
     }
 
     #[test]

@@ -432,6 +432,9 @@ fn results(
     if batch.query_headers.len() == n {
         rows.set_headers(std::mem::take(&mut batch.query_headers), std::mem::take(&mut batch.target_headers));
     }
+    if batch.query_text.len() == n {
+        rows.set_query_text(std::mem::take(&mut batch.query_text), std::mem::take(&mut batch.query_quals));
+    }
     // Statistics on the pool: each pair's E-value solves BLAST's length adjustment for its
     // own lengths (up to 20 iterations with logarithms), ~200 ns a pair on the thread that
     // builds the rows, which bounded pairs by id at ~13M pairs a second.

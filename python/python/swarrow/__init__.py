@@ -68,8 +68,12 @@ class Aligner(_NativeAligner):
     ``align(pairs, seqs=None, target_seqs=None, *, columns=None, query_col="query_seq",
     target_col="target_seq", query_id_col="query_id", target_id_col="target_id",
     carry="all", seqs_id_col="id", seqs_col="sequence", min_score=None, max_evalue=None,
-    min_bits=None, min_pident=None, min_qcov=None, min_tcov=None)`` returns a pyarrow Table
-    of the pairs that pass the thresholds (as the command line's ``--min-score`` ...);
+    min_bits=None, min_pident=None, min_qcov=None, min_tcov=None, window=None,
+    region_cols=None, strand_col=None)`` returns a pyarrow Table of the pairs that pass the
+    thresholds (as the command line's ``--min-score`` ...); with ``seqs``, ``region_cols``
+    ([qstart, qend, tstart, tend], 0-based half-open) and ``strand_col`` place each candidate,
+    aligned inside its window (``window``: margin in residues, default 200, or "full"), as
+    the command line's ``--region-cols``, ``--strand-col`` and ``--window``;
     ``align_batches(...)`` (same arguments) an iterator of RecordBatches with a ``schema``.
     """
 

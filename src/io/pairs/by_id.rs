@@ -16,15 +16,19 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema};
 
+use super::paf::{looks_like_paf, named_paf, PafRows};
 use super::seqset::SeqSet;
 use super::table::{
     carried_indices, carried_rows, carried_schema, open_table, string_columns, Batches, StrColumn, Table, Wanted,
 };
 use super::tsv::PAUSE;
-use super::{fused, no_columns, BatchLimits, Counter, PairColumns, PairReader, Source, PAIR_COLUMNS};
+use super::{
+    fused, no_columns, BatchLimits, CandidateFormat, Counter, PairColumns, PairOptions, PairReader, Source,
+    PAIR_COLUMNS,
+};
 use crate::error::{quoted_id, Error, Result, Where};
 use crate::io::input::{read_error, skip_bom, Head, Input, MAX_LINE};
-use crate::seq::{Carried, PairBatch};
+use crate::seq::{window, Carried, Frame, PairBatch, Region, Strand};
 
 /// The id columns of a TSV candidate file, as its optional header names them.
 const TSV_ID_COLUMNS: [&str; 2] = ["query_id", "target_id"];
@@ -38,28 +42,85 @@ pub(super) fn open(
     columns: &PairColumns,
     limits: BatchLimits,
     gather: bool,
+    options: &PairOptions,
 ) -> Result<Box<dyn PairReader>> {
     let raw = Head::open(path, 8)?;
     let place = raw.place.clone();
     let names = [columns.names[0].clone(), columns.names[2].clone()];
     let project = |place: &Where, schema: &Schema| -> Result<Wanted> {
         let ids = id_columns(place, schema, &names)?;
-        Ok(Wanted::new(&ids, carried_indices(place, schema, columns, &ids)?)?.without_views())
+        // Region and strand columns are read as they are (not decoded as bytes, as ids are).
+        let mut kept = carried_indices(place, schema, columns, &ids)?;
+        kept.extend(placing_columns(place, schema, options)?.iter().filter(|i| !ids.contains(i)));
+        Ok(Wanted::new(&ids, kept)?.without_views())
     };
     let rows = match open_table(raw, &project)? {
-        Ok((schema, batches)) => table_rows(&place, &schema, batches, columns, &query, &target)?,
+        Ok((schema, batches)) => table_rows(&place, &schema, batches, columns, &query, &target, options)?,
         Err(input) => {
+            let input = skip_bom(&place, input)?;
+            let (paf, input) = is_paf(&place, input, options)?;
+            if paf {
+                if options.placed_by_columns() || names != TSV_ID_COLUMNS.map(String::from) {
+                    return Err(Error::usage(format!(
+                        "{place}: PAF candidates name their own columns (1, 6: names; 5: strand; 3-4, 8-9: regions): \
+                         id, region and strand column options apply to TSV, Arrow and Parquet candidates"
+                    )));
+                }
+                if columns.carry.as_ref().is_some_and(|c| !c.is_empty()) {
+                    return Err(Error::usage(format!(
+                        "{place}: --carry applies to TSV, Arrow and Parquet candidates, not PAF"
+                    )));
+                }
+                if !gather {
+                    return Err(Error::usage(format!(
+                        "{place}: PAF candidates (regions and strands) are aligned by the pair engine, not --gpu-paired"
+                    )));
+                }
+                return Ok(id_pairs(place, Rows::Paf(PafRows::new(input)), query, target, limits, gather, options));
+            }
             if names != TSV_ID_COLUMNS.map(String::from) {
                 return Err(Error::usage(format!(
                     "{place}: id column options apply to Arrow and Parquet candidate tables, not TSV"
                 )));
             }
-            let mut rows = TsvIds::new(skip_bom(&place, input)?, query.clone(), target.clone());
-            rows.start(&place, columns)?;
+            let mut rows = TsvIds::new(input, query.clone(), target.clone());
+            rows.start(&place, columns, options)?;
             Rows::Tsv(rows)
         }
     };
-    Ok(id_pairs(place, rows, query, target, limits, gather))
+    if options.placed_by_columns() && !gather {
+        return Err(Error::usage(format!(
+            "{place}: candidates with region or strand columns are aligned by the pair engine, not --gpu-paired"
+        )));
+    }
+    Ok(id_pairs(place, rows, query, target, limits, gather, options))
+}
+
+/// Whether a text candidate input is PAF: named so (`--pairs-format paf`, a `.paf` or
+/// `.paf.gz` file), or its first line reads as PAF (read up to its end, 64 KiB at most;
+/// the bytes read stay in front of the input).
+fn is_paf(
+    place: &Where,
+    mut input: crate::io::input::Input,
+    options: &PairOptions,
+) -> Result<(bool, crate::io::input::Input)> {
+    if options.format == CandidateFormat::Paf || named_paf(place) {
+        return Ok((true, input));
+    }
+    const LOOK: usize = 64 << 10;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while head.len() < LOOK && !head.contains(&b'\n') {
+        match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(read_error(place, e)),
+        }
+    }
+    let paf = memchr::memchr(b'\n', &head).is_some_and(|end| looks_like_paf(&head[..end]));
+    let input: crate::io::input::Input = Box::new(std::io::Cursor::new(head).chain(input));
+    Ok((paf, input))
 }
 
 /// Candidate pairs by id from an in-memory table.
@@ -69,13 +130,33 @@ pub(super) fn from_table(
     target: Arc<SeqSet>,
     columns: &PairColumns,
     limits: BatchLimits,
+    options: &PairOptions,
 ) -> Result<Box<dyn PairReader>> {
-    let rows = table_rows(&table.place, &table.schema, table.batches, columns, &query, &target)?;
-    Ok(id_pairs(table.place, rows, query, target, limits, true))
+    let rows = table_rows(&table.place, &table.schema, table.batches, columns, &query, &target, options)?;
+    Ok(id_pairs(table.place, rows, query, target, limits, true, options))
 }
 
 fn id_columns(place: &Where, schema: &Schema, names: &[String; 2]) -> Result<Vec<usize>> {
     string_columns(place, schema, names, "candidate pairs need", "--query-id-col, --target-id-col")
+}
+
+/// The region columns (qstart, qend, tstart, tend) and then the strand column of a
+/// candidate table, where `options` names them, by index in `schema`; an error naming a
+/// missing one.
+fn placing_columns(place: &Where, schema: &Schema, options: &PairOptions) -> Result<Vec<usize>> {
+    let named = options.region_cols.iter().flatten().map(|n| (n, "--region-cols"));
+    let named = named.chain(options.strand_col.iter().map(|n| (n, "--strand-col")));
+    named
+        .map(|(name, option)| {
+            schema.index_of(name).map_err(|_| {
+                let has: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                Error::usage(format!(
+                    "{place}: {option}: no column '{name}' in the candidates (they have {})",
+                    has.join(", ")
+                ))
+            })
+        })
+        .collect()
 }
 
 /// The id rows of a candidate table: id columns by name, the others carried as `--carry` says.
@@ -86,15 +167,31 @@ fn table_rows(
     columns: &PairColumns,
     query: &Arc<SeqSet>,
     target: &Arc<SeqSet>,
+    options: &PairOptions,
 ) -> Result<Rows> {
     let names = [columns.names[0].clone(), columns.names[2].clone()];
     let ids = id_columns(place, schema, &names)?;
     let carried = carried_indices(place, schema, columns, &ids)?;
     let carried_schema = carried_schema(place, schema, &carried)?;
+    let placing = placing_columns(place, schema, options)?;
+    let mut placed_names: Vec<String> = options.region_cols.iter().flatten().cloned().collect();
+    placed_names.extend(options.strand_col.iter().cloned());
+    let shape = (options.region_cols.is_some(), options.strand_col.is_some());
     let (tx, looked) = sync_channel(LOOKED_AHEAD);
     let (query, target, ids) = (query.clone(), target.clone(), [ids[0], ids[1]]);
     crate::threads::spawn("sw-id-lookup", move || look_up_batches(batches, ids, &query, &target, tx));
-    Ok(Rows::Table(TableIds { looked, current: None, row: 0, ended: false, names, carried, carried_schema }))
+    Ok(Rows::Table(TableIds {
+        looked,
+        current: None,
+        row: 0,
+        ended: false,
+        names,
+        carried,
+        carried_schema,
+        placing,
+        placed_names,
+        shape,
+    }))
 }
 
 fn id_pairs(
@@ -104,10 +201,13 @@ fn id_pairs(
     target: Arc<SeqSet>,
     limits: BatchLimits,
     gather: bool,
+    options: &PairOptions,
 ) -> Box<dyn PairReader> {
     let headers = query.has_headers() || target.has_headers();
     let counter = Counter { pairs: 0 };
-    fused(IdPairs { place, query, target, rows, limits, counter, headers, picked: Vec::new(), gather })
+    let (picked, placed) = (Vec::new(), Vec::new());
+    let options = options.clone();
+    fused(IdPairs { place, query, target, rows, limits, counter, headers, picked, placed, gather, options })
 }
 
 struct IdPairs {
@@ -121,6 +221,9 @@ struct IdPairs {
     headers: bool,
     /// The batch's pairs as sequence numbers in the query and target sets.
     picked: Vec<(u32, u32)>,
+    /// Their regions and strands, pair for pair, where the input places them; else empty.
+    placed: Vec<Placed>,
+    options: PairOptions,
     /// Ids, headers and residues gathered into the batch; else only the sequence numbers
     /// (`PairBatch::set_pairs`), for an engine that reads the sets where they are.
     gather: bool,
@@ -129,30 +232,73 @@ struct IdPairs {
 enum Rows {
     Tsv(TsvIds),
     Table(TableIds),
+    Paf(PafRows),
+}
+
+/// Where a candidate is aligned: its regions on the query and the target (0-based
+/// half-open, forward strands; a whole sequence where the input names none) and the
+/// strand the input gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Placed {
+    pub query: Region,
+    pub target: Region,
+    pub strand: Option<Strand>,
 }
 
 /// The pairs chosen for one batch, with what limits it.
-struct Pick<'a> {
-    place: &'a Where,
-    query: &'a SeqSet,
-    target: &'a SeqSet,
+pub(super) struct Pick<'a> {
+    pub place: &'a Where,
+    pub query: &'a SeqSet,
+    pub target: &'a SeqSet,
     limits: BatchLimits,
     /// Pairs of the input before this batch.
     first: u64,
     picked: &'a mut Vec<(u32, u32)>,
+    /// Pair for pair where the input places them (every pair of such an input), else empty.
+    placed: &'a mut Vec<Placed>,
+    /// The margin of windows (`PairOptions::window`), for the residue count.
+    margin: Option<usize>,
     residues: usize,
 }
 
 impl Pick<'_> {
     /// The batch is full: its pair limit reached, or its residue limit (at least one pair).
-    fn full(&self) -> bool {
+    pub fn full(&self) -> bool {
         self.picked.len() >= self.limits.pairs || (!self.picked.is_empty() && self.residues >= self.limits.residues)
+    }
+
+    /// The 0-based number of the next pair in the input.
+    pub fn index(&self) -> usize {
+        (self.first + self.picked.len() as u64) as usize
+    }
+
+    /// Takes a pair found in the sets, placed on regions or not; counts the residues it
+    /// will hold in the batch (its windows where it is placed).
+    pub fn push(&mut self, qi: u32, ti: u32, placed: Option<Placed>) {
+        let (ql, tl) = (self.query.seq(qi).len(), self.target.seq(ti).len());
+        self.residues += match placed {
+            None => ql + tl,
+            Some(placed) => {
+                let n = window(&placed.query, ql, self.margin).len() + window(&placed.target, tl, self.margin).len();
+                self.placed.push(placed);
+                n
+            }
+        };
+        self.picked.push((qi, ti));
     }
 
     /// Looks the pair's ids up and takes it; an id that is empty or in no set is an error
     /// naming the pair (`context` prefixes the problem: a TSV line number).
     fn take(&mut self, q: &[u8], t: &[u8], names: [&str; 2], context: impl Fn() -> String) -> Result<()> {
-        let index = (self.first + self.picked.len() as u64) as usize;
+        let (qi, ti) = self.find(q, t, names, context)?;
+        self.push(qi, ti, None);
+        Ok(())
+    }
+
+    /// The sequence numbers of the pair's ids; an id that is empty or in no set is an error
+    /// naming the pair (`context` prefixes the problem: a line number).
+    pub fn find(&self, q: &[u8], t: &[u8], names: [&str; 2], context: impl Fn() -> String) -> Result<(u32, u32)> {
+        let index = self.index();
         if q.is_empty() {
             return Err(Error::record(self.place, index, "", format!("{}{} is empty", context(), names[0])));
         }
@@ -165,9 +311,7 @@ impl Pick<'_> {
         };
         let qi = self.query.find(q).ok_or_else(|| missing(names[0], q, self.query))?;
         let ti = self.target.find(t).ok_or_else(|| missing(names[1], t, self.target))?;
-        self.residues += self.query.seq(qi).len() + self.target.seq(ti).len();
-        self.picked.push((qi, ti));
-        Ok(())
+        Ok((qi, ti))
     }
 }
 
@@ -175,6 +319,7 @@ impl IdPairs {
     fn fill_inner(&mut self, batch: &mut PairBatch) -> Result<bool> {
         batch.first = self.counter.pairs;
         self.picked.clear();
+        self.placed.clear();
         let mut pick = Pick {
             place: &self.place,
             query: &self.query,
@@ -182,16 +327,22 @@ impl IdPairs {
             limits: self.limits,
             first: self.counter.pairs,
             picked: &mut self.picked,
+            placed: &mut self.placed,
+            margin: self.options.window,
             residues: 0,
         };
         match &mut self.rows {
             Rows::Tsv(rows) => rows.pick(&mut pick, &mut batch.carried)?,
             Rows::Table(rows) => rows.pick(&mut pick, &mut batch.carried)?,
+            Rows::Paf(rows) => rows.pick(&mut pick)?,
         }
         if self.picked.is_empty() {
             return self.counter.end(&self.place);
         }
         if !self.gather {
+            if !self.placed.is_empty() {
+                return Err(Error::Internal("candidates placed on regions need their residues gathered".into()));
+            }
             batch.set_pairs.extend(self.picked.iter().map(|&(q, t)| [q, t]));
             self.counter.pairs += self.picked.len() as u64;
             return Ok(true);
@@ -207,10 +358,73 @@ impl IdPairs {
             batch.query_headers.extend_known_par_with(n, utf8, |i| query.header(picked[i].0))?;
             batch.target_headers.extend_known_par_with(n, utf8, |i| target.header(picked[i].1))?;
         }
-        batch.seqs.extend_par_with(n, |i| (query.seq(picked[i].0), target.seq(picked[i].1)))?;
+        if self.placed.is_empty() {
+            batch.seqs.extend_par_with(n, |i| (query.seq(picked[i].0), target.seq(picked[i].1)))?;
+        } else {
+            // Only each side's window is copied (a read's candidate on a long contig holds
+            // the contig's window, never the contig), with the frame that places it.
+            let frames = window_frames(query, target, picked, &self.placed, self.options.window);
+            batch.seqs.extend_par_with(n, |i| {
+                let w = &frames[i];
+                let (qo, to) = (w.frame.query_offset, w.frame.target_offset);
+                let qs = &query.seq(picked[i].0)[qo..qo + w.query_window];
+                let ts = &target.seq(picked[i].1)[to..to + w.target_window];
+                (qs, ts)
+            })?;
+            batch.frames.extend(frames.iter().map(|f| f.frame));
+        }
+        if self.options.query_text {
+            query_text(batch, query, picked.iter().map(|p| p.0))?;
+        }
         self.counter.pairs += self.picked.len() as u64;
         Ok(true)
     }
+}
+
+/// A pair's frame with the lengths of its two windows.
+struct Windowed {
+    frame: Frame,
+    query_window: usize,
+    target_window: usize,
+}
+
+/// The windows of placed pairs (`margin` around their regions, `None`: whole sequences)
+/// and the frames that say where they sit on the whole sequences.
+fn window_frames(
+    query: &SeqSet,
+    target: &SeqSet,
+    picked: &[(u32, u32)],
+    placed: &[Placed],
+    margin: Option<usize>,
+) -> Vec<Windowed> {
+    picked
+        .iter()
+        .zip(placed)
+        .map(|(&(qi, ti), placed)| {
+            let (ql, tl) = (query.seq(qi).len(), target.seq(ti).len());
+            let (qw, tw) = (window(&placed.query, ql, margin), window(&placed.target, tl, margin));
+            let frame = Frame {
+                query_offset: qw.start,
+                target_offset: tw.start,
+                query_len: ql,
+                target_len: tl,
+                strand: placed.strand,
+            };
+            Windowed { frame, query_window: qw.len(), target_window: tw.len() }
+        })
+        .collect()
+}
+
+/// Fills `batch.query_text` and `batch.query_quals` row for row with the queries' whole
+/// sequences (letters, forward strand) and their FASTQ qualities (empty where the set
+/// keeps none).
+pub(super) fn query_text(batch: &mut PairBatch, query: &SeqSet, rows: impl Iterator<Item = u32>) -> Result<()> {
+    use rayon::prelude::*;
+    let rows: Vec<u32> = rows.collect();
+    let alphabet = query.alphabet();
+    let texts: Vec<Vec<u8>> = rows.par_iter().with_min_len(256).map(|&i| alphabet.decode(query.seq(i))).collect();
+    batch.query_text.extend_utf8_par_with(rows.len(), |i| &texts[i])?;
+    batch.query_quals.extend_utf8_par_with(rows.len(), |i| query.quals(rows[i]))
 }
 
 impl Source for IdPairs {
@@ -218,6 +432,7 @@ impl Source for IdPairs {
         match &self.rows {
             Rows::Tsv(t) => t.carried_schema.clone(),
             Rows::Table(t) => t.carried_schema.clone(),
+            Rows::Paf(_) => no_columns(),
         }
     }
 
@@ -394,6 +609,12 @@ struct TsvIds {
     carried_schema: Carried,
     /// The fields of the line being read, as ranges of the front piece.
     fields: Vec<(usize, usize)>,
+    /// Region columns (qstart, qend, tstart, tend) and strand column by index in a line,
+    /// where `--region-cols` and `--strand-col` name them.
+    regions: Option<[usize; 4]>,
+    strand: Option<usize>,
+    /// Their names, for messages.
+    placed_names: Vec<String>,
 }
 
 impl TsvIds {
@@ -416,7 +637,15 @@ impl TsvIds {
             carried: Vec::new(),
             carried_schema: no_columns(),
             fields: Vec::new(),
+            regions: None,
+            strand: None,
+            placed_names: Vec::new(),
         }
+    }
+
+    /// Candidates are placed by region or strand columns (read line by line).
+    fn placed(&self) -> bool {
+        self.regions.is_some() || self.strand.is_some()
     }
 
     /// The front piece's bytes (where [`Self::next_line`]'s lines are).
@@ -426,7 +655,8 @@ impl TsvIds {
 
     /// Reads up to the first line that is not blank: a header names the carried columns
     /// (`--carry` chooses among them); any other line is left to be read as a candidate.
-    fn start(&mut self, place: &Where, columns: &PairColumns) -> Result<()> {
+    fn start(&mut self, place: &Where, columns: &PairColumns, options: &PairOptions) -> Result<()> {
+        let mut headed = false;
         while let Next::Line(start, end) = self.next_line(place, true)? {
             let line = &self.front()[start..end];
             let text = line.strip_suffix(b"\r").unwrap_or(line);
@@ -435,6 +665,7 @@ impl TsvIds {
             }
             if is_header(place, text, self.line)? {
                 self.header = header_names(place, text, self.line)?;
+                headed = true;
             } else if let Some(piece) = self.pieces.front_mut() {
                 piece.pos = start;
                 self.line -= 1;
@@ -445,7 +676,35 @@ impl TsvIds {
         let schema = Schema::new(fields);
         self.carried = carried_indices(place, &schema, columns, &[0, 1])?;
         self.carried_schema = carried_schema(place, &schema, &self.carried)?;
-        self.look_up.store(self.carried.is_empty(), Ordering::Release);
+        if options.placed_by_columns() {
+            let column = |name: &String, option: &str| -> Result<usize> {
+                if !headed {
+                    return Err(Error::usage(format!(
+                        "{place}: {option} names columns of the candidates' header line \
+                         (query_id<TAB>target_id<TAB>...), and the input has none"
+                    )));
+                }
+                self.header.iter().position(|h| h == name).ok_or_else(|| {
+                    Error::usage(format!(
+                        "{place}: {option}: no column '{name}' in the header (it has {})",
+                        self.header.join(", ")
+                    ))
+                })
+            };
+            if let Some(names) = &options.region_cols {
+                let mut found = [0; 4];
+                for (k, name) in names.iter().enumerate() {
+                    found[k] = column(name, "--region-cols")?;
+                }
+                self.regions = Some(found);
+                self.placed_names.extend(names.iter().cloned());
+            }
+            if let Some(name) = &options.strand_col {
+                self.strand = Some(column(name, "--strand-col")?);
+                self.placed_names.push(name.clone());
+            }
+        }
+        self.look_up.store(self.carried.is_empty() && !self.placed(), Ordering::Release);
         Ok(())
     }
 
@@ -535,7 +794,8 @@ impl TsvIds {
     fn pick_rows(&mut self, p: &mut Pick<'_>, cells: &mut [StringBuilder]) -> Result<()> {
         while !p.full() {
             // The block path takes ids only: lines with carried cells go one by one.
-            if cells.is_empty() && self.pick_block(p)? {
+            let every = !cells.is_empty() || self.placed();
+            if !every && self.pick_block(p)? {
                 continue;
             }
             let (start, end) = match self.next_line(p.place, p.picked.is_empty())? {
@@ -554,23 +814,36 @@ impl TsvIds {
             // The fields (only the ids' when nothing is carried: further ones are ignored).
             fields.clear();
             let mut at = start;
-            for piece in text.splitn(if cells.is_empty() { 3 } else { usize::MAX }, |&b| b == b'\t') {
+            for piece in text.splitn(if every { usize::MAX } else { 3 }, |&b| b == b'\t') {
                 fields.push((at, at + piece.len()));
                 at += piece.len() + 1;
             }
             let field = |k: usize| &front[fields[k].0..fields[k].1];
-            let wanted = if cells.is_empty() { 2 } else { self.header.len() };
-            if fields.len() < 2 || (!cells.is_empty() && fields.len() != wanted) {
-                let columns = if cells.is_empty() { TSV_ID_COLUMNS.join(", ") } else { self.header.join(", ") };
+            let wanted = if every { self.header.len() } else { 2 };
+            if fields.len() < 2 || (every && fields.len() != wanted) {
+                let columns = if every { self.header.join(", ") } else { TSV_ID_COLUMNS.join(", ") };
                 let problem = format!(
                     "line {number}: expected {}{wanted} tab-separated columns ({columns}), found {}",
-                    if cells.is_empty() { "at least " } else { "" },
+                    if every { "" } else { "at least " },
                     fields.len()
                 );
                 let index = (p.first + p.picked.len() as u64) as usize;
                 return Err(Error::record(p.place, index, field(0), problem));
             }
-            p.take(field(0), field(1), TSV_ID_COLUMNS, || format!("line {number}: "))?;
+            if self.placed() {
+                let context = || format!("line {number}: ");
+                let (qi, ti) = p.find(field(0), field(1), TSV_ID_COLUMNS, context)?;
+                let mut cols = self.regions.iter().flatten().chain(&self.strand).map(|&k| field(k));
+                let values: Vec<&[u8]> = cols.by_ref().collect();
+                let names: Vec<&str> = self.placed_names.iter().map(String::as_str).collect();
+                let placed = place_row(p, qi, ti, self.regions.is_some(), self.strand.is_some(), &values, &names)
+                    .map_err(|problem| {
+                        Error::record(p.place, p.index(), field(0), format!("line {number}: {problem}"))
+                    })?;
+                p.push(qi, ti, Some(placed));
+            } else {
+                p.take(field(0), field(1), TSV_ID_COLUMNS, || format!("line {number}: "))?;
+            }
             for (cell, &k) in cells.iter_mut().zip(&self.carried) {
                 cell.append_value(String::from_utf8_lossy(field(k)));
             }
@@ -681,6 +954,55 @@ fn look_up(piece: &[u8], from: usize, query: &SeqSet, target: &SeqSet) -> Vec<Li
     lines
 }
 
+/// A candidate's regions and strand from the text of its region columns (qstart, qend,
+/// tstart, tend, where `regions`) and strand column (where `strand`), in that order in
+/// `values` (named by `names`), checked against the sequences' lengths; the problem
+/// otherwise.
+fn place_row(
+    p: &Pick<'_>,
+    qi: u32,
+    ti: u32,
+    regions: bool,
+    strand: bool,
+    values: &[&[u8]],
+    names: &[&str],
+) -> std::result::Result<Placed, String> {
+    let (ql, tl) = (p.query.seq(qi).len(), p.target.seq(ti).len());
+    let number = |k: usize| -> std::result::Result<usize, String> {
+        let text = values[k].trim_ascii();
+        std::str::from_utf8(text)
+            .ok()
+            .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("{} is not a 0-based position: {}", names[k], quoted_id(values[k])))
+    };
+    let region = |side: &str, s: usize, e: usize, len: usize| {
+        if s <= e && e <= len {
+            Ok(s..e)
+        } else {
+            Err(format!(
+                "{side} region {s}..{e} is not within its {len} residues (0-based half-open start <= end <= length)"
+            ))
+        }
+    };
+    let (query, target) = match regions {
+        true => (region("query", number(0)?, number(1)?, ql)?, region("target", number(2)?, number(3)?, tl)?),
+        false => (0..ql, 0..tl),
+    };
+    let strand = match strand {
+        false => None,
+        true => {
+            let k = if regions { 4 } else { 0 };
+            Some(match values[k].trim_ascii() {
+                b"+" => Strand::Plus,
+                b"-" => Strand::Minus,
+                other => return Err(format!("{} is {}, not + or -", names[k], quoted_id(other))),
+            })
+        }
+    };
+    Ok(Placed { query, target, strand })
+}
+
 /// Whether the first line of a TSV candidate file is its header; a FASTA file or a pair
 /// file with sequences given as candidates is an error saying so.
 fn is_header(place: &Where, text: &[u8], number: usize) -> Result<bool> {
@@ -778,6 +1100,11 @@ struct TableIds {
     names: [String; 2],
     carried: Vec<usize>,
     carried_schema: Carried,
+    /// Region columns, then the strand column, by index (where options name them), their
+    /// names, and which of the two are named.
+    placing: Vec<usize>,
+    placed_names: Vec<String>,
+    shape: (bool, bool),
 }
 
 impl TableIds {
@@ -829,6 +1156,30 @@ impl TableIds {
                 if p.full() {
                     break;
                 }
+                if !self.placing.is_empty() {
+                    let placed = |p: &mut Pick<'_>| -> Result<()> {
+                        let names = [self.names[0].as_str(), self.names[1].as_str()];
+                        let (q, t) = match (b.ids[0].get(r), b.ids[1].get(r)) {
+                            (Some(q), Some(t)) => (q, t),
+                            _ => return take_row(p, &b.ids, r, &self.names),
+                        };
+                        let (qi, ti) = p.find(q, t, names, String::new)?;
+                        let texts = placing_texts(&b.batch, &self.placing, r);
+                        let values: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+                        let names: Vec<&str> = self.placed_names.iter().map(String::as_str).collect();
+                        let (regions, strand) = self.shape;
+                        let placed = place_row(p, qi, ti, regions, strand, &values, &names)
+                            .map_err(|problem| Error::record(p.place, p.index(), q, problem))?;
+                        p.push(qi, ti, Some(placed));
+                        Ok(())
+                    };
+                    if let Err(e) = placed(p) {
+                        failed = Some(e);
+                        break;
+                    }
+                    take += 1;
+                    continue;
+                }
                 match *kind {
                     Kind::Pair(qi, ti, residues) => {
                         p.residues += residues;
@@ -852,6 +1203,31 @@ impl TableIds {
         }
         Ok(())
     }
+}
+
+/// The cells of row `r` of `columns` of `batch` as text (numbers as digits, strings and
+/// binaries as they are; "" for a null, which `place_row` refuses by name).
+fn placing_texts(batch: &RecordBatch, columns: &[usize], r: usize) -> Vec<String> {
+    use arrow::array::Array;
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default();
+    columns
+        .iter()
+        .map(|&k| {
+            let column = batch.column(k);
+            if column.is_null(r) {
+                return String::new();
+            }
+            if StrColumn::readable(column.data_type()) {
+                let cell = StrColumn::new(column.clone());
+                return String::from_utf8_lossy(cell.get(r).unwrap_or_default()).into_owned();
+            }
+            match ArrayFormatter::try_new(column.as_ref(), &options) {
+                Ok(f) => f.value(r).to_string(),
+                Err(_) => String::new(),
+            }
+        })
+        .collect()
 }
 
 /// Takes row `r` of the id columns `ids` one by one, with the error that names what is

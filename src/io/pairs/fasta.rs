@@ -20,6 +20,8 @@ pub(super) struct FastaPairs {
     target: Side,
     limits: BatchLimits,
     counter: Counter,
+    /// Fill `query_text` and `query_quals` (queries decoded in this alphabet).
+    query_text: Option<Alphabet>,
 }
 
 /// One file of the two: the part being paired up and its next record.
@@ -78,13 +80,21 @@ impl Side {
 
 impl FastaPairs {
     fn new(query: BlockFastaReader, target: BlockFastaReader, limits: BatchLimits) -> FastaPairs {
-        FastaPairs { query: Side::new(query), target: Side::new(target), limits, counter: Counter { pairs: 0 } }
+        let (query, target) = (Side::new(query), Side::new(target));
+        FastaPairs { query, target, limits, counter: Counter { pairs: 0 }, query_text: None }
     }
 
-    pub(super) fn open(query: &Path, target: &Path, alphabet: Alphabet, limits: BatchLimits) -> Result<FastaPairs> {
-        let query = BlockFastaReader::open(query, alphabet)?.allow_empty();
+    /// `query_text`: fill whole queries and their FASTQ qualities, decoded in this alphabet.
+    pub(super) fn open(
+        query: &Path,
+        target: &Path,
+        alphabet: Alphabet,
+        limits: BatchLimits,
+        query_text: Option<Alphabet>,
+    ) -> Result<FastaPairs> {
+        let query = BlockFastaReader::open(query, alphabet)?.allow_empty().keep_quals(query_text.is_some());
         let target = BlockFastaReader::open(target, alphabet)?.allow_empty();
-        Ok(FastaPairs::new(query, target, limits))
+        Ok(FastaPairs { query_text, ..FastaPairs::new(query, target, limits) })
     }
 
     /// The record at `found`'s `next` has no partner: `short` ran out.
@@ -136,6 +146,13 @@ impl FastaPairs {
         batch.query_headers.extend_known_par_with(n, utf8, |i| query(i).header(qi(i)))?;
         batch.target_headers.extend_known_par_with(n, utf8, |i| target(i).header(ti(i)))?;
         batch.seqs.extend_par_with(n, |i| (query(i).seq(qi(i)), target(i).seq(ti(i))))?;
+        if let Some(alphabet) = self.query_text {
+            use rayon::prelude::*;
+            let texts: Vec<Vec<u8>> =
+                (0..n).into_par_iter().with_min_len(256).map(|i| alphabet.decode(query(i).seq(qi(i)))).collect();
+            batch.query_text.extend_utf8_par_with(n, |i| &texts[i])?;
+            batch.query_quals.extend_utf8_par_with(n, |i| query(i).quals(qi(i)))?;
+        }
         self.counter.pairs += n as u64;
         // The parts go back to their readers from the pool, those used up to be parsed into
         // again (the others when their side moves on).

@@ -7,6 +7,7 @@
 
 mod by_id;
 mod fasta;
+mod paf;
 mod seqset;
 mod table;
 mod tsv;
@@ -51,6 +52,58 @@ pub struct PairColumns {
 impl Default for PairColumns {
     fn default() -> Self {
         PairColumns { names: PAIR_COLUMNS.map(String::from), carry: None }
+    }
+}
+
+/// The default margin of `--window`: residues added on each side of a candidate's region.
+pub const DEFAULT_WINDOW: usize = 200;
+
+/// What a candidate list is (`--pairs-format`): told from content and name (`Auto`), or
+/// PAF as named (a pipe, where nothing else tells it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CandidateFormat {
+    #[default]
+    Auto,
+    Paf,
+}
+
+/// How pair readers place candidates and what they hand out beside the residues; one
+/// place for every reader option that is not a column name or a batch limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairOptions {
+    /// The margin around a candidate's region (`--window MARGIN`): each side's residues in
+    /// the batch are its region widened by the margin (`seq::window`); `None` (`--window
+    /// full`): whole sequences. Applies to candidates that carry regions (PAF, region
+    /// columns); their `PairBatch::frames` say where the windows sit.
+    pub window: Option<usize>,
+    /// Candidate tables (TSV with a header, Arrow, Parquet): the columns of the query's and
+    /// the target's region, `[qstart, qend, tstart, tend]`, 0-based half-open.
+    pub region_cols: Option<[String; 4]>,
+    /// Candidate tables: the column of the query's strand (`+` or `-`).
+    pub strand_col: Option<String>,
+    pub format: CandidateFormat,
+    /// Fill `PairBatch::query_text` (each query's whole sequence, letters) and
+    /// `PairBatch::query_quals` (its FASTQ qualities; empty without) row for row, as SAM
+    /// and BAM need them. Resident sets keep qualities only where `SetColumns::quals` asks.
+    pub query_text: bool,
+}
+
+impl Default for PairOptions {
+    fn default() -> Self {
+        PairOptions {
+            window: Some(DEFAULT_WINDOW),
+            region_cols: None,
+            strand_col: None,
+            format: CandidateFormat::Auto,
+            query_text: false,
+        }
+    }
+}
+
+impl PairOptions {
+    /// Whether candidates are placed on regions or strands by columns of a table.
+    fn placed_by_columns(&self) -> bool {
+        self.region_cols.is_some() || self.strand_col.is_some()
     }
 }
 
@@ -101,6 +154,47 @@ impl<S: Source> PairReader for Fused<S> {
     }
 }
 
+/// A reader whose batches get `query_text` (and empty `query_quals`) from their own query
+/// residues where the source has not filled them (`PairOptions::query_text`; pairs with
+/// their sequences inline: whole queries, no qualities).
+struct WithText {
+    inner: Box<dyn PairReader>,
+    alphabet: Alphabet,
+}
+
+impl PairReader for WithText {
+    fn carried(&self) -> Carried {
+        self.inner.carried()
+    }
+
+    fn fill(&mut self, batch: &mut PairBatch) -> Result<bool> {
+        let more = self.inner.fill(batch)?;
+        if more && batch.query_text.is_empty() && batch.frames.is_empty() {
+            whole_queries_from_batch(batch, self.alphabet)?;
+        }
+        Ok(more)
+    }
+}
+
+/// `reader`, filling whole queries where `options` asks (`PairOptions::query_text`).
+fn with_text(reader: Box<dyn PairReader>, alphabet: Alphabet, options: &PairOptions) -> Box<dyn PairReader> {
+    match options.query_text {
+        true => Box::new(WithText { inner: reader, alphabet }),
+        false => reader,
+    }
+}
+
+/// Fills `query_text` from the batch's own query residues (whole queries: no frames), and
+/// `query_quals` with empty strings (inputs without qualities).
+fn whole_queries_from_batch(batch: &mut PairBatch, alphabet: Alphabet) -> Result<()> {
+    let seqs = batch.seqs.view();
+    let n = seqs.len();
+    let texts: Vec<Vec<u8>> =
+        (0..n).into_par_iter().with_min_len(256).map(|i| alphabet.decode(seqs.pair(i).0)).collect();
+    batch.query_text.extend_utf8_par_with(n, |i| &texts[i])?;
+    batch.query_quals.extend_utf8_par_with(n, |_| b"")
+}
+
 fn fused(source: impl Source + 'static) -> Box<dyn PairReader> {
     Box::new(Fused { source, done: false })
 }
@@ -112,12 +206,35 @@ pub fn open_pairs(
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<Box<dyn PairReader>> {
+    open_pairs_with(input, alphabet, columns, limits, &PairOptions::default())
+}
+
+/// [`open_pairs`] with reader options (`query_text`: whole queries and FASTQ qualities
+/// for SAM; the other options concern candidates by id).
+pub fn open_pairs_with(
+    input: &PairInput,
+    alphabet: Alphabet,
+    columns: &PairColumns,
+    limits: BatchLimits,
+    options: &PairOptions,
+) -> Result<Box<dyn PairReader>> {
+    Ok(with_text(open_inline(input, alphabet, columns, limits, options)?, alphabet, options))
+}
+
+fn open_inline(
+    input: &PairInput,
+    alphabet: Alphabet,
+    columns: &PairColumns,
+    limits: BatchLimits,
+    options: &PairOptions,
+) -> Result<Box<dyn PairReader>> {
     match input {
         PairInput::TwoFasta { query, target } => {
             if Where::from_arg(query) == Where::Stdin && Where::from_arg(target) == Where::Stdin {
                 return Err(Error::usage("query and target cannot both be read from stdin ('-')"));
             }
-            Ok(fused(fasta::FastaPairs::open(query, target, alphabet, limits)?))
+            let text = options.query_text.then_some(alphabet);
+            Ok(fused(fasta::FastaPairs::open(query, target, alphabet, limits, text)?))
         }
         PairInput::File(path) => {
             // Opened once and sniffed from its head: a pipe cannot be reopened.
@@ -174,7 +291,20 @@ pub fn open_pairs_by_id_table(
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<Box<dyn PairReader>> {
-    by_id::from_table(candidates, query, target, columns, limits)
+    by_id::from_table(candidates, query, target, columns, limits, &PairOptions::default())
+}
+
+/// [`open_pairs_by_id_table`] with reader options (region and strand columns, windows,
+/// whole queries for SAM).
+pub fn open_pairs_by_id_table_with(
+    candidates: Table,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+    options: &PairOptions,
+) -> Result<Box<dyn PairReader>> {
+    by_id::from_table(candidates, query, target, columns, limits, options)
 }
 
 /// Opens candidate pairs by id (`-` = stdin: TSV of query id, target id, or an Arrow/Parquet
@@ -188,7 +318,21 @@ pub fn open_pairs_by_id(
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<Box<dyn PairReader>> {
-    by_id::open(candidates, query, target, columns, limits, true)
+    by_id::open(candidates, query, target, columns, limits, true, &PairOptions::default())
+}
+
+/// [`open_pairs_by_id`] with reader options: PAF candidates (told by content or name, or
+/// named by `options.format`) with their regions and strands, region and strand columns
+/// of candidate tables, the window around regions, whole queries and qualities for SAM.
+pub fn open_pairs_by_id_with(
+    candidates: &Path,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+    options: &PairOptions,
+) -> Result<Box<dyn PairReader>> {
+    by_id::open(candidates, query, target, columns, limits, true, options)
 }
 
 /// [`open_pairs_by_id`] for an engine that reads the sets where they are: batches hold
@@ -200,7 +344,20 @@ pub fn open_pair_numbers_by_id(
     columns: &PairColumns,
     limits: BatchLimits,
 ) -> Result<Box<dyn PairReader>> {
-    by_id::open(candidates, query, target, columns, limits, false)
+    by_id::open(candidates, query, target, columns, limits, false, &PairOptions::default())
+}
+
+/// [`open_pair_numbers_by_id`] with reader options: PAF and region or strand columns are
+/// refused (their windows are gathered by [`open_pairs_by_id_with`]).
+pub fn open_pair_numbers_by_id_with(
+    candidates: &Path,
+    query: Arc<SeqSet>,
+    target: Arc<SeqSet>,
+    columns: &PairColumns,
+    limits: BatchLimits,
+    options: &PairOptions,
+) -> Result<Box<dyn PairReader>> {
+    by_id::open(candidates, query, target, columns, limits, false, options)
 }
 
 fn no_columns() -> Carried {

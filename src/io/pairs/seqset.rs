@@ -27,11 +27,14 @@ pub struct SetColumns {
     /// Keep FASTA header lines (for the `qheader`/`theader` columns); without them a pair
     /// copies only its two ids.
     pub headers: bool,
+    /// Keep FASTQ qualities (for SAM's QUAL: `SeqSet::quals`); without them a FASTQ set
+    /// keeps its sequences only.
+    pub quals: bool,
 }
 
 impl Default for SetColumns {
     fn default() -> Self {
-        SetColumns { id: "id".into(), seq: "sequence".into(), headers: true }
+        SetColumns { id: "id".into(), seq: "sequence".into(), headers: true, quals: false }
     }
 }
 
@@ -46,6 +49,10 @@ pub struct SeqSet {
     /// FASTA header lines (split by `header_offsets`); empty where the source has none.
     headers: Vec<u8>,
     header_offsets: Vec<u64>,
+    /// FASTQ qualities (split by `qual_offsets`); empty where none are kept.
+    quals: Vec<u8>,
+    qual_offsets: Vec<u64>,
+    alphabet: Alphabet,
     hasher: ahash::RandomState,
     /// Sequence numbers, hashed by id.
     index: hashbrown::HashTable<u32>,
@@ -75,6 +82,8 @@ struct Builder {
     id_offsets: Vec<u64>,
     headers: Vec<u8>,
     header_offsets: Vec<u64>,
+    quals: Vec<u8>,
+    qual_offsets: Vec<u64>,
 }
 
 impl Builder {
@@ -88,6 +97,8 @@ impl Builder {
             id_offsets: vec![0],
             headers: Vec::new(),
             header_offsets: vec![0],
+            quals: Vec::new(),
+            qual_offsets: vec![0],
         }
     }
 
@@ -102,8 +113,8 @@ impl Builder {
         Ok(())
     }
 
-    /// Appends a FASTA record (already encoded).
-    fn push_record(&mut self, id: &[u8], seq: &[u8], header: &[u8]) -> Result<()> {
+    /// Appends a FASTA or FASTQ record (already encoded), its qualities where kept.
+    fn push_record(&mut self, id: &[u8], seq: &[u8], header: &[u8], quals: &[u8]) -> Result<()> {
         self.check_count()?;
         self.residues.extend_from_slice(seq);
         self.offsets.push(self.residues.len() as u64);
@@ -111,6 +122,8 @@ impl Builder {
         self.id_offsets.push(self.ids.len() as u64);
         self.headers.extend_from_slice(header);
         self.header_offsets.push(self.headers.len() as u64);
+        self.quals.extend_from_slice(quals);
+        self.qual_offsets.push(self.quals.len() as u64);
         Ok(())
     }
 
@@ -143,12 +156,14 @@ impl Builder {
         self.ids.extend_from_slice(id);
         self.id_offsets.push(self.ids.len() as u64);
         self.header_offsets.push(0);
+        self.qual_offsets.push(0);
         Ok(())
     }
 
     /// The set, indexed; sequence i is record i + 1 of the input.
     fn finish(self) -> Result<SeqSet> {
         let with_headers = !self.headers.is_empty();
+        let with_quals = !self.quals.is_empty();
         let n = self.len() as u32;
         let mut set = SeqSet {
             place: self.place,
@@ -158,6 +173,9 @@ impl Builder {
             id_offsets: self.id_offsets,
             headers: self.headers,
             header_offsets: if with_headers { self.header_offsets } else { Vec::new() },
+            quals: self.quals,
+            qual_offsets: if with_quals { self.qual_offsets } else { Vec::new() },
+            alphabet: self.alphabet,
             hasher: ahash::RandomState::new(),
             index: hashbrown::HashTable::new(),
             utf8: false,
@@ -178,7 +196,7 @@ impl SeqSet {
         let raw = Head::open(path, 8)?;
         let place = raw.place.clone();
         if raw.bytes == SWDB_MAGIC {
-            return SeqSet::from_database(place, map_swdb_head(raw, alphabet)?);
+            return SeqSet::from_database(place, map_swdb_head(raw, alphabet)?, alphabet);
         }
         let project = |place: &Where, schema: &Schema| Wanted::new(&set_columns(place, schema, columns)?, Vec::new());
         let input = match open_table(raw, &project)? {
@@ -190,11 +208,12 @@ impl SeqSet {
             return Err(not_mappable(&place)); // gzip-compressed
         }
         let mut set = Builder::new(place.clone(), alphabet);
-        let mut reader = BlockFastaReader::new(place, input, alphabet).allow_empty();
+        let mut reader = BlockFastaReader::new(place, input, alphabet).allow_empty().keep_quals(columns.quals);
         while let Some(part) = reader.next_part() {
             let part = part?;
             for i in 0..part.len() {
-                set.push_record(part.id(i), part.seq(i), if columns.headers { part.header(i) } else { b"" })?;
+                let header = if columns.headers { part.header(i) } else { b"" };
+                set.push_record(part.id(i), part.seq(i), header, part.quals(i))?;
             }
         }
         set.finish()
@@ -210,7 +229,7 @@ impl SeqSet {
 
     /// A `makedb` database as a set: its mapped residues and ids are used in place; records
     /// are numbered in the order of the FASTA it was made from.
-    fn from_database(place: Where, db: Database) -> Result<SeqSet> {
+    fn from_database(place: Where, db: Database, alphabet: Alphabet) -> Result<SeqSet> {
         let original = db.original;
         let mut set = SeqSet {
             place,
@@ -220,6 +239,9 @@ impl SeqSet {
             id_offsets: db.id_offsets,
             headers: Vec::new(),
             header_offsets: Vec::new(),
+            quals: Vec::new(),
+            qual_offsets: Vec::new(),
+            alphabet,
             hasher: ahash::RandomState::new(),
             index: hashbrown::HashTable::new(),
             utf8: false,
@@ -329,6 +351,21 @@ impl SeqSet {
             Some(&end) => &self.headers[self.header_offsets[i] as usize..end as usize],
             None => b"",
         }
+    }
+
+    /// The FASTQ qualities of sequence `i` ("" where the set keeps none: FASTA, or
+    /// `SetColumns::quals` off).
+    pub fn quals(&self, i: u32) -> &[u8] {
+        let i = i as usize;
+        match self.qual_offsets.get(i + 1) {
+            Some(&end) => &self.quals[self.qual_offsets[i] as usize..end as usize],
+            None => b"",
+        }
+    }
+
+    /// The alphabet the residues are encoded in.
+    pub fn alphabet(&self) -> Alphabet {
+        self.alphabet
     }
 
     pub fn total_residues(&self) -> u64 {
