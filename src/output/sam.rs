@@ -750,6 +750,75 @@ mod tests {
         );
     }
 
+    #[derive(Clone, Default)]
+    struct Kept(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Kept {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The writer takes strands, whole queries and qualities from the rows, flags a
+    /// query's second record secondary across batches, and lists the set's targets.
+    #[test]
+    fn the_writer_uses_each_rows_strand_query_and_qualities() {
+        use crate::output::ResultRow;
+        let row = |qstart, qend| ResultRow {
+            query: "r1",
+            target: "ctg1",
+            score: 7,
+            bits: None,
+            evalue: None,
+            qstart,
+            qend,
+            tstart: 21,
+            tend: 27,
+            qlen: 10,
+            tlen: 100,
+            recomputed: false,
+            rank: 0,
+        };
+        let batch = |strand: Strand| {
+            let mut b = ResultBatch::new();
+            b.push(row(3, 8));
+            b.push_stats(Default::default());
+            match strand {
+                Strand::Minus => b.push_path("2=1D4=", "CA-ACGG", "CATACGG").unwrap(),
+                Strand::Plus => b.push_path("3=1D3=", "CCG-TTG", "CCGATTG").unwrap(),
+            }
+            b.set_strands(vec![strand]);
+            let (mut text, mut qual) = (crate::seq::Ids::default(), crate::seq::Ids::default());
+            text.push("AACCGTTGCA").unwrap();
+            qual.push("ABCDEFGHIJ").unwrap();
+            b.set_query_text(text, qual);
+            b
+        };
+        let kept = Kept::default();
+        let options = AlignmentOutput {
+            targets: Some(Arc::new(vec![(b"ctg0".to_vec(), 5), (b"ctg1".to_vec(), 100)])),
+            command_line: "swarrow align".into(),
+            ..Default::default()
+        };
+        let mut w = SamWriter::new(Sink::test(Box::new(kept.clone())), Kind2::Sam, &options, None).unwrap();
+        w.write(&batch(Strand::Minus)).unwrap();
+        w.write(&batch(Strand::Plus)).unwrap();
+        Box::new(w).finish().unwrap();
+        let text = String::from_utf8(kept.0.lock().unwrap().clone()).unwrap();
+        let want = format!(
+            "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:ctg0\tLN:5\n@SQ\tSN:ctg1\tLN:100\n\
+             @PG\tID:swarrow\tPN:swarrow\tVN:{}\tCL:swarrow align\n\
+             r1\t16\tctg1\t21\t255\t2S2M1D4M2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n\
+             r1\t256\tctg1\t21\t255\t2S3M1D3M2S\t*\t0\t0\tAACCGTTGCA\tABCDEFGHIJ\tAS:i:7\tNM:i:1\tMD:Z:3^A3\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(text, want);
+    }
+
     #[test]
     fn reference_names_follow_sams_rule() {
         for good in ["ctg1", "sp|P1|A_HUMAN", "chr1:2-3", "a*b=c"] {
