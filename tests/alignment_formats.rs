@@ -328,6 +328,9 @@ fn sam_and_bam_pass_samtools_with_targets_known_up_front_and_spooled() {
     assert_eq!(check_sam(dir.path(), "ids.bam", &d), sam, "BAM and SAM records differ");
     let eqx = check_sam(dir.path(), "eqx.out", &d);
     assert!(eqx.contains('=') && !eqx.lines().any(|l| l.split('\t').nth(5).unwrap().contains('M')));
+    // Tiny batches: a query's records spread over batches keep their secondary flags.
+    swarrow(dir.path(), &[&by_id[..], &["--batch", "7", "-o", "small.sam"]].concat());
+    assert_eq!(check_sam(dir.path(), "small.sam", &d), sam, "records differ across batch sizes");
     let inline = check_sam(dir.path(), "inline.sam", &d);
     assert_eq!(inline, sam, "records differ with targets spooled");
     // Standard output and a device given as -o spool in the temporary directory.
@@ -414,4 +417,26 @@ fn protein_sam_is_written_and_bam_refused_in_one_line() {
     use std::io::Read;
     flate2::read::GzDecoder::new(std::fs::File::open(ex("db.fasta.gz")).unwrap()).read_to_string(&mut db).unwrap();
     assert_eq!(header.lines().filter(|l| l.starts_with("@SQ")).count(), db.matches('>').count());
+}
+
+/// A pair without an alignment (local mode, no positive cell: score 0) has no PAF line and
+/// no SAM record; the others are written.
+#[test]
+fn pairs_without_an_alignment_have_no_line_or_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = "query_id\tquery_seq\ttarget_id\ttarget_seq\nnone\tAAAAAAAA\tt1\tCCCCCCCC\nsome\tACGTACGTAC\tt2\tTTACGTACGTACTT\n";
+    std::fs::write(dir.path().join("p.tsv"), tsv).unwrap();
+    swarrow(dir.path(), &["align", "--dna", "--pairs", "p.tsv", "-o", "p.paf"]);
+    swarrow(dir.path(), &["align", "--dna", "--pairs", "p.tsv", "-o", "p.sam"]);
+    swarrow(dir.path(), &["align", "--dna", "--pairs", "p.tsv", "--columns", "query,score", "-o", "p.tsv.out"]);
+    let scores = std::fs::read_to_string(dir.path().join("p.tsv.out")).unwrap();
+    assert!(scores.contains("none\t0\n") && scores.contains("some\t20\n"), "{scores}");
+    let paf = std::fs::read_to_string(dir.path().join("p.paf")).unwrap();
+    assert_eq!(paf.lines().map(|l| l.split('\t').next().unwrap()).collect::<Vec<_>>(), ["some"]);
+    let sam = std::fs::read_to_string(dir.path().join("p.sam")).unwrap();
+    let records: Vec<&str> = sam.lines().filter(|l| !l.starts_with('@')).collect();
+    assert_eq!(records.len(), 1, "{sam}");
+    assert!(records[0].starts_with("some\t0\tt2\t3\t255\t10M\t"), "{sam}");
+    // The header lists the targets of the records (spooled): t2 only.
+    assert!(sam.contains("@SQ\tSN:t2\tLN:14\n") && !sam.contains("SN:t1"), "{sam}");
 }

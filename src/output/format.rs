@@ -73,6 +73,13 @@ impl Format {
         matches!(self, Format::Paf | Format::Sam | Format::Bam)
     }
 
+    /// SAM and BAM write each query whole (SEQ, QUAL): the readers fill
+    /// `PairBatch::query_text`/`query_quals` for them, and the pipeline hands them to the rows
+    /// (`ResultBatch::set_query_text`); without them SEQ is the aligned part, hard-clipped.
+    pub fn writes_whole_queries(self) -> bool {
+        matches!(self, Format::Sam | Format::Bam)
+    }
+
     /// Every format with its `--format` name, in the order help texts list them.
     pub const ALL: [(Format, &'static str); 8] = [
         (Format::ArrowStream, "arrow"),

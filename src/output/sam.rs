@@ -1,5 +1,10 @@
-//! SAM and BAM, written with noodles (`noodles-sam` builds the header and each record,
-//! `noodles-sam`/`noodles-bam` encode them, `noodles-bgzf` compresses BAM on several threads).
+//! SAM and BAM, written with noodles: `noodles-sam` builds and writes the header,
+//! `noodles-bam` encodes BAM's header and records (noodles' `RecordBuf`), `noodles-bgzf`
+//! compresses BAM on several threads. SAM's record lines are formatted here from the same
+//! fields ([`push_sam_line`]: a few appends a line, where a noodles record costs a dozen
+//! allocations), checked against noodles' SAM encoding of the same records in the unit tests
+//! and against the BAM records through samtools in `tests/alignment_formats.rs`. Records are
+//! encoded on the rayon pool, in pieces of a batch written in order.
 //!
 //! # Header
 //! `@HD VN:1.6 SO:unsorted`, one `@SQ SN LN` per target, `@PG ID:swarrow PN:swarrow VN CL`.
@@ -334,7 +339,7 @@ impl ResultWriter for SamWriter {
                 header.reference_sequences_mut().insert(name.to_vec().into(), Map::<ReferenceSequence>::new(len));
             }
         }
-        let (header, kind, options) = (&*self.header, self.kind, &self.options);
+        let (header, kind, options, names) = (&*self.header, self.kind, &self.options, &self.targets.list);
         let tasks = batch.len().div_ceil(ROWS_PER_TASK);
         let parts: Vec<Result<Vec<u8>>> = (0..tasks)
             .into_par_iter()
@@ -350,14 +355,17 @@ impl ResultWriter for SamWriter {
                             crate::error::quoted_id(batch.row(i).target.as_bytes())
                         ))
                     };
-                    let record = record_of(batch, i, id, secondary, options)?;
+                    let r = row_of(batch, i)?;
+                    let protein = options.alphabet == Some(Alphabet::Protein);
                     match kind {
-                        Kind2::Sam => noodles_sam::io::Writer::new(&mut bytes)
-                            .write_alignment_record(header, &record)
-                            .map_err(failed)?,
-                        Kind2::Bam => noodles_bam::io::Writer::from(&mut bytes)
-                            .write_alignment_record(header, &record)
-                            .map_err(failed)?,
+                        Kind2::Sam => push_sam_line(&mut bytes, &r, &names[id].0, secondary, options.eqx, protein)?,
+                        Kind2::Bam => {
+                            check_query_name(r.query)?;
+                            let record = sam_record(&r, id, secondary, options.eqx, protein)?;
+                            noodles_bam::io::Writer::from(&mut bytes)
+                                .write_alignment_record(header, &record)
+                                .map_err(failed)?
+                        }
                     }
                 }
                 Ok(bytes)
@@ -416,17 +424,11 @@ impl ResultWriter for SamWriter {
     }
 }
 
-/// Row `i` of `batch` as a SAM record on reference `reference`.
-fn record_of(
-    batch: &ResultBatch,
-    i: usize,
-    reference: usize,
-    secondary: bool,
-    options: &AlignmentOutput,
-) -> Result<RecordBuf> {
+/// Row `i` of `batch`, as a SAM record is made of it.
+fn row_of(batch: &ResultBatch, i: usize) -> Result<SamRow<'_>> {
     let row = batch.row(i);
     let (_, qaln, taln) = batch.path_of(i).ok_or_else(|| Error::Internal("SAM: the path was not computed".into()))?;
-    let r = SamRow {
+    Ok(SamRow {
         query: row.query,
         strand: batch.strand(i),
         qstart: row.qstart,
@@ -438,8 +440,7 @@ fn record_of(
         taln,
         text: batch.query_text(i),
         qual: batch.query_qual(i),
-    };
-    sam_record(&r, reference, secondary, options.eqx, options.alphabet == Some(Alphabet::Protein))
+    })
 }
 
 /// What a SAM record is made of: one row of results.
@@ -463,6 +464,19 @@ pub(crate) struct SamRow<'a> {
 }
 
 /// The SAM record of `r` (see the module's rules).
+/// The fields of a SAM record that the row decides, before encoding.
+#[derive(Debug, Clone)]
+pub(crate) struct Parts {
+    pub flags: Flags,
+    pub cigar: Vec<Op>,
+    pub seq: Vec<u8>,
+    /// Phred scores (no offset); empty: none (`*`).
+    pub quals: Vec<u8>,
+    pub nm: i32,
+    pub md: String,
+}
+
+/// The SAM record of `r` (see the module's rules), as noodles' record (BAM).
 pub(crate) fn sam_record(
     r: &SamRow<'_>,
     reference: usize,
@@ -470,6 +484,88 @@ pub(crate) fn sam_record(
     eqx: bool,
     protein: bool,
 ) -> Result<RecordBuf> {
+    let p = record_parts(r, secondary, eqx, protein)?;
+    let position = noodles_core::Position::new(r.tstart as usize)
+        .ok_or_else(|| Error::Internal(format!("SAM record of query {}: target start {}", r.query, r.tstart)))?;
+    let data = [
+        (Tag::ALIGNMENT_SCORE, Value::from(r.score)),
+        (Tag::EDIT_DISTANCE, Value::from(p.nm)),
+        (Tag::MISMATCHED_POSITIONS, Value::String(p.md.into())),
+    ]
+    .into_iter()
+    .collect();
+    Ok(RecordBuf::builder()
+        .set_name(r.query.as_bytes().to_vec())
+        .set_flags(p.flags)
+        .set_reference_sequence_id(reference)
+        .set_alignment_start(position)
+        .set_cigar(Cigar::from(p.cigar))
+        .set_sequence(Sequence::from(p.seq))
+        .set_quality_scores(QualityScores::from(p.quals))
+        .set_data(data)
+        .build())
+}
+
+/// Appends the SAM text line of `r` on reference `rname`: the same fields as
+/// [`sam_record`], formatted here (a line costs a few appends, where building and encoding a
+/// noodles record costs a dozen allocations), checked against noodles' encoding in the tests.
+pub(crate) fn push_sam_line(
+    out: &mut Vec<u8>,
+    r: &SamRow<'_>,
+    rname: &[u8],
+    secondary: bool,
+    eqx: bool,
+    protein: bool,
+) -> Result<()> {
+    use std::io::Write as _;
+    check_query_name(r.query)?;
+    let p = record_parts(r, secondary, eqx, protein)?;
+    let _ = write!(out, "{}\t{}\t", r.query, p.flags.bits());
+    out.extend_from_slice(rname);
+    let _ = write!(out, "\t{}\t255\t", r.tstart);
+    for op in &p.cigar {
+        let letter = match op.kind() {
+            Kind::Match => 'M',
+            Kind::Insertion => 'I',
+            Kind::Deletion => 'D',
+            Kind::SoftClip => 'S',
+            Kind::HardClip => 'H',
+            Kind::SequenceMatch => '=',
+            Kind::SequenceMismatch => 'X',
+            Kind::Skip => 'N',
+            Kind::Pad => 'P',
+        };
+        let _ = write!(out, "{}{letter}", op.len());
+    }
+    out.extend_from_slice(b"\t*\t0\t0\t");
+    match p.seq.is_empty() {
+        true => out.push(b'*'),
+        false => out.extend_from_slice(&p.seq),
+    }
+    out.push(b'\t');
+    match p.quals.is_empty() {
+        true => out.push(b'*'),
+        false => out.extend(p.quals.iter().map(|q| q.min(&93) + 33)),
+    }
+    let _ = writeln!(out, "\tAS:i:{}\tNM:i:{}\tMD:Z:{}", r.score, p.nm, p.md);
+    Ok(())
+}
+
+/// SAM's rule for QNAME: 1 to 254 printable characters, no `@` (`[!-?A-~]{1,254}`).
+fn check_query_name(name: &str) -> Result<()> {
+    let ok = (1..=254).contains(&name.len()) && name.bytes().all(|b| matches!(b, b'!'..=b'?' | b'A'..=b'~'));
+    match ok {
+        true => Ok(()),
+        false => Err(Error::Input(format!(
+            "SAM/BAM output: query {} is no valid SAM read name (1 to 254 printable characters, no @); rename it, \
+             or write PAF or TSV",
+            crate::error::quoted_id(name.as_bytes())
+        ))),
+    }
+}
+
+/// The fields of `r`'s record.
+fn record_parts(r: &SamRow<'_>, secondary: bool, eqx: bool, protein: bool) -> Result<Parts> {
     let wrong = |problem: String| Error::Internal(format!("SAM record of query {}: {problem}", r.query));
     let (q, t) = (r.qaln.as_bytes(), r.taln.as_bytes());
     if q.len() != t.len() {
@@ -580,25 +676,7 @@ pub(crate) fn sam_record(
     if secondary {
         flags |= Flags::SECONDARY;
     }
-    let position =
-        noodles_core::Position::new(r.tstart as usize).ok_or_else(|| wrong(format!("target start {}", r.tstart)))?;
-    let data = [
-        (Tag::ALIGNMENT_SCORE, Value::from(r.score)),
-        (Tag::EDIT_DISTANCE, Value::from(nm)),
-        (Tag::MISMATCHED_POSITIONS, Value::String(md.into())),
-    ]
-    .into_iter()
-    .collect();
-    Ok(RecordBuf::builder()
-        .set_name(r.query.as_bytes().to_vec())
-        .set_flags(flags)
-        .set_reference_sequence_id(reference)
-        .set_alignment_start(position)
-        .set_cigar(Cigar::from(cigar))
-        .set_sequence(Sequence::from(seq))
-        .set_quality_scores(QualityScores::from(quals))
-        .set_data(data)
-        .build())
+    Ok(Parts { flags, cigar, seq, quals, nm, md })
 }
 
 #[cfg(test)]
@@ -611,7 +689,11 @@ mod tests {
         let record = sam_record(r, 0, secondary, eqx, false).unwrap();
         let mut out = Vec::new();
         noodles_sam::io::Writer::new(&mut out).write_alignment_record(&header, &record).unwrap();
-        String::from_utf8(out).unwrap()
+        let by_noodles = String::from_utf8(out).unwrap();
+        let mut ours = Vec::new();
+        push_sam_line(&mut ours, r, b"ctg1", secondary, eqx, false).unwrap();
+        assert_eq!(String::from_utf8(ours).unwrap(), by_noodles, "our SAM line differs from noodles' encoding");
+        by_noodles
     }
 
     /// Query `AACCGTTGCA` (10): its residues 3..=8 on the minus strand. Its reverse
@@ -666,6 +748,75 @@ mod tests {
             line(&bare, false, false),
             "r1\t16\tctg1\t21\t255\t2H2M1D4M2H\t*\t0\t0\tCAACGG\t*\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n"
         );
+    }
+
+    #[derive(Clone, Default)]
+    struct Kept(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Kept {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The writer takes strands, whole queries and qualities from the rows, flags a
+    /// query's second record secondary across batches, and lists the set's targets.
+    #[test]
+    fn the_writer_uses_each_rows_strand_query_and_qualities() {
+        use crate::output::ResultRow;
+        let row = |qstart, qend| ResultRow {
+            query: "r1",
+            target: "ctg1",
+            score: 7,
+            bits: None,
+            evalue: None,
+            qstart,
+            qend,
+            tstart: 21,
+            tend: 27,
+            qlen: 10,
+            tlen: 100,
+            recomputed: false,
+            rank: 0,
+        };
+        let batch = |strand: Strand| {
+            let mut b = ResultBatch::new();
+            b.push(row(3, 8));
+            b.push_stats(Default::default());
+            match strand {
+                Strand::Minus => b.push_path("2=1D4=", "CA-ACGG", "CATACGG").unwrap(),
+                Strand::Plus => b.push_path("3=1D3=", "CCG-TTG", "CCGATTG").unwrap(),
+            }
+            b.set_strands(vec![strand]);
+            let (mut text, mut qual) = (crate::seq::Ids::default(), crate::seq::Ids::default());
+            text.push("AACCGTTGCA").unwrap();
+            qual.push("ABCDEFGHIJ").unwrap();
+            b.set_query_text(text, qual);
+            b
+        };
+        let kept = Kept::default();
+        let options = AlignmentOutput {
+            targets: Some(Arc::new(vec![(b"ctg0".to_vec(), 5), (b"ctg1".to_vec(), 100)])),
+            command_line: "swarrow align".into(),
+            ..Default::default()
+        };
+        let mut w = SamWriter::new(Sink::test(Box::new(kept.clone())), Kind2::Sam, &options, None).unwrap();
+        w.write(&batch(Strand::Minus)).unwrap();
+        w.write(&batch(Strand::Plus)).unwrap();
+        Box::new(w).finish().unwrap();
+        let text = String::from_utf8(kept.0.lock().unwrap().clone()).unwrap();
+        let want = format!(
+            "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:ctg0\tLN:5\n@SQ\tSN:ctg1\tLN:100\n\
+             @PG\tID:swarrow\tPN:swarrow\tVN:{}\tCL:swarrow align\n\
+             r1\t16\tctg1\t21\t255\t2S2M1D4M2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n\
+             r1\t256\tctg1\t21\t255\t2S3M1D3M2S\t*\t0\t0\tAACCGTTGCA\tABCDEFGHIJ\tAS:i:7\tNM:i:1\tMD:Z:3^A3\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(text, want);
     }
 
     #[test]
