@@ -1095,7 +1095,7 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
         .with_statistics_written(statistics_written(&out_columns))
         .with_strand(strand_rule(&args), query_end_written(&out_columns))?;
     let mut options = pair_options(&args)?;
-    options.query_text = format.writes_query_text();
+    options.query_text = format.writes_whole_queries();
     let pairs = io::open_pairs_with(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits(), &options)?;
     run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, None, progress)
 }
@@ -1219,7 +1219,7 @@ fn align_by_id(
     let out_columns = alignment_columns(format, args.columns.as_deref(), out_columns, args.eqx, Mode::Align)?;
     output::check_format_alphabet(format, scoring.alphabet())?;
     let mut options = pair_options(&args)?;
-    options.query_text = format.writes_query_text();
+    options.query_text = format.writes_whole_queries();
     let set_columns = io::SetColumns {
         id: args.seqs_id_col.clone(),
         seq: args.seqs_col.clone(),

@@ -35,12 +35,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format writes each query's whole sequence and qualities (SAM's SEQ and QUAL), so
-    /// the readers keep them ([`crate::io::PairOptions::query_text`]).
-    pub fn writes_query_text(self) -> bool {
-        matches!(self, Format::Sam | Format::Bam)
-    }
-
     /// A `--format`/`--outfmt` value that may carry BLAST's column list (`6 qseqid sseqid
     /// pident`): the format, and the list when given.
     /// BLAST's `7` (commented tabular) is read here only: search writes it.
