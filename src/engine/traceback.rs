@@ -14,8 +14,10 @@
 //! in the query before a gap in the target, and gaps as short as the values allow.
 //!
 //! Statistics: `length` = columns of the alignment (pairs + gap positions), `nident` = pairs
-//! of equal residue codes (letters outside the matrix alphabet are all X, so they count as
-//! identical to each other), `mismatch` = other pairs, `gapopen` = runs of 'I' or 'D',
+//! of equal residue codes (`Scoring::identical`: protein letters outside the matrix alphabet
+//! are all X, so they count as identical to each other; a DNA ambiguity code scores as a
+//! mismatch against everything, itself included, so it is never an identity), `mismatch` =
+//! other pairs, `gapopen` = runs of 'I' or 'D',
 //! `gaps` = gap positions.
 //!
 //! [`trace`] stores one direction byte per cell; rectangles over [`BLOCK_CELLS`] are walked
@@ -424,7 +426,7 @@ fn trace_rectangle(
                 0 => match d & 3 {
                     0 => {
                         subst += sc.score(q[i - 1], t[j - 1]) as i64;
-                        s.ops.push(if q[i - 1] == t[j - 1] { Op::Match } else { Op::Mismatch });
+                        s.ops.push(if sc.identical(q[i - 1], t[j - 1]) { Op::Match } else { Op::Mismatch });
                         i -= 1;
                         j -= 1;
                     }
@@ -508,7 +510,7 @@ pub fn from_ops(
                 subst += sc.score(x, y) as i64;
                 i += 1;
                 j += 1;
-                if x == y {
+                if sc.identical(x, y) {
                     tb.stats.nident += 1;
                     Op::Match
                 } else {
@@ -617,6 +619,7 @@ pub fn path_stats(query: &[u8], target: &[u8], sc: &Scoring, a: &Alignment) -> R
     let (q, t) = rectangle(query, target, a)?;
     let (m, n) = (q.len(), t.len());
     let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+    let idents = sc.identity_codes();
     // pairs, nident, gap opens, kind of the path's last column (0 pair, 1 'D', 2 'I').
     type C = [u32; 4];
     let open = |c: C, kind: u32| -> C { [c[0], c[1], c[2] + (c[3] != kind) as u32, kind] };
@@ -649,7 +652,7 @@ pub fn path_stats(query: &[u8], target: &[u8], sc: &Scoring, a: &Alignment) -> R
             }
             let d = diag + sc.score(q[i - 1], tj);
             let (hv, c) = if d >= e[i] && d >= f {
-                (d, [diag_c[0] + 1, diag_c[1] + (q[i - 1] == tj) as u32, diag_c[2], 0])
+                (d, [diag_c[0] + 1, diag_c[1] + (q[i - 1] == tj && tj < idents) as u32, diag_c[2], 0])
             } else if e[i] >= f {
                 (e[i], ec[i])
             } else {
@@ -703,7 +706,11 @@ mod tests {
         while i > 0 || j > 0 {
             match st {
                 'H' if i > 0 && j > 0 && hm[i][j] == hm[i - 1][j - 1] + sc.score(qs[i - 1], ts[j - 1]) => {
-                    ops.push(if qs[i - 1] == ts[j - 1] { Op::Match } else { Op::Mismatch });
+                    // Identical letters, except DNA's ambiguity codes (all shown as N), which
+                    // mismatch everything, themselves included.
+                    let (x, y) = (sc.alphabet().letter(qs[i - 1]), sc.alphabet().letter(ts[j - 1]));
+                    let ambiguous = sc.alphabet() == Alphabet::Dna && !b"ACGT".contains(&x);
+                    ops.push(if x == y && !ambiguous { Op::Match } else { Op::Mismatch });
                     i -= 1;
                     j -= 1;
                 }
@@ -806,6 +813,36 @@ mod tests {
         let (mut qa, mut ta) = (Vec::new(), Vec::new());
         tb.write_aligned(&q, &t, &a, |c| Alphabet::Dna.letter(c), &mut qa, &mut ta);
         assert_eq!((&qa[..], &ta[..]), (&b"AAAAA--GGGGG"[..], &b"AAAAATTGGGGG"[..]));
+    }
+
+    // Issue 54, item 2: an ambiguity code scores as a mismatch against itself, so the path
+    // columns count it as one (X), under every path rule (local, global, the GPU's ops).
+    #[test]
+    fn dna_ambiguity_codes_are_mismatches_in_the_path() {
+        let sc = Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap();
+        let q = Alphabet::Dna.encode(b"AAAARRRRAAAA").unwrap();
+        let t = Alphabet::Dna.encode(b"AAAAYYYYAAAA").unwrap();
+        let a = crate::engine::scalar_modes::align_pair_mode(&q, &t, &sc, AlignMode::Global).unwrap();
+        assert_eq!(a.score, 4, "8 matches x 2, 4 mismatches x -3");
+        let tb = trace_mode(&q, &t, &sc, &a, AlignMode::Global).unwrap();
+        assert_eq!(tb.cigar(), "4=4X4=");
+        assert_eq!(tb.stats, PathStats { length: 12, nident: 8, mismatch: 4, gapopen: 0, gaps: 0 });
+        assert_eq!(path_stats(&q, &t, &sc, &a).unwrap(), tb.stats);
+        // Local: N against N in the middle of a longer match.
+        let q = Alphabet::Dna.encode(b"ACGTNACGT").unwrap();
+        let a = align_pair(&q, &q, &sc).unwrap();
+        assert_eq!(a.score, 13);
+        let tb = trace(&q, &q, &sc, &a).unwrap();
+        assert_eq!(tb.cigar(), "4=1X4=");
+        assert_eq!(tb.stats.nident, 8);
+        assert_eq!(path_stats(&q, &q, &sc, &a).unwrap(), tb.stats);
+        let ops = [0u8; 9];
+        assert_eq!(from_ops(&q, &q, &sc, &a, 9, |k| ops[k]).unwrap(), tb);
+        // Protein: X against X stays an identity (letters outside the alphabet read as X).
+        let p = enc("WWWXWWW");
+        let sc = Scoring::blosum62();
+        let a = align_pair(&p, &p, &sc).unwrap();
+        assert_eq!(trace(&p, &p, &sc, &a).unwrap().cigar(), "7=");
     }
 
     #[test]

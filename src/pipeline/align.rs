@@ -269,7 +269,8 @@ impl Steps {
 /// Thresholds on bits or E-values need statistics the scoring has.
 fn check_statistics(opts: &AlignOptions) -> Result<()> {
     if opts.thresholds.need_statistics() && opts.stats.is_none() {
-        return Err(Error::usage("thresholds on bits or E-values need BLAST statistics, which this scoring has not"));
+        let option = opts.thresholds.statistics_option().unwrap_or("--max-evalue");
+        return Err(Error::usage(format!("{option} needs BLAST statistics, which this scoring has not")));
     }
     Ok(())
 }
