@@ -350,7 +350,9 @@ mod tests {
     // Issue 54, item 4: a header in other words is a header, not the pair `query`/`target`.
     #[test]
     fn headers_in_other_words_are_headers() {
-        let split = |line: &str| line.split('\t').map(str::as_bytes).collect::<Vec<_>>();
+        fn split(line: &str) -> Vec<&[u8]> {
+            line.split('\t').map(str::as_bytes).collect()
+        }
         for line in [
             "query_id\tquery_seq\ttarget_id\ttarget_seq",
             "query\tsequence\ttarget\tsequence",
