@@ -401,3 +401,57 @@ fn pipe_note_stays_away_from_errors_and_small_percents_warn() {
     let o = run(&["align", "--pairs", &ex("pairs.tsv"), "--format", "tsv", "--id", "90"]);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+// Item 9: a large mismatch score on long pairs in global mode gives its path columns.
+#[test]
+fn global_paths_take_a_mismatch_of_a_million() {
+    let mut x = 5u64;
+    let mut dna = |n: usize| -> String {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b"ACGT"[(x % 4) as usize] as char
+            })
+            .collect()
+    };
+    let pairs = format!("q\t{}\tt\t{}\n", dna(300), dna(300));
+    let args = ["align", "--pairs", "-", "--dna", "--mismatch", "-1000000", "--mode", "global", "--format", "tsv"];
+    let got = rows(&run_stdin(&[&args[..], &["--columns", "score,cigar,mismatch,length"]].concat(), pairs.as_bytes()));
+    assert_eq!(got.len(), 1);
+    // The path re-scores to the score (2 a match, gaps 5 + 2 per position) without mismatches.
+    let (mut score, mut number, mut length) = (0i64, 0i64, 0i64);
+    for c in got[0][1].chars() {
+        match c.to_digit(10) {
+            Some(d) => number = number * 10 + d as i64,
+            None => {
+                score += match c {
+                    '=' => 2 * number,
+                    'X' => -1_000_000 * number,
+                    _ => -(5 + 2 * number),
+                };
+                length += number;
+                number = 0;
+            }
+        }
+    }
+    assert_eq!(got[0][0].parse::<i64>().unwrap(), score);
+    assert_eq!((got[0][2].as_str(), got[0][3].parse::<i64>().unwrap()), ("0", length));
+}
+
+// Item 14: a 1 x 2.2M pair at gap cost 1000 in local mode (one pair is the whole alignment).
+#[test]
+fn local_mode_takes_one_residue_against_millions_at_gap_cost_1000() {
+    let long = "W".repeat(2_200_000);
+    let input = format!("q\tW\tt\tAAAA{long}\nq2\t{long}\tt2\tW\n");
+    let args = ["align", "--pairs", "-", "--gap-open", "1000", "--gap-extend", "1000", "--format", "tsv"];
+    let got = rows(&run_stdin(
+        &[&args[..], &["--columns", "query,score,qstart,qend,tstart,tend,cigar"]].concat(),
+        input.as_bytes(),
+    ));
+    assert_eq!(got, [["q", "11", "1", "1", "5", "5", "1="], ["q2", "11", "1", "1", "1", "1", "1="]]);
+    // Global mode cannot: the gaps across 2.2M residues leave the 32-bit range.
+    let o = run_stdin(&[&args[..], &["--mode", "global"]].concat(), input.as_bytes());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

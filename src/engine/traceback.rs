@@ -298,15 +298,25 @@ pub fn trace_mode_with(
     }
     let (q, t) = rectangle_or_empty(query, target, a)?;
     let (m, n) = (q.len(), t.len());
-    // Values stay within -(3 open + (m + n + 2) extend) - max|s| .. max s * min(m, n): far
-    // enough above NEG (i32::MIN / 4) for the sentinel to stay below every real value.
+    // Every H(i,j) is at least the path of two gaps, -(2 open + (i + j) extend), so every E
+    // and F at least -(3 open + (i + j + 1) extend), and a candidate H(i-1,j-1) + s one
+    // substitution score lower; H is at most max s * min(m, n) (checked with the lengths).
+    // All stay far enough above NEG (i32::MIN / 4) for the sentinel to lose every maximum.
     let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
     let worst = sc.matrix.max_score().abs().max(sc.matrix.min_score().abs()) as i64;
-    let bound = 3 * o + (m as i64 + n as i64 + 2) * (e + worst);
-    if bound >= -(NEG as i64) / 2 {
+    let columns = m as i64 + n as i64 + 2;
+    let limit = -(NEG as i64) / 2;
+    if 3 * o + columns * e + 2 * worst >= limit {
+        let largest = (limit - 1 - 3 * o - 2 * worst) / columns;
+        let fix = match largest {
+            1.. => format!("with these lengths --gap-extend can be at most {largest} (got {e})"),
+            _ => "the sequences are too long for any gap cost".to_string(),
+        };
         return Err(Error::Input(format!(
             "the traceback of a {mode} alignment over {m} query by {n} target residues leaves the 32-bit \
-             range of the path rule with these gap costs"
+             range of the path rule (gaps across both sequences cost {} with --gap-open {o} --gap-extend {e}): \
+             {fix}",
+            2 * o + (m as i64 + n as i64) * e
         )));
     }
     if m == 0 || n == 0 {
@@ -843,6 +853,40 @@ mod tests {
         let sc = Scoring::blosum62();
         let a = align_pair(&p, &p, &sc).unwrap();
         assert_eq!(trace(&p, &p, &sc, &a).unwrap().cigar(), "7=");
+    }
+
+    // Issue 54, item 9: a mismatch of -1,000,000 does not limit the path rule (a pair adds
+    // one substitution score, not one per column); the gap costs across both sequences do,
+    // and the message names --gap-extend with the largest value that fits.
+    #[test]
+    fn the_path_rule_range_follows_the_gaps_and_names_the_option() {
+        let sc = Scoring::new(Matrix::dna(2, -1_000_000), 5, 2).unwrap();
+        let mut x = 99u64;
+        let mut dna = |n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 4) as u8
+                })
+                .collect()
+        };
+        let (q, t) = (dna(400), dna(380));
+        let a = crate::engine::scalar_modes::align_pair_mode(&q, &t, &sc, AlignMode::Global).unwrap();
+        let tb = trace_mode(&q, &t, &sc, &a, AlignMode::Global).unwrap();
+        assert_eq!(tb.stats.mismatch, 0, "no mismatch is worth a million");
+        assert_eq!(path_stats(&q, &t, &sc, &a).unwrap(), tb.stats);
+        // 150,000 x 150,000 residues at extend 1000 leave the range; the largest extend that
+        // fits, worked out from the bound.
+        let sc = Scoring::new(Matrix::dna(2, -1_000_000), 5, 1000).unwrap();
+        let long = vec![0u8; 150_000];
+        let a = Alignment { score: 0, qstart: 1, qend: 150_000, tstart: 1, tend: 150_000, recomputed: false };
+        let e = trace_mode(&long, &long, &sc, &a, AlignMode::Global).unwrap_err().to_string();
+        let limit = -(NEG as i64) / 2;
+        let largest = (limit - 1 - 15 - 2_000_000) / 300_002;
+        assert!(15 + 300_002 * largest + 2_000_000 < limit && 15 + 300_002 * (largest + 1) + 2_000_000 >= limit);
+        assert!(e.contains(&format!("--gap-extend can be at most {largest} (got 1000)")), "{e}");
     }
 
     #[test]

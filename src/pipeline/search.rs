@@ -96,7 +96,7 @@ pub fn search_batch(
     // The database is sorted by length: its last sequence is the longest.
     let longest = db.len().checked_sub(1).map_or(0, |i| db.seq_len(i));
     for q in queries {
-        if let Err(why) = opts.scoring.check_lengths(q.seq.len(), longest) {
+        if let Err(why) = opts.scoring.check_lengths_in(q.seq.len(), longest, true) {
             return Err(Error::Input(format!("query {}: {}", crate::error::shown_id(&q.id), why)));
         }
     }

@@ -91,6 +91,14 @@ impl Scoring {
     /// arithmetic (and the int32 score column), or `Ok` when it can: the best possible score
     /// must fit, and so must the most negative value a gap run across both sequences reaches.
     pub fn check_lengths(&self, qlen: usize, tlen: usize) -> std::result::Result<(), String> {
+        self.check_lengths_in(qlen, tlen, false)
+    }
+
+    /// [`Scoring::check_lengths`] for `local` alignments or not. A local alignment of a
+    /// sequence of one residue is one pair: no gap run crosses the pair anywhere (forward
+    /// values stay at 0 or above, the start and the path lie in the pair's one cell), so only
+    /// the best score must fit (a 1 x 2.2M pair at gap cost 1000 is fine).
+    pub fn check_lengths_in(&self, qlen: usize, tlen: usize, local: bool) -> std::result::Result<(), String> {
         let best = self.max_possible(qlen, tlen);
         if best > i32::MAX as i64 {
             return Err(format!(
@@ -101,6 +109,9 @@ impl Scoring {
                 best,
                 self.describe()
             ));
+        }
+        if local && qlen.min(tlen) <= 1 {
+            return Ok(());
         }
         let drift = 2 * self.gap_open as i64
             + self.gap_extend as i64 * (qlen as i64 + tlen as i64)
