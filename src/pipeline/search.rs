@@ -103,42 +103,50 @@ pub fn search_batch(
     let seqs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
     // Per-query structures are sized by the hits that can exist, never by a user's number.
     let top = opts.top.min(db.len());
-    let ranked = ranked_hits(engine, db, &seqs, top, opts)?;
-    let candidates: Vec<(usize, Hit)> =
-        ranked.iter().enumerate().flat_map(|(qi, hits)| hits.iter().take(top).map(move |h| (qi, *h))).collect();
     let th = &opts.thresholds;
+    let deeper = th.beyond_score() || (opts.evalue_model == EvalueModel::Spouge && opts.stats.is_some());
+    // Where hits below the first `top` may pass, the engine is asked for more at once (its
+    // top-k costs little more; the GPU's selects at least 4096 anyway): only the first `top`
+    // are aligned, the rest wait in case a query needs them.
+    let first = if deeper { top.saturating_mul(8).max(64).min(db.len()) } else { top };
+    let mut lists = ranked_hits(engine, db, &seqs, first, opts)?;
+    let mut asked = vec![first; queries.len()];
+    let candidates: Vec<(usize, Hit)> =
+        lists.iter().enumerate().flat_map(|(qi, hits)| hits.iter().take(top).map(move |h| (qi, *h))).collect();
     let need = th.need().map_or(opts.need, |t| t.max(opts.need));
     let (rows, passed) = evaluate(engine, db, queries, &candidates, opts, need)?;
-    let deeper = th.beyond_score() || (opts.evalue_model == EvalueModel::Spouge && opts.stats.is_some());
     let mut kept = vec![Vec::new(); queries.len()];
     for &c in &passed {
         kept[candidates[c].0].push(candidates[c].1);
     }
-    // Queries short of `top` whose engine list was full: hits further down may pass, unless
+    // Queries short of `top` with hits left below the first `depth`: those may pass, unless
     // the last one looked at already fails a cut on the score (then so do all below it).
     let lengths = std::cell::OnceCell::new();
-    let more = |qi: usize, hits: &[Hit], depth: usize, kept: usize| {
-        let last = match hits.get(depth.saturating_sub(1)) {
-            Some(h) if hits.len() >= depth && kept < top => h.score,
-            _ => return false,
-        };
-        !score_cut_below(db, &queries[qi], last, opts, &lengths)
+    let more = |qi: usize, hits: &[Hit], asked: usize, depth: usize, kept: usize| {
+        let left = hits.len() > depth || (hits.len() >= asked && asked < db.len());
+        let Some(last) = hits.get(depth.min(hits.len()).wrapping_sub(1)) else { return false };
+        kept < top && left && !score_cut_below(db, &queries[qi], last.score, opts, &lengths)
     };
     let mut open: Vec<usize> =
-        (0..queries.len()).filter(|&qi| deeper && more(qi, &ranked[qi], top, kept[qi].len())).collect();
+        (0..queries.len()).filter(|&qi| deeper && more(qi, &lists[qi], asked[qi], top, kept[qi].len())).collect();
     if open.is_empty() {
         return Ok(rows);
     }
     let mut depth = top;
     while !open.is_empty() && depth < db.len() {
         let next = depth.saturating_mul(4).min(db.len());
-        let open_seqs: Vec<&[u8]> = open.iter().map(|&qi| seqs[qi]).collect();
-        let ranked = ranked_hits(engine, db, &open_seqs, next, opts)?;
-        let candidates: Vec<(usize, Hit)> = open
-            .iter()
-            .zip(&ranked)
-            .flat_map(|(&qi, hits)| hits.iter().take(next).skip(depth).map(move |h| (qi, *h)))
-            .collect();
+        // The engine again for the queries whose lists end before `next`.
+        let short: Vec<usize> =
+            open.iter().copied().filter(|&qi| asked[qi] < next && lists[qi].len() >= asked[qi]).collect();
+        if !short.is_empty() {
+            let again = next.saturating_mul(2).min(db.len());
+            let short_seqs: Vec<&[u8]> = short.iter().map(|&qi| seqs[qi]).collect();
+            for (qi, hits) in short.iter().zip(ranked_hits(engine, db, &short_seqs, again, opts)?) {
+                (lists[*qi], asked[*qi]) = (hits, again);
+            }
+        }
+        let candidates: Vec<(usize, Hit)> =
+            open.iter().flat_map(|&qi| lists[qi].iter().take(next).skip(depth).map(move |h| (qi, *h))).collect();
         // Only what the thresholds read: the output's columns come after the choice.
         let (_, passed) = evaluate(engine, db, queries, &candidates, opts, th.need().unwrap_or(Need::ScoreEnd))?;
         for &c in &passed {
@@ -147,12 +155,7 @@ pub fn search_batch(
                 kept[qi].push(hit);
             }
         }
-        open = open
-            .iter()
-            .zip(&ranked)
-            .filter(|&(&qi, hits)| more(qi, hits, next, kept[qi].len()))
-            .map(|(&qi, _)| qi)
-            .collect();
+        open.retain(|&qi| more(qi, &lists[qi], asked[qi], next, kept[qi].len()));
         depth = next;
     }
     let chosen: Vec<(usize, Hit)> =
