@@ -22,7 +22,9 @@
 // 2 bits each: 0 a pair, 1 'D', 2 'I'), and meta = (operations, H(m,n), 1 if the walk ended
 // at the start in the H state, 0). The host turns pairs into '=' or 'X' by the residues.
 // With PATH_COUNTS (the identity columns alone), the walk counts instead of writing: ops
-// holds (identities, gap opens) per job at 2k, and meta's last field the pairs.
+// holds (identities, gap opens) per job at 2k, and meta's last field the pairs. A pair is an
+// identity when its codes are equal and below `idents` (Scoring::identity_codes: 4 under
+// DNA, where an ambiguity code mismatches everything, itself included; 255 for proteins).
 
 typedef unsigned int u32;
 typedef unsigned char u8;
@@ -41,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(128)
     path_trace(const uint4* __restrict__ jobs, int first, int njobs, const ulonglong2* __restrict__ region,
                const u8* __restrict__ seqs, const signed char* __restrict__ matrix, int nc1, int oe, int ext,
                u64* __restrict__ dirs, int2* __restrict__ scratch, const u64* __restrict__ out_at,
-               u32* __restrict__ ops, int4* __restrict__ meta) {
+               u32* __restrict__ ops, int4* __restrict__ meta, int idents) {
     extern __shared__ signed char mat[];
     for (int x = threadIdx.x; x < nc1 * nc1; x += blockDim.x) mat[x] = matrix[x];
     __syncthreads();
@@ -152,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(128)
                 op = 0;
 #ifdef PATH_COUNTS
                 pairs++;
-                ident += rs[i] == cs[j] ? 1u : 0u;
+                ident += rs[i] == cs[j] && (int)rs[i] < idents ? 1u : 0u;
 #endif
                 i--;
                 j--;

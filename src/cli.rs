@@ -115,8 +115,14 @@ fn blast_with_value(arg: &std::ffi::OsStr) -> Option<std::ffi::OsString> {
 
 /// BLAST+ options (blastp and makeblastdb) that swarrow does not have; words spelled like
 /// them are refused by [`check_blast_words`] rather than read as short options.
-const BLAST_OTHER_OPTIONS: [&str; 44] = [
+const BLAST_OTHER_OPTIONS: [&str; 50] = [
     "-max_hsps",
+    "-db_soft_mask",
+    "-db_hard_mask",
+    "-query_gencode",
+    "-db_gencode",
+    "-strand",
+    "-import_search_strategy",
     "-task",
     "-word_size",
     "-num_alignments",
@@ -170,14 +176,25 @@ pub fn check_blast_words(args: &[std::ffi::OsString]) -> Result<()> {
     for arg in args.iter().skip(1).take_while(|a| *a != "--") {
         let Some(word) = arg.to_str().filter(|w| !w.starts_with("--")) else { continue };
         let name = word.split_once('=').map_or(word, |(name, _)| name);
-        if BLAST_OTHER_OPTIONS.contains(&name) && !BLAST_OPTIONS.iter().any(|(blast, _)| *blast == name) {
+        // A word spelled as BLAST+ spells its options (`-db_soft_mask`, `-out_fmt`: lowercase
+        // words joined by `_`) is one swarrow lacks, never one of its options glued to a value.
+        let blast_spelled = name.strip_prefix('-').is_some_and(|n| {
+            n.contains('_')
+                && n.split('_')
+                    .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+                && n.as_bytes()[0].is_ascii_lowercase()
+        });
+        let known = BLAST_OPTIONS.iter().any(|(blast, _)| *blast == name);
+        if (BLAST_OTHER_OPTIONS.contains(&name) || blast_spelled) && !known {
             let hint = match name {
                 "-max_hsps" => " (swarrow reports one alignment per query and target, as -max_hsps 1 does)",
                 "-dbsize" => " (the search space is --db-size and --db-seqs)",
+                "-out_fmt" => " (the output format is -outfmt)",
                 _ => "",
             };
+            let whose = if BLAST_OTHER_OPTIONS.contains(&name) { "BLAST+'s " } else { "" };
             return Err(Error::usage(format!(
-                "'{word}': BLAST+'s {name} is not an option of swarrow{hint}; see swarrow help for the BLAST+ \
+                "'{word}': {whose}{name} is not an option of swarrow{hint}; see swarrow help for the BLAST+ \
                  options it reads"
             )));
         }
@@ -189,6 +206,35 @@ pub fn check_blast_words(args: &[std::ffi::OsString]) -> Result<()> {
             let value = &word[blast.len()..];
             return Err(Error::usage(format!(
                 "'{word}' is BLAST's {blast} glued to its value: write '{blast} {value}' (or '{blast}={value}')"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a single-dash word (before `--`) that names one of the subcommand's long options
+/// (`-id 40`, `-top 5`, `-dna`): clap would split it into a short option and a glued value
+/// (`-i d`, `-t op`) and answer about a letter the user never typed. BLAST+'s words were
+/// rewritten before ([`blast_argv`]).
+pub fn check_single_dash_longs(args: &[std::ffi::OsString]) -> Result<()> {
+    let cmd = Cli::command();
+    let Some(sub) = args.get(1).and_then(|a| a.to_str()).and_then(|s| cmd.find_subcommand(s)) else {
+        return Ok(());
+    };
+    for arg in args.iter().skip(2).take_while(|a| *a != "--") {
+        let Some(word) = arg.to_str().filter(|w| w.starts_with('-') && !w.starts_with("--") && w.len() > 2) else {
+            continue;
+        };
+        let name = word[1..].split_once('=').map_or(&word[1..], |(name, _)| name);
+        let long = sub
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|aliases| aliases.contains(&name)));
+        if long.is_some() {
+            return Err(Error::usage(format!(
+                "'{word}': swarrow's long options take two dashes: write '-{word}' (a single dash starts a \
+                 one-letter option, so '{word}' would read as -{} followed by '{}')",
+                &word[1..2],
+                &word[2..]
             )));
         }
     }
@@ -387,33 +433,46 @@ impl ThresholdArgs {
     /// The thresholds, with `max_evalue` (align's; search filters E-values itself), each
     /// value checked in the units of the option that gave it.
     pub fn thresholds(&self, max_evalue: Option<f64>) -> Result<Thresholds> {
-        // An option in other units: checked in its own range, then converted.
-        let converted = |name: &str, value: Option<f64>, hi: f64, scale: f64| -> Result<Option<f64>> {
-            match value {
-                Some(v) if v.is_nan() || !(0.0..=hi).contains(&v) => {
-                    Err(Error::usage(format!("--{name}: {v} is out of range (a number from 0 to {hi})")))
-                }
-                v => Ok(v.map(|v| v * scale)),
-            }
-        };
         let values = ThresholdValues {
             min_score: self.min_score,
             min_bits: self.min_bits,
             max_evalue,
-            min_pident: match self.min_seq_id {
-                Some(_) => converted("min-seq-id", self.min_seq_id, 1.0, 100.0)?,
-                None => self.min_pident,
-            },
-            min_qcov: match self.query_cover {
-                Some(_) => converted("query-cover", self.query_cover, 100.0, 0.01)?,
-                None => self.min_qcov,
-            },
-            min_tcov: match self.subject_cover {
-                Some(_) => converted("subject-cover", self.subject_cover, 100.0, 0.01)?,
-                None => self.min_tcov,
-            },
+            min_pident: self.min_pident,
+            min_qcov: self.min_qcov,
+            min_tcov: self.min_tcov,
         };
-        Thresholds::new(&values)
+        // Options in other units are compared in those units (`--query-cover 70` keeps qcov
+        // 0.7), never converted: 70 x 0.01 is 0.7000000000000001.
+        let mut thresholds = Thresholds::new(&values)?;
+        if let Some(v) = self.min_seq_id {
+            thresholds = thresholds.with_scaled("min-seq-id", Column::Pident, false, v)?;
+        }
+        if let Some(v) = self.query_cover {
+            thresholds = thresholds.with_scaled("query-cover", Column::Qcov, true, v)?;
+        }
+        if let Some(v) = self.subject_cover {
+            thresholds = thresholds.with_scaled("subject-cover", Column::Tcov, true, v)?;
+        }
+        self.warn_small_percents();
+        Ok(thresholds)
+    }
+
+    /// A percentage of 1 or below (`--id 0.9`) is most likely a fraction typed where a
+    /// percentage is read: said once on stderr, the value kept as given.
+    fn warn_small_percents(&self) {
+        let percents = [
+            ("--min-pident (--id, -perc_identity)", self.min_pident, "identity", "--min-seq-id"),
+            ("--query-cover (-qcov_hsp_perc)", self.query_cover, "query coverage", "--min-qcov"),
+            ("--subject-cover", self.subject_cover, "target coverage", "--min-tcov"),
+        ];
+        for (name, value, what, fraction) in percents {
+            if let Some(v) = value.filter(|v| *v > 0.0 && *v <= 1.0) {
+                eprintln!(
+                    "swarrow: warning: {name} {v} is read as {v}% {what}; it takes a percentage (0-100), \
+                     {fraction} takes a fraction (0-1)"
+                );
+            }
+        }
     }
 }
 
@@ -673,7 +732,7 @@ pub struct MergeArgs {
 /// print and exit as clap does.
 pub fn main_with<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> u8 {
     let args = blast_argv(args);
-    if let Err(e) = check_blast_words(&args) {
+    if let Err(e) = check_blast_words(&args).and_then(|()| check_single_dash_longs(&args)) {
         eprintln!("swarrow: error: {}", e);
         return e.exit_code() as u8;
     }
@@ -804,8 +863,9 @@ fn pairhmm(args: PairhmmArgs) -> Result<()> {
         _ => return Err(Error::usage("give --pairs FILE, or --reads FILE with --haplotypes FILE")),
     };
     let meta = pairhmm::run_metadata(engine.as_ref());
-    note_default_format(&args.out, args.run.quiet, &Progress::hidden());
+    let note = note_default_format(&args.out, args.run.quiet, &Progress::hidden());
     let writer = output::create_table_writer(format, pairhmm::pipeline::schema(), &meta, out_path(&args.out))?;
+    let writer: Box<dyn output::TableWriter> = Box::new(output::Announced::new(writer, note));
     if pairhmm::pipeline::run(engine, reader, writer)? == 0 && !args.run.quiet {
         let names: Vec<String> = inputs.iter().map(|p| Where::from_arg(p).to_string()).collect();
         eprintln!("swarrow: note: {}: no pairs; wrote an empty result", names.join(", "));
@@ -823,8 +883,8 @@ fn merge(args: MergeArgs) -> Result<()> {
         return Err(pipeline::merge::no_blast_tabular());
     }
     let format = resolve_format(&args.out)?;
-    note_default_format(&args.out, args.quiet, &Progress::hidden());
-    pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out))
+    let note = note_default_format(&args.out, args.quiet, &Progress::hidden());
+    pipeline::merge::merge(&args.inputs, args.top, args.trust_shards, format, out_path(&args.out), note)
 }
 
 fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
@@ -876,7 +936,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let queries =
         watch_queries(io::FastaReader::open(&args.query, Alphabet::Protein)?.allow_empty(), &args.query, &query_count);
     let (opts, meta) = settings.prepare(engine.as_ref(), &db, columns.need(), progress);
-    note_default_format(&args.out, args.run.quiet, progress);
+    let note = note_default_format(&args.out, args.run.quiet, progress);
     // SAM's header lists the database's sequences.
     let targets = matches!(format, Format::Sam | Format::Bam)
         .then(|| Arc::new((0..db.len()).map(|i| (db.id(i).as_bytes().to_vec(), db.seq_len(i))).collect()));
@@ -888,6 +948,7 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
         out_path(&args.out),
         &alignment_output(args.eqx, Alphabet::Protein, targets),
     )?;
+    let writer: Box<dyn output::ResultWriter> = Box::new(output::Announced::new(writer, note));
     progress.phase_aligning("aligning", input_size(&[&args.query]));
     let name = engine.name();
     let times = pipeline::search::search(engine.clone(), db, queries, opts, writer)?;
@@ -1169,10 +1230,11 @@ fn run_align(
     let pair_count = Arc::new(AtomicU64::new(0));
     let watched = (!by_id).then_some(names.as_str());
     let pairs = session::watch_pairs(pairs, watched, aligner.scoring().alphabet(), &pair_count);
-    note_default_format(&args.out, args.run.quiet, progress);
+    let note = note_default_format(&args.out, args.run.quiet, progress);
     let meta = aligner.metadata();
     let alignment = alignment_output(args.eqx, aligner.scoring().alphabet(), targets);
     let writer = output::create_writer_with(format, columns, &pairs.carried(), &meta, out_path(&args.out), &alignment)?;
+    let writer: Box<dyn output::ResultWriter> = Box::new(output::Announced::new(writer, note));
     progress.phase_aligning("aligning", input_size(inputs));
     let name = aligner.engine().name();
     let times = match paired {
@@ -1451,15 +1513,16 @@ fn resolve_format(out: &OutputArgs) -> Result<Format> {
 }
 
 /// Says once on stderr (unless `quiet`) that standard output gets an Arrow IPC stream only
-/// because it is a pipe: a text tool reading it would see binary without a word. Printed
-/// above the progress line (`progress`), never joined to it and erased with it.
-fn note_default_format(out: &OutputArgs, quiet: bool, progress: &Progress) {
+/// because it is a pipe: a text tool reading it would see binary without a word. Said by the
+/// writer just before its first results ([`output::Announced`]), so an input error found
+/// before them is shown alone; above the progress line (`progress`), never joined to it.
+fn note_default_format(out: &OutputArgs, quiet: bool, progress: &Progress) -> Option<output::Announcement> {
     if quiet || out.format.is_some() {
-        return;
+        return None;
     }
-    if let Some(note) = output::default_format_note(None, out_path(out), &Stdout::detect()) {
-        progress.note(&format!("swarrow: {note}"));
-    }
+    let note = output::default_format_note(None, out_path(out), &Stdout::detect())?;
+    let progress = progress.clone();
+    Some(Box::new(move || progress.note(&format!("swarrow: {note}"))))
 }
 
 fn out_path(out: &OutputArgs) -> Option<&Path> {

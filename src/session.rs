@@ -197,11 +197,19 @@ impl Aligner {
     /// The same aligner writing only the pairs that pass `thresholds`; an error when one
     /// needs statistics this scoring has not.
     pub fn with_thresholds(mut self, thresholds: Thresholds) -> Result<Aligner> {
-        if thresholds.need_statistics() && self.stats.is_none() {
-            return Err(Error::usage(format!(
-                "thresholds on bits or E-values need BLAST statistics, which {} has not",
-                self.scoring().describe()
-            )));
+        let mode = self.engine.mode();
+        if let Some(option) = thresholds.statistics_option().filter(|_| self.stats.is_none()) {
+            return Err(Error::usage(if mode.is_local() {
+                format!("{option} needs BLAST statistics, which {} has not", self.scoring().describe())
+            } else {
+                format!(
+                    "{option}: E-values and bits need local mode (--mode local); in {mode} mode they are null \
+                     (Karlin-Altschul statistics hold for local alignments only)"
+                )
+            }));
+        }
+        if mode.is_local() {
+            thresholds.check_local()?;
         }
         self.thresholds = thresholds;
         Ok(self)
@@ -301,6 +309,7 @@ impl SearchSettings {
         if !(self.max_evalue.is_finite() && self.max_evalue >= 0.0) {
             return Err(Error::usage(format!("--max-evalue must be a finite number >= 0 (got {})", self.max_evalue)));
         }
+        self.thresholds.check_local()?;
         if self.db_size == Some(0) {
             return Err(Error::usage("--db-size must be at least 1 residue"));
         }

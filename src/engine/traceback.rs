@@ -14,8 +14,10 @@
 //! in the query before a gap in the target, and gaps as short as the values allow.
 //!
 //! Statistics: `length` = columns of the alignment (pairs + gap positions), `nident` = pairs
-//! of equal residue codes (letters outside the matrix alphabet are all X, so they count as
-//! identical to each other), `mismatch` = other pairs, `gapopen` = runs of 'I' or 'D',
+//! of equal residue codes (`Scoring::identical`: protein letters outside the matrix alphabet
+//! are all X, so they count as identical to each other; a DNA ambiguity code scores as a
+//! mismatch against everything, itself included, so it is never an identity), `mismatch` =
+//! other pairs, `gapopen` = runs of 'I' or 'D',
 //! `gaps` = gap positions.
 //!
 //! [`trace`] stores one direction byte per cell; rectangles over [`BLOCK_CELLS`] are walked
@@ -296,15 +298,25 @@ pub fn trace_mode_with(
     }
     let (q, t) = rectangle_or_empty(query, target, a)?;
     let (m, n) = (q.len(), t.len());
-    // Values stay within -(3 open + (m + n + 2) extend) - max|s| .. max s * min(m, n): far
-    // enough above NEG (i32::MIN / 4) for the sentinel to stay below every real value.
+    // Every H(i,j) is at least the path of two gaps, -(2 open + (i + j) extend), so every E
+    // and F at least -(3 open + (i + j + 1) extend), and a candidate H(i-1,j-1) + s one
+    // substitution score lower; H is at most max s * min(m, n) (checked with the lengths).
+    // All stay far enough above NEG (i32::MIN / 4) for the sentinel to lose every maximum.
     let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
     let worst = sc.matrix.max_score().abs().max(sc.matrix.min_score().abs()) as i64;
-    let bound = 3 * o + (m as i64 + n as i64 + 2) * (e + worst);
-    if bound >= -(NEG as i64) / 2 {
+    let columns = m as i64 + n as i64 + 2;
+    let limit = -(NEG as i64) / 2;
+    if 3 * o + columns * e + 2 * worst >= limit {
+        let largest = (limit - 1 - 3 * o - 2 * worst) / columns;
+        let fix = match largest {
+            1.. => format!("with these lengths --gap-extend can be at most {largest} (got {e})"),
+            _ => "the sequences are too long for any gap cost".to_string(),
+        };
         return Err(Error::Input(format!(
             "the traceback of a {mode} alignment over {m} query by {n} target residues leaves the 32-bit \
-             range of the path rule with these gap costs"
+             range of the path rule (gaps across both sequences cost {} with --gap-open {o} --gap-extend {e}): \
+             {fix}",
+            2 * o + (m as i64 + n as i64) * e
         )));
     }
     if m == 0 || n == 0 {
@@ -424,7 +436,7 @@ fn trace_rectangle(
                 0 => match d & 3 {
                     0 => {
                         subst += sc.score(q[i - 1], t[j - 1]) as i64;
-                        s.ops.push(if q[i - 1] == t[j - 1] { Op::Match } else { Op::Mismatch });
+                        s.ops.push(if sc.identical(q[i - 1], t[j - 1]) { Op::Match } else { Op::Mismatch });
                         i -= 1;
                         j -= 1;
                     }
@@ -508,7 +520,7 @@ pub fn from_ops(
                 subst += sc.score(x, y) as i64;
                 i += 1;
                 j += 1;
-                if x == y {
+                if sc.identical(x, y) {
                     tb.stats.nident += 1;
                     Op::Match
                 } else {
@@ -617,6 +629,7 @@ pub fn path_stats(query: &[u8], target: &[u8], sc: &Scoring, a: &Alignment) -> R
     let (q, t) = rectangle(query, target, a)?;
     let (m, n) = (q.len(), t.len());
     let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+    let idents = sc.identity_codes();
     // pairs, nident, gap opens, kind of the path's last column (0 pair, 1 'D', 2 'I').
     type C = [u32; 4];
     let open = |c: C, kind: u32| -> C { [c[0], c[1], c[2] + (c[3] != kind) as u32, kind] };
@@ -649,7 +662,7 @@ pub fn path_stats(query: &[u8], target: &[u8], sc: &Scoring, a: &Alignment) -> R
             }
             let d = diag + sc.score(q[i - 1], tj);
             let (hv, c) = if d >= e[i] && d >= f {
-                (d, [diag_c[0] + 1, diag_c[1] + (q[i - 1] == tj) as u32, diag_c[2], 0])
+                (d, [diag_c[0] + 1, diag_c[1] + (q[i - 1] == tj && tj < idents) as u32, diag_c[2], 0])
             } else if e[i] >= f {
                 (e[i], ec[i])
             } else {
@@ -703,7 +716,11 @@ mod tests {
         while i > 0 || j > 0 {
             match st {
                 'H' if i > 0 && j > 0 && hm[i][j] == hm[i - 1][j - 1] + sc.score(qs[i - 1], ts[j - 1]) => {
-                    ops.push(if qs[i - 1] == ts[j - 1] { Op::Match } else { Op::Mismatch });
+                    // Identical letters, except DNA's ambiguity codes (all shown as N), which
+                    // mismatch everything, themselves included.
+                    let (x, y) = (sc.alphabet().letter(qs[i - 1]), sc.alphabet().letter(ts[j - 1]));
+                    let ambiguous = sc.alphabet() == Alphabet::Dna && !b"ACGT".contains(&x);
+                    ops.push(if x == y && !ambiguous { Op::Match } else { Op::Mismatch });
                     i -= 1;
                     j -= 1;
                 }
@@ -806,6 +823,72 @@ mod tests {
         let (mut qa, mut ta) = (Vec::new(), Vec::new());
         tb.write_aligned(&q, &t, &a, |c| Alphabet::Dna.letter(c), &mut qa, &mut ta);
         assert_eq!((&qa[..], &ta[..]), (&b"AAAAA--GGGGG"[..], &b"AAAAATTGGGGG"[..]));
+    }
+
+    // Issue 54, item 2: an ambiguity code scores as a mismatch against itself, so the path
+    // columns count it as one (X), under every path rule (local, global, the GPU's ops).
+    #[test]
+    fn dna_ambiguity_codes_are_mismatches_in_the_path() {
+        let sc = Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap();
+        let q = Alphabet::Dna.encode(b"AAAARRRRAAAA").unwrap();
+        let t = Alphabet::Dna.encode(b"AAAAYYYYAAAA").unwrap();
+        let a = crate::engine::scalar_modes::align_pair_mode(&q, &t, &sc, AlignMode::Global).unwrap();
+        assert_eq!(a.score, 4, "8 matches x 2, 4 mismatches x -3");
+        let tb = trace_mode(&q, &t, &sc, &a, AlignMode::Global).unwrap();
+        assert_eq!(tb.cigar(), "4=4X4=");
+        assert_eq!(tb.stats, PathStats { length: 12, nident: 8, mismatch: 4, gapopen: 0, gaps: 0 });
+        assert_eq!(path_stats(&q, &t, &sc, &a).unwrap(), tb.stats);
+        // Local: N against N in the middle of a longer match.
+        let q = Alphabet::Dna.encode(b"ACGTNACGT").unwrap();
+        let a = align_pair(&q, &q, &sc).unwrap();
+        assert_eq!(a.score, 13);
+        let tb = trace(&q, &q, &sc, &a).unwrap();
+        assert_eq!(tb.cigar(), "4=1X4=");
+        assert_eq!(tb.stats.nident, 8);
+        assert_eq!(path_stats(&q, &q, &sc, &a).unwrap(), tb.stats);
+        let ops = [0u8; 9];
+        assert_eq!(from_ops(&q, &q, &sc, &a, 9, |k| ops[k]).unwrap(), tb);
+        // Protein: X against X stays an identity (letters outside the alphabet read as X).
+        let p = enc("WWWXWWW");
+        let sc = Scoring::blosum62();
+        let a = align_pair(&p, &p, &sc).unwrap();
+        assert_eq!(trace(&p, &p, &sc, &a).unwrap().cigar(), "7=");
+    }
+
+    // Issue 54, item 9: a mismatch of -1,000,000 does not limit the path rule (a pair adds
+    // one substitution score, not one per column); the gap costs across both sequences do,
+    // and the message names --gap-extend with the largest value that fits.
+    #[test]
+    fn the_path_rule_range_follows_the_gaps_and_names_the_option() {
+        let sc = Scoring::new(Matrix::dna(2, -1_000_000), 5, 2).unwrap();
+        let mut x = 99u64;
+        let mut dna = |n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 4) as u8
+                })
+                .collect()
+        };
+        let (q, t) = (dna(400), dna(380));
+        let a = crate::engine::scalar_modes::align_pair_mode(&q, &t, &sc, AlignMode::Global).unwrap();
+        let tb = trace_mode(&q, &t, &sc, &a, AlignMode::Global).unwrap();
+        assert_eq!(tb.stats.mismatch, 0, "no mismatch is worth a million");
+        // The whole of both sequences: every pair takes one residue of each, a gap one.
+        let pairs = (tb.stats.length - tb.stats.gaps) as usize;
+        assert_eq!(2 * pairs + tb.stats.gaps as usize, q.len() + t.len());
+        // 150,000 x 150,000 residues at extend 1000 leave the range; the largest extend that
+        // fits, worked out from the bound.
+        let sc = Scoring::new(Matrix::dna(2, -1_000_000), 5, 1000).unwrap();
+        let long = vec![0u8; 150_000];
+        let a = Alignment { score: 0, qstart: 1, qend: 150_000, tstart: 1, tend: 150_000, recomputed: false };
+        let e = trace_mode(&long, &long, &sc, &a, AlignMode::Global).unwrap_err().to_string();
+        let limit = -(NEG as i64) / 2;
+        let largest = (limit - 1 - 15 - 2_000_000) / 300_002;
+        assert!(15 + 300_002 * largest + 2_000_000 < limit && 15 + 300_002 * (largest + 1) + 2_000_000 >= limit);
+        assert!(e.contains(&format!("--gap-extend can be at most {largest} (got 1000)")), "{e}");
     }
 
     #[test]

@@ -527,6 +527,23 @@ impl ResultBatch {
         Ok(ids.get(i))
     }
 
+    /// Row `i`'s ratio column (`pident`, `qcov`, `tcov`) as the integers it is made of:
+    /// (numerator, denominator), the written value being numerator / denominator rounded
+    /// once ((0, 1) where the denominator is 0, the written 0).
+    pub fn ratio(&self, column: Column, i: usize) -> Result<(f64, f64)> {
+        let span = |s: i32, e: i32| if s > 0 { (e - s + 1) as f64 } else { 0.0 };
+        let (num, den) = match column {
+            Column::Pident => {
+                let s = self.path_stats(i, column)?;
+                (100.0 * s.nident as f64, s.length as f64)
+            }
+            Column::Qcov => (span(self.qstart[i], self.qend[i]), self.qlen[i] as f64),
+            Column::Tcov => (span(self.tstart[i], self.tend[i]), self.tlen[i] as f64),
+            _ => return Err(Error::Internal(format!("column {} is no ratio", column.name()))),
+        };
+        Ok(if den > 0.0 { (num, den) } else { (0.0, 1.0) })
+    }
+
     /// Row `i`'s value in `column`.
     pub fn value(&self, column: Column, i: usize) -> Result<Value<'_>> {
         use Column::*;

@@ -260,6 +260,11 @@ pub fn resolve_format(explicit: Option<Format>, output: Option<&Path>, stdout: &
     })
 }
 
+/// Extensions of formats swarrow does not write, with the format's name: an output named so
+/// would hold another format than its name says (`-o x.vcf` as TSV), so it is refused.
+const OTHER_FORMATS: [(&str, &str); 5] =
+    [("cram", "CRAM"), ("vcf", "VCF"), ("gff", "GFF"), ("json", "JSON"), ("xml", "XML")];
+
 /// An `-o` name that promises what the output would not be is refused: a compression
 /// extension (`.gz`, `.zst`, ...: swarrow writes no compressed text), or an extension of
 /// another kind of format than `--format` (`-o x.parquet --format tsv`; text formats may
@@ -270,6 +275,13 @@ fn check_output_name(explicit: Option<Format>, path: &Path) -> Result<()> {
         return Err(Error::usage(format!(
             "-o {}: swarrow does not compress its output, and a .{ext} name would hold plain data; write Parquet \
              (-o NAME.parquet, compressed), or pipe text through the compressor (--format tsv | gzip > NAME.tsv.gz)",
+            path.display()
+        )));
+    }
+    if let Some((_, format)) = ext.as_deref().and_then(|e| OTHER_FORMATS.iter().find(|(x, _)| *x == e)) {
+        return Err(Error::usage(format!(
+            "-o {}: swarrow does not write {format}; it writes Arrow IPC (.arrows, .arrow), Parquet (.parquet), \
+             TSV (.tsv) and BLAST tabular (.m8): name the output after one of them",
             path.display()
         )));
     }
@@ -354,6 +366,18 @@ mod tests {
         assert_eq!(note(None, None, Stdout::Device), None);
         assert_eq!(note(None, None, Stdout::Terminal), None);
         assert_eq!(note(None, None, Stdout::File(None)), None);
+    }
+
+    #[test]
+    fn names_of_formats_swarrow_does_not_write_are_refused() {
+        for name in ["x.cram", "x.vcf", "x.GFF", "x.json", "dir/x.xml"] {
+            for explicit in [None, Some(Format::Tsv)] {
+                let e = resolve_format(explicit, Some(Path::new(name)), &Stdout::Terminal).unwrap_err();
+                assert!(e.to_string().contains("does not write") && e.to_string().contains("Parquet"), "{e}");
+            }
+        }
+        // Standard output and the names of the formats it writes are unaffected.
+        assert_eq!(resolve_format(None, Some(Path::new("x.json.tsv")), &Stdout::Terminal).unwrap(), Format::Tsv);
     }
 
     #[test]

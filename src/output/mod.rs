@@ -158,6 +158,54 @@ pub trait ResultWriter: Send {
     }
 }
 
+/// What a run says once, just before its output takes its first results (or is finished
+/// empty): the note that standard output got an Arrow IPC stream only because it is a pipe.
+/// An input error found before then is shown alone.
+pub type Announcement = Box<dyn FnOnce() + Send>;
+
+/// `inner`, saying `announcement` (if any) before its first write or its finish.
+pub struct Announced<W: ?Sized> {
+    inner: Box<W>,
+    announcement: Option<Announcement>,
+}
+
+impl<W: ?Sized> Announced<W> {
+    pub fn new(inner: Box<W>, announcement: Option<Announcement>) -> Announced<W> {
+        Announced { inner, announcement }
+    }
+
+    fn announce(&mut self) {
+        if let Some(say) = self.announcement.take() {
+            say();
+        }
+    }
+}
+
+impl ResultWriter for Announced<dyn ResultWriter> {
+    fn write(&mut self, batch: &ResultBatch) -> Result<()> {
+        self.announce();
+        self.inner.write(batch)
+    }
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.announce();
+        self.inner.finish()
+    }
+    fn output_time(&self) -> Option<OutputTime> {
+        self.inner.output_time()
+    }
+}
+
+impl TableWriter for Announced<dyn TableWriter> {
+    fn write(&mut self, batch: &arrow::array::RecordBatch) -> Result<()> {
+        self.announce();
+        self.inner.write(batch)
+    }
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.announce();
+        self.inner.finish()
+    }
+}
+
 /// The writer for `format`, writing to `output` (a path; `None` or `-` = standard output).
 /// A file output's directory is checked now: missing or not writable -> `Error::Input`.
 pub fn create_writer(

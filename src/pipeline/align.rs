@@ -68,7 +68,7 @@ pub fn align(
     check_statistics(&opts)?;
     let read = read_stage(pairs.as_mut(), progress, |b| b.seqs.view().cells());
     let compute = |batch: &mut PairBatch| {
-        check_representable(batch, &opts.scoring)?;
+        check_representable(batch, &opts.scoring, engine.mode().is_local())?;
         let rows = align_batch(engine.as_ref(), batch, &opts, None)?;
         progress.work().add(batch.seqs.view().cells());
         progress.items(batch.len() as u64);
@@ -222,6 +222,7 @@ pub fn align_paired(
             all.len(),
             |i| len_of(&all[i]),
             &opts.scoring,
+            engine.mode().is_local(),
             |i| (query.id(all[i][0]).to_vec(), target.id(all[i][1]).to_vec()),
         )?;
         let ends = steps.time(0, || paired.align_ends(all))?;
@@ -326,7 +327,8 @@ impl Steps {
 /// Thresholds on bits or E-values need statistics the scoring has.
 fn check_statistics(opts: &AlignOptions) -> Result<()> {
     if opts.thresholds.need_statistics() && opts.stats.is_none() {
-        return Err(Error::usage("thresholds on bits or E-values need BLAST statistics, which this scoring has not"));
+        let option = opts.thresholds.statistics_option().unwrap_or("--max-evalue");
+        return Err(Error::usage(format!("{option} needs BLAST statistics, which this scoring has not")));
     }
     Ok(())
 }
@@ -364,7 +366,7 @@ fn slice_rows(batches: &[RecordBatch], start: usize, len: usize) -> Vec<RecordBa
 }
 
 /// Refuses a batch holding a pair whose score could leave the 32-bit range.
-fn check_representable(batch: &PairBatch, scoring: &Scoring) -> Result<()> {
+fn check_representable(batch: &PairBatch, scoring: &Scoring, local: bool) -> Result<()> {
     let seqs = batch.seqs.view();
     check_lengths(
         seqs.len(),
@@ -373,6 +375,7 @@ fn check_representable(batch: &PairBatch, scoring: &Scoring) -> Result<()> {
             (q.len(), t.len())
         },
         scoring,
+        local,
         |i| (batch.query_ids.get(i).as_bytes().to_vec(), batch.target_ids.get(i).as_bytes().to_vec()),
     )
 }
@@ -383,6 +386,7 @@ fn check_lengths(
     n: usize,
     lens: impl Fn(usize) -> (usize, usize),
     scoring: &Scoring,
+    local: bool,
     ids: impl Fn(usize) -> (Vec<u8>, Vec<u8>),
 ) -> Result<()> {
     // One check at the batch's extremes first (the best possible score grows with a pair's
@@ -395,12 +399,12 @@ fn check_lengths(
         shorter = shorter.max(q.min(t));
         sum = sum.max(q + t);
     }
-    if scoring.check_lengths(shorter, sum.saturating_sub(shorter).max(shorter)).is_ok() {
+    if scoring.check_lengths_in(shorter, sum.saturating_sub(shorter).max(shorter), local).is_ok() {
         return Ok(());
     }
     for i in 0..n {
         let (q, t) = lens(i);
-        if let Err(why) = scoring.check_lengths(q, t) {
+        if let Err(why) = scoring.check_lengths_in(q, t, local) {
             let (qi, ti) = ids(i);
             return Err(Error::Input(format!(
                 "pair {} / {}: {}",
@@ -500,7 +504,7 @@ mod tests {
         ];
         for lens in cases {
             let first_bad = lens.iter().position(|&(q, t)| scoring.check_lengths(q, t).is_err());
-            match (check_representable(&batch(lens), &scoring), first_bad) {
+            match (check_representable(&batch(lens), &scoring, false), first_bad) {
                 (Ok(()), None) => {}
                 (Err(e), Some(i)) => assert!(e.to_string().contains(&format!("pair q{i} / t{i}")), "{e}"),
                 (got, want) => panic!("{lens:?}: {got:?}, first offender {want:?}"),

@@ -30,6 +30,12 @@ const MUST_AGREE: [&str; 5] = ["mode", "scoring", "gap_open", "gap_extend", "sea
 /// would keep different hits).
 const MUST_AGREE_IF_RECORDED: [&str; 3] = ["evalue_model", "max_evalue", "thresholds"];
 
+/// Run facts a run records only where they differ from a default: a shard with run settings
+/// that lacks one has the default (local mode; no thresholds), and must agree on it too, so a
+/// local shard never merges under a global one's `alignment_mode`, nor a shard without
+/// thresholds under another's `thresholds`.
+const ABSENT_MEANS: [(&str, &str); 2] = [("alignment_mode", "local"), ("thresholds", "none")];
+
 /// Rows per batch handed to the writer.
 const WRITE_BATCH_ROWS: usize = 65_536;
 
@@ -37,12 +43,14 @@ const WRITE_BATCH_ROWS: usize = 65_536;
 /// required for search results and refused for align results.
 ///
 /// `trust_shards`: accept shards without run settings (see the module documentation).
+/// `announcement` is said just before the first rows are written.
 pub fn merge(
     inputs: &[PathBuf],
     top: Option<usize>,
     trust_shards: bool,
     format: Format,
     output: Option<&Path>,
+    announcement: Option<output::Announcement>,
 ) -> Result<()> {
     if inputs.is_empty() {
         return Err(Error::usage("merge: give at least one input"));
@@ -89,7 +97,8 @@ pub fn merge(
             None => format!("swarrow merge of {} shards: concatenated in shard order", shards.len()),
         },
     );
-    let mut writer = output::create_writer(format, mode, &meta, output)?;
+    let writer = output::create_writer(format, mode, &meta, output)?;
+    let mut writer: Box<dyn output::ResultWriter> = Box::new(output::Announced::new(writer, announcement));
     match top {
         Some(top) => {
             let mut merger = TopMerger::new(top);
@@ -429,15 +438,20 @@ fn merged_metadata(shards: &[Shard], trust_shards: bool) -> Result<RunMetadata> 
         );
     }
     for key in keys {
+        let default = ABSENT_MEANS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
         let mut values: Vec<(&str, &Where)> = Vec::new();
         for s in shards {
-            if let Some((_, v)) = s.metadata.iter().find(|(k, _)| k == key) {
+            let recorded = s.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+            // A shard with run settings that lacks a key of ABSENT_MEANS has its default.
+            let checked = !unchecked.iter().any(|u| std::ptr::eq(*u, s));
+            if let Some(v) = recorded.or(default.filter(|_| checked)) {
                 if !values.iter().any(|(seen, _)| *seen == v) {
                     values.push((v, &s.source));
                 }
             }
         }
-        if values.len() > 1 && (MUST_AGREE.contains(&key) || MUST_AGREE_IF_RECORDED.contains(&key)) {
+        let must_agree = MUST_AGREE.contains(&key) || MUST_AGREE_IF_RECORDED.contains(&key) || default.is_some();
+        if values.len() > 1 && must_agree {
             return Err(Error::usage(format!(
                 "merge: shards disagree on {}: '{}' in {} but '{}' in {}; their scores or E-values are not comparable{}",
                 key,
@@ -450,6 +464,7 @@ fn merged_metadata(shards: &[Shard], trust_shards: bool) -> Result<RunMetadata> 
                     "evalue_model" => " (run every shard with the same --evalue-model)",
                     "max_evalue" => " (run every shard with the same --max-evalue, -e)",
                     "thresholds" => " (run every shard with the same --min-score, --min-pident, ... thresholds)",
+                    "alignment_mode" => " (align every shard with the same --mode and --free-ends)",
                     _ => "",
                 }
             )));

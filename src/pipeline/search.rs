@@ -78,6 +78,15 @@ pub fn search(
 }
 
 /// Scores one batch of queries, filters and ranks the hits, and aligns the survivors.
+///
+/// Every threshold applies before `--top` (as BLAST applies `-evalue` before
+/// `-max_target_seqs`), so each query reports its best `top` hits among those that pass, and
+/// shards of a database merge into the unsharded result whatever the thresholds. Thresholds
+/// that only read the score (score, bits, classic E-values) keep a prefix of the ranking: the
+/// engine's best `top` hits decide. The others (identity, coverage, Spouge's E-values, which
+/// depend on the target's length) may pass a hit below the first `top`: a query left with
+/// fewer than `top` hits then asks the engine for 4x as many, again, until it has `top` or
+/// the database is exhausted, and the hits chosen so are computed once more for the output.
 pub fn search_batch(
     engine: &dyn Engine,
     db: &Database,
@@ -87,38 +96,156 @@ pub fn search_batch(
     // The database is sorted by length: its last sequence is the longest.
     let longest = db.len().checked_sub(1).map_or(0, |i| db.seq_len(i));
     for q in queries {
-        if let Err(why) = opts.scoring.check_lengths(q.seq.len(), longest) {
+        if let Err(why) = opts.scoring.check_lengths_in(q.seq.len(), longest, true) {
             return Err(Error::Input(format!("query {}: {}", crate::error::shown_id(&q.id), why)));
         }
     }
     let seqs: Vec<&[u8]> = queries.iter().map(|q| q.seq.as_slice()).collect();
     // Per-query structures are sized by the hits that can exist, never by a user's number.
     let top = opts.top.min(db.len());
-    let ranked = engine.search(&seqs, db, top, opts.progress.work())?;
-    if ranked.len() != queries.len() {
+    let th = &opts.thresholds;
+    let deeper = th.beyond_score() || (opts.evalue_model == EvalueModel::Spouge && opts.stats.is_some());
+    // Where hits below the first `top` may pass, the engine is asked for more at once (its
+    // top-k costs little more; the GPU's selects at least 4096 anyway): only the first `top`
+    // are aligned, the rest wait in case a query needs them.
+    let first = if deeper { top.saturating_mul(8).max(64).min(db.len()) } else { top };
+    let mut lists = ranked_hits(engine, db, &seqs, first, opts)?;
+    let mut asked = vec![first; queries.len()];
+    let candidates: Vec<(usize, Hit)> =
+        lists.iter().enumerate().flat_map(|(qi, hits)| hits.iter().take(top).map(move |h| (qi, *h))).collect();
+    let need = th.need().map_or(opts.need, |t| t.max(opts.need));
+    let (rows, passed) = evaluate(engine, db, queries, &candidates, opts, need)?;
+    let mut kept = vec![Vec::new(); queries.len()];
+    for &c in &passed {
+        kept[candidates[c].0].push(candidates[c].1);
+    }
+    // Queries short of `top` with hits left below the first `depth`: those may pass, unless
+    // the last one looked at already fails a cut on the score (then so do all below it).
+    let lengths = std::cell::OnceCell::new();
+    let more = |qi: usize, hits: &[Hit], asked: usize, depth: usize, kept: usize| {
+        let left = hits.len() > depth || (hits.len() >= asked && asked < db.len());
+        let Some(last) = hits.get(depth.min(hits.len()).wrapping_sub(1)) else { return false };
+        kept < top && left && !score_cut_below(db, &queries[qi], last.score, opts, &lengths)
+    };
+    let mut open: Vec<usize> =
+        (0..queries.len()).filter(|&qi| deeper && more(qi, &lists[qi], asked[qi], top, kept[qi].len())).collect();
+    if open.is_empty() {
+        return Ok(rows);
+    }
+    let mut depth = top;
+    while !open.is_empty() && depth < db.len() {
+        let next = depth.saturating_mul(4).min(db.len());
+        // The engine again for the queries whose lists end before `next`.
+        let short: Vec<usize> =
+            open.iter().copied().filter(|&qi| asked[qi] < next && lists[qi].len() >= asked[qi]).collect();
+        if !short.is_empty() {
+            let again = next.saturating_mul(2).min(db.len());
+            let short_seqs: Vec<&[u8]> = short.iter().map(|&qi| seqs[qi]).collect();
+            for (qi, hits) in short.iter().zip(ranked_hits(engine, db, &short_seqs, again, opts)?) {
+                (lists[*qi], asked[*qi]) = (hits, again);
+            }
+        }
+        let candidates: Vec<(usize, Hit)> =
+            open.iter().flat_map(|&qi| lists[qi].iter().take(next).skip(depth).map(move |h| (qi, *h))).collect();
+        // Only what the thresholds read: the output's columns come after the choice.
+        let (_, passed) = evaluate(engine, db, queries, &candidates, opts, th.need().unwrap_or(Need::ScoreEnd))?;
+        for &c in &passed {
+            let (qi, hit) = candidates[c];
+            if kept[qi].len() < top {
+                kept[qi].push(hit);
+            }
+        }
+        open.retain(|&qi| more(qi, &lists[qi], asked[qi], next, kept[qi].len()));
+        depth = next;
+    }
+    let chosen: Vec<(usize, Hit)> =
+        kept.iter().enumerate().flat_map(|(qi, hits)| hits.iter().map(move |h| (qi, *h))).collect();
+    let (rows, passed) = evaluate(engine, db, queries, &chosen, opts, need)?;
+    if passed.len() != chosen.len() {
         return Err(Error::Internal(format!(
-            "engine returned {} hit lists for {} queries",
-            ranked.len(),
-            queries.len()
+            "{} of {} chosen hits pass their thresholds again",
+            passed.len(),
+            chosen.len()
         )));
     }
+    Ok(rows)
+}
+
+/// Whether every hit of `query` scoring `score` or less fails the E-value cut or a threshold
+/// on the score, bits or E-value. Spouge's E-value depends on the target's length: the
+/// smallest over the database's lengths (`lengths`, gathered once) decides.
+fn score_cut_below(
+    db: &Database,
+    query: &Record,
+    score: i32,
+    opts: &SearchOptions,
+    lengths: &std::cell::OnceCell<Vec<u64>>,
+) -> bool {
+    let qlen = query.seq.len() as u64;
+    let (bits, evalue) = match opts.stats {
+        Some(ka) => {
+            let evalue = |tlen: u64| ka.evalue_by(opts.evalue_model, score, qlen, tlen, opts.db_residues, opts.db_seqs);
+            let smallest = match opts.evalue_model {
+                EvalueModel::Classic => evalue(1),
+                EvalueModel::Spouge => {
+                    let lengths = lengths.get_or_init(|| {
+                        let mut l: Vec<u64> = (0..db.len()).map(|i| db.seq_len(i) as u64).collect();
+                        l.dedup();
+                        l
+                    });
+                    lengths.iter().map(|&t| evalue(t)).fold(f64::INFINITY, f64::min)
+                }
+            };
+            (Some(ka.bits(score)), Some(smallest))
+        }
+        None => (None, None),
+    };
+    opts.max_evalue.zip(evalue).is_some_and(|(max, e)| e > max) || opts.thresholds.fails_by_score(score, bits, evalue)
+}
+
+/// The engine's best `top` hits of each of `seqs`, checked to be one list per query.
+fn ranked_hits(
+    engine: &dyn Engine,
+    db: &Database,
+    seqs: &[&[u8]],
+    top: usize,
+    opts: &SearchOptions,
+) -> Result<Vec<Vec<Hit>>> {
+    let ranked = engine.search(seqs, db, top, opts.progress.work())?;
+    if ranked.len() != seqs.len() {
+        return Err(Error::Internal(format!("engine returned {} hit lists for {} queries", ranked.len(), seqs.len())));
+    }
+    Ok(ranked)
+}
+
+/// The rows of `candidates` ((query index, hit), each query's in rank order) that pass
+/// the E-value cut and the thresholds, computed up to `need`, ranked 1, 2, ... per query;
+/// and the indices into `candidates` of those rows.
+fn evaluate(
+    engine: &dyn Engine,
+    db: &Database,
+    queries: &[Record],
+    candidates: &[(usize, Hit)],
+    opts: &SearchOptions,
+    need: Need,
+) -> Result<(ResultBatch, Vec<usize>)> {
     // Statistics first, so E-value filtering decides which hits need coordinates.
     let mut kept: Vec<(usize, Hit, Option<(f64, f64)>)> = Vec::new();
-    for (qi, hits) in ranked.iter().enumerate() {
+    let mut index: Vec<usize> = Vec::new();
+    for (c, &(qi, hit)) in candidates.iter().enumerate() {
         let qlen = queries[qi].seq.len() as u64;
-        for hit in hits.iter().take(top) {
-            let tlen = db.seq_len(hit.target as usize) as u64;
-            let stat = opts.stats.map(|ka| {
-                let e = ka.evalue_by(opts.evalue_model, hit.score, qlen, tlen, opts.db_residues, opts.db_seqs);
-                (ka.bits(hit.score), e)
-            });
-            if let (Some(max), Some((_, evalue))) = (opts.max_evalue, stat) {
-                if evalue > max {
-                    continue;
-                }
+        let tlen = db.seq_len(hit.target as usize) as u64;
+        let stat = opts.stats.map(|ka| {
+            let e = ka.evalue_by(opts.evalue_model, hit.score, qlen, tlen, opts.db_residues, opts.db_seqs);
+            (ka.bits(hit.score), e)
+        });
+        if let (Some(max), Some((_, evalue))) = (opts.max_evalue, stat) {
+            if evalue > max {
+                continue;
             }
-            kept.push((qi, *hit, stat));
         }
+        kept.push((qi, hit, stat));
+        index.push(c);
     }
     // Rows of every kept hit first, coordinates from the alignments below: a threshold on
     // the score drops hits before they are aligned.
@@ -153,12 +280,17 @@ pub fn search_batch(
         rows.push_query(title, hits);
     }
     let th = &opts.thresholds;
-    let need = th.need().map_or(opts.need, |t| t.max(opts.need));
+    let drop = |index: &mut Vec<usize>, keep: &[bool]| {
+        let mut k = keep.iter();
+        index.retain(|_| *k.next().unwrap_or(&false));
+    };
     if let Some(keep) = th.apply(&mut rows, Need::ScoreEnd)? {
         let mut k = keep.iter();
         kept.retain(|_| *k.next().unwrap_or(&false));
+        drop(&mut index, &keep);
     }
-    let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs[*qi], db.seq(h.target as usize))).collect();
+    let seqs = |qi: usize| queries[qi].seq.as_slice();
+    let pairs: Vec<(&[u8], &[u8])> = kept.iter().map(|(qi, h, _)| (seqs(*qi), db.seq(h.target as usize))).collect();
     let mut pairs = SeqPairs::from_slices(&pairs);
     let mut alignments = engine.align(pairs.view(), need.level())?;
     for ((qi, hit, _), aln) in kept.iter().zip(&alignments) {
@@ -176,11 +308,14 @@ pub fn search_batch(
     if let Some(keep) = th.apply(&mut rows, Need::Coordinates)? {
         let (sub, al) = super::subset(pairs.view(), &alignments, &keep)?;
         (pairs, alignments) = (sub, al);
+        drop(&mut index, &keep);
     }
     super::add_paths(engine, pairs.view(), &alignments, need, &mut rows)?;
-    th.apply(&mut rows, Need::PathStats)?;
+    if let Some(keep) = th.apply(&mut rows, Need::PathStats)? {
+        drop(&mut index, &keep);
+    }
     if !th.is_empty() {
         rows.rerank();
     }
-    Ok(rows)
+    Ok((rows, index))
 }

@@ -14,6 +14,9 @@ use crate::error::{Error, Result};
 /// subtract scores from a far-negative 32-bit sentinel, which must not wrap.
 pub const MAX_SCORE_MAGNITUDE: i32 = 1_000_000;
 
+/// Largest `--gap-open` and `--gap-extend`.
+pub const MAX_GAP_COST: i32 = 1000;
+
 /// Everything an engine needs to score an alignment. A gap of length k costs
 /// `gap_open + k * gap_extend` (the BLAST convention).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,8 +34,12 @@ impl Scoring {
                 gap_open, gap_extend
             )));
         }
-        if gap_open > 1000 || gap_extend > 1000 {
-            return Err(Error::usage("gap costs above 1000 are not supported"));
+        for (option, cost) in [("--gap-open", gap_open), ("--gap-extend", gap_extend)] {
+            if cost > MAX_GAP_COST {
+                return Err(Error::usage(format!(
+                    "{option} {cost} is above {MAX_GAP_COST}, the largest gap cost swarrow supports"
+                )));
+            }
         }
         Ok(Scoring { matrix, gap_open, gap_extend })
     }
@@ -52,6 +59,24 @@ impl Scoring {
         self.gap_open + self.gap_extend
     }
 
+    /// Residue codes below this can be identical: every code under protein scoring (letters
+    /// outside the matrix alphabet all read as X, identical to each other), A C G T under DNA
+    /// (an ambiguity code scores as a mismatch against everything, itself included, and so
+    /// counts as one: `X` in a CIGAR, a mismatch in the identity columns).
+    #[inline]
+    pub fn identity_codes(&self) -> u8 {
+        match self.alphabet() {
+            Alphabet::Dna => alphabet::DNA_OTHER,
+            _ => u8::MAX,
+        }
+    }
+
+    /// Whether the pair (`a`, `b`) is an identity of the path columns (`=`, nident).
+    #[inline]
+    pub fn identical(&self, a: u8, b: u8) -> bool {
+        a == b && a < self.identity_codes()
+    }
+
     #[inline]
     pub fn score(&self, a: u8, b: u8) -> i32 {
         self.matrix.score(a, b)
@@ -66,6 +91,14 @@ impl Scoring {
     /// arithmetic (and the int32 score column), or `Ok` when it can: the best possible score
     /// must fit, and so must the most negative value a gap run across both sequences reaches.
     pub fn check_lengths(&self, qlen: usize, tlen: usize) -> std::result::Result<(), String> {
+        self.check_lengths_in(qlen, tlen, false)
+    }
+
+    /// [`Scoring::check_lengths`] for `local` alignments or not. A local alignment of a
+    /// sequence of one residue is one pair: no gap run crosses the pair anywhere (forward
+    /// values stay at 0 or above, the start and the path lie in the pair's one cell), so only
+    /// the best score must fit (a 1 x 2.2M pair at gap cost 1000 is fine).
+    pub fn check_lengths_in(&self, qlen: usize, tlen: usize, local: bool) -> std::result::Result<(), String> {
         let best = self.max_possible(qlen, tlen);
         if best > i32::MAX as i64 {
             return Err(format!(
@@ -76,6 +109,9 @@ impl Scoring {
                 best,
                 self.describe()
             ));
+        }
+        if local && qlen.min(tlen) <= 1 {
+            return Ok(());
         }
         let drift = 2 * self.gap_open as i64
             + self.gap_extend as i64 * (qlen as i64 + tlen as i64)

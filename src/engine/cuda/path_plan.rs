@@ -270,7 +270,7 @@ mod tests {
                     let o = op(x);
                     if o == 0 {
                         pairs += 1;
-                        ident += (q[qi] == t[tj]) as u32;
+                        ident += (q[qi] == t[tj] && q[qi] < sc.identity_codes()) as u32;
                     }
                     opens += (o != 0 && o != last) as u32;
                     last = o;
@@ -340,7 +340,8 @@ mod tests {
         // everywhere, and a free gap open lets runs of one kind meet.
         for (open, ext, seed) in [(5, 2, 9u64), (0, 2, 10), (0, 1, 11), (2, 2, 12)] {
             let sc = Scoring::new(Matrix::dna(2, -3), open, ext).unwrap();
-            check(&sc, &random_pairs(seed, 300, 4, 70, true), 1 << 20);
+            // Code 4 is an ambiguity code: equal codes there count as a mismatch (issue 54).
+            check(&sc, &random_pairs(seed, 300, 5, 70, true), 1 << 20);
         }
     }
 

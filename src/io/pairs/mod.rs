@@ -30,6 +30,33 @@ use crate::seq::{Carried, PairBatch};
 /// The four columns of a pair file, in TSV order.
 pub const PAIR_COLUMNS: [&str; 4] = ["query_id", "query_seq", "target_id", "target_seq"];
 
+/// Whether the first line of a TSV pair file, split at tabs (`fields`), is a header rather
+/// than a pair: its names are [`PAIR_COLUMNS`], or its second and fourth columns name
+/// sequences rather than hold them: `seq`, `sequence` (or `seqs`, `sequences`), alone or
+/// after `query_`, `target_`, `subject_`, `q`, `t` or `s`, in any case (`query sequence
+/// target sequence`, `id seq id seq`, `qid qseq tid tseq`). A trailing tab is allowed.
+pub fn is_pair_header(fields: &[&[u8]]) -> bool {
+    let fields = match fields {
+        [four @ .., last] if four.len() == 4 && last.is_empty() => four,
+        f => f,
+    };
+    if fields.len() != 4 {
+        return false;
+    }
+    if fields.iter().copied().eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes())) {
+        return true;
+    }
+    let names_sequences = |field: &[u8]| {
+        let word = field.trim_ascii().to_ascii_lowercase();
+        let bare = |w: &[u8]| matches!(w, b"seq" | b"seqs" | b"sequence" | b"sequences");
+        bare(&word)
+            || ["query_", "target_", "subject_", "q", "t", "s"]
+                .iter()
+                .any(|p| word.strip_prefix(p.as_bytes()).is_some_and(|rest| bare(rest)))
+    };
+    names_sequences(fields[1]) && names_sequences(fields[3])
+}
+
 /// Where `align` reads its pairs from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PairInput {
@@ -476,6 +503,27 @@ fn check_pair(place: &Where, index: usize, context: &str, f: Fields<'_>, alphabe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Issue 54, item 4: a header in other words is a header, not the pair `query`/`target`.
+    #[test]
+    fn headers_in_other_words_are_headers() {
+        fn split(line: &str) -> Vec<&[u8]> {
+            line.split('\t').map(str::as_bytes).collect()
+        }
+        for line in [
+            "query_id\tquery_seq\ttarget_id\ttarget_seq",
+            "query\tsequence\ttarget\tsequence",
+            "id\tseq\tid\tseq",
+            "qid\tqseq\tsid\tsseq",
+            "Query\tQuery_Sequence\tTarget\tTarget_Sequence\t",
+            "a\tSEQS\tb\tSequences",
+        ] {
+            assert!(is_pair_header(&split(line)), "{line}");
+        }
+        for line in ["q1\tMKV\tt1\tSEQ2", "q\tsequence\tt\tMKV", "query\tsequence\ttarget", "a\tseq\tb\tseq\tc"] {
+            assert!(!is_pair_header(&split(line)), "{line}");
+        }
+    }
     use arrow::array::{ArrayRef, AsArray, Int64Array, LargeStringArray, RecordBatch, StringArray, StringViewArray};
     use arrow::datatypes::{DataType, Field, Schema};
     use std::path::{Path, PathBuf};

@@ -245,7 +245,9 @@ impl TsvPairs {
                 ));
             }
             let header = self.lines.front().is_some_and(|line| {
-                line.fields.iter().zip(PAIR_COLUMNS).all(|(r, name)| &self.block[r.clone()] == name.as_bytes())
+                let fields: Vec<&[u8]> = line.fields.iter().map(|r| &self.block[r.clone()]).collect();
+                super::is_pair_header(&fields)
+                    || line.fields.iter().zip(PAIR_COLUMNS).all(|(r, name)| &self.block[r.clone()] == name.as_bytes())
             });
             if !header {
                 return Ok(());
@@ -534,7 +536,7 @@ fn split_piece(block: &[u8], range: Range<usize>) -> (Vec<Line>, Option<LineProb
             // A header line with a trailing tab (spreadsheet exports): its four names count.
             let header_with_tab = found == 5
                 && text.ends_with(b"\t")
-                && fields.iter().zip(PAIR_COLUMNS).all(|(r, name)| &block[r.clone()] == name.as_bytes());
+                && super::is_pair_header(&fields.iter().map(|r| &block[r.clone()]).collect::<Vec<_>>());
             if found != 4 && !header_with_tab {
                 let id = fields[0].clone();
                 return (lines, Some(LineProblem::Columns { number, found, id }), number);
@@ -569,7 +571,7 @@ mod tests {
                 continue;
             }
             let fields: Vec<&[u8]> = text.split(|&b| b == b'\t').collect();
-            if out.is_empty() && fields.iter().copied().eq(PAIR_COLUMNS.iter().map(|c| c.as_bytes())) {
+            if out.is_empty() && super::super::is_pair_header(&fields) {
                 continue;
             }
             if out.is_empty() && text.starts_with(b">") {

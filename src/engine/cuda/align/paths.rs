@@ -100,6 +100,7 @@ impl GpuAligner {
                 return Err(Error::Internal("path buffers missing".into()));
             };
             let f = self.path_kernel(d, build)?;
+            let idents = self.scoring.identity_codes() as i32;
             for l in &plan.launches {
                 let (first, count) = (l.first as i32, l.count as i32);
                 let cfg = LaunchConfig {
@@ -110,7 +111,7 @@ impl GpuAligner {
                 let mut lb = stream.launch_builder(&f);
                 lb.arg(&jobs).arg(&first).arg(&count).arg(&region).arg(seqs).arg(&d.matrix).arg(&self.nc1);
                 lb.arg(&self.gap_oe).arg(&self.gap_ext).arg(dirs).arg(scratch).arg(&out_at).arg(&mut *ops);
-                lb.arg(&mut *meta);
+                lb.arg(&mut *meta).arg(&idents);
                 unsafe { lb.launch(cfg) }.map_err(err("launching path_trace"))?;
             }
             let words = stream.clone_dtoh(&ops.slice(..out_words)).map_err(err("reading paths"))?;
