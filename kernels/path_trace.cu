@@ -25,6 +25,13 @@
 // holds (identities, gap opens) per job at 2k, and meta's last field the pairs. A pair is an
 // identity when its codes are equal and below `idents` (Scoring::identity_codes: 4 under
 // DNA, where an ambiguity code mismatches everything, itself included; 255 for proteins).
+//
+// With MODE (global and semi-global alignments, traceback::trace_mode) the rectangle may
+// begin with gaps: its borders are H(i,0) = H(0,i) = -(open + i * ext) = -(oe + (i-1) * ext)
+// for i >= 1 (a gap of the side's first i residues; the same on both sides, so the
+// transposition keeps them), E(i,0) and F(0,j) -inf. The walk that leaves the rectangle
+// through row 0 or column 0 in the H state takes that border's gap back to the corner:
+// trace_mode's leading 'D's (row 0) or 'I's (column 0).
 
 typedef unsigned int u32;
 typedef unsigned char u8;
@@ -34,6 +41,9 @@ typedef unsigned long long u64;
 #define ROWS 16
 #endif
 #define NEG (-(1 << 29))
+#ifndef MODE
+#define MODE 0
+#endif
 
 // jobs[k] = (query offset in seqs, target offset, m, n); the launch covers jobs
 // [first, first + njobs), first a multiple of 32. Per warp w (w = k / 32): region[w] =
@@ -71,24 +81,40 @@ extern "C" __global__ void __launch_bounds__(128)
         int hl[ROWS], e[ROWS], rowbase[ROWS];
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
+#if MODE
+            hl[r] = -(oe + (i0 + r) * ext);  // H(i0 + r + 1, 0)
+#else
             hl[r] = NEG;  // H(i, 0)
+#endif
             e[r] = NEG;   // E(i, 0)
             const int rc = i0 + r < rows ? rs[i0 + r] : pad;
             rowbase[r] = tr ? rc : rc * nc1;
         }
+#if MODE
+        int diag = i0 == 0 ? 0 : -(oe + (i0 - 1) * ext);  // H(i0, 0) of the row above the strip
+#else
         int diag = i0 == 0 ? 0 : NEG;  // H(i0, 0) of the row above the strip
+#endif
         const bool last_strip = i0 + ROWS >= rows;
         u64* col_word = dw + (u64)strip * stride * 32;
         // The next column's residue and row above are loaded a column ahead: a thread has
         // few warps beside it to hide a load behind.
         int c_next = cs[0];
+#if MODE
+        // Row 0: H(0, j + 1) = -(oe + j * ext), F(0, j + 1) = -inf.
+        int2 above_next = i0 > 0 ? sw[0] : make_int2(-oe, NEG);
+#else
         int2 above_next = i0 > 0 ? sw[0] : make_int2(NEG, NEG);
+#endif
         for (int j = 0; j < cols; j++) {
             const int2 above = above_next;
             const int cc = c_next * cstep;
             if (j + 1 < cols) {
                 c_next = cs[j + 1];
                 if (i0 > 0) above_next = sw[(u64)(j + 1) * 32];
+#if MODE
+                else above_next = make_int2(-(oe + (j + 1) * ext), NEG);
+#endif
             }
             const int up = above.x, fup = above.y;
             int hd = diag;
@@ -184,6 +210,29 @@ extern "C" __global__ void __launch_bounds__(128)
             n++;
         }
     }
+#if MODE
+    // Leading gaps: out through row 0 (rows' residues all taken), the columns left are a
+    // horizontal gap; through column 0, the rows left a vertical one. The walk arrives
+    // there in the H state (the border's cell opens every gap state next to it).
+    if (state == 0 && (i < 0) != (j < 0)) {
+        const u32 op = i < 0 ? h_kind : v_kind;
+        for (int left = (i < 0 ? j : i) + 1; left > 0; left--) {
+#ifndef PATH_COUNTS
+            acc |= op << (2 * (n & 15));
+            if (((n + 1) & 15) == 0) {
+                out[n >> 4] = acc;
+                acc = 0;
+            }
+#else
+            opens += op != last ? 1u : 0u;
+            last = op;
+#endif
+            n++;
+        }
+        i = -1;
+        j = -1;
+    }
+#endif
     const int ended = (i == -1 && j == -1 && state == 0) ? 1 : 0;
 #ifndef PATH_COUNTS
     if (n & 15) out[n >> 4] = acc;

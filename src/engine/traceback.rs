@@ -298,16 +298,11 @@ pub fn trace_mode_with(
     }
     let (q, t) = rectangle_or_empty(query, target, a)?;
     let (m, n) = (q.len(), t.len());
-    // Every H(i,j) is at least the path of two gaps, -(2 open + (i + j) extend), so every E
-    // and F at least -(3 open + (i + j + 1) extend), and a candidate H(i-1,j-1) + s one
-    // substitution score lower; H is at most max s * min(m, n) (checked with the lengths).
-    // All stay far enough above NEG (i32::MIN / 4) for the sentinel to lose every maximum.
     let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
-    let worst = sc.matrix.max_score().abs().max(sc.matrix.min_score().abs()) as i64;
-    let columns = m as i64 + n as i64 + 2;
-    let limit = -(NEG as i64) / 2;
-    if 3 * o + columns * e + 2 * worst >= limit {
-        let largest = (limit - 1 - 3 * o - 2 * worst) / columns;
+    if !mode_values_fit(m, n, sc) {
+        let worst = sc.matrix.max_score().abs().max(sc.matrix.min_score().abs()) as i64;
+        let columns = m as i64 + n as i64 + 2;
+        let largest = (-(NEG as i64) / 2 - 1 - 3 * o - 2 * worst) / columns;
         let fix = match largest {
             1.. => format!("with these lengths --gap-extend can be at most {largest} (got {e})"),
             _ => "the sequences are too long for any gap cost".to_string(),
@@ -335,6 +330,19 @@ pub fn trace_mode_with(
         return Ok(tb);
     }
     trace_rectangle(q, t, sc, a, s, block_cells, Borders::Gaps)
+}
+
+/// Whether the path rule's values over a rectangle of `m` query by `n` target residues in
+/// a non-local mode stay in its 32-bit range with these gap costs (else [`trace_mode`]
+/// refuses the rectangle, and the GPU traceback kernel leaves it to it). Every H(i,j) is at
+/// least the path of two gaps, -(2 open + (i + j) extend), so every E and F at least
+/// -(3 open + (i + j + 1) extend), and a candidate H(i-1,j-1) + s one substitution score
+/// lower; H is at most max s * min(m, n) (checked with the lengths). All must stay far
+/// enough above NEG (i32::MIN / 4, the kernel's sentinel too) for it to lose every maximum.
+pub fn mode_values_fit(m: usize, n: usize, sc: &Scoring) -> bool {
+    let (o, e) = (sc.gap_open as i64, sc.gap_extend as i64);
+    let worst = sc.matrix.max_score().abs().max(sc.matrix.min_score().abs()) as i64;
+    3 * o + (m as i64 + n as i64 + 2) * e + 2 * worst < -(NEG as i64) / 2
 }
 
 /// The borders of the traced rectangle: local alignments start with a pair (H(0,0) = 0, the
@@ -496,16 +504,19 @@ fn trace_rectangle(
 /// A path given as operations last first (`op(k)`, k < `n`: 0 a pair, 1 'D', 2 'I'), as
 /// the GPU kernel `kernels/path_trace.cu` writes them, made into a [`Traceback`]: pairs
 /// become '=' or 'X' by the residues, and the path must cover the rectangle of `a` and
-/// re-score to its score (the same checks [`trace`] makes of its own walk).
+/// re-score to its score (the same checks [`trace`] and [`trace_mode`] make of their own
+/// walks). In local mode score 0 is no alignment (an empty path); in the other modes every
+/// score is one, and the kernel takes only rectangles with residues on both sides.
 pub fn from_ops(
     query: &[u8],
     target: &[u8],
     sc: &Scoring,
     a: &Alignment,
+    mode: AlignMode,
     n: usize,
     op: impl Fn(usize) -> u8,
 ) -> Result<Traceback> {
-    if a.score <= 0 {
+    if mode.is_local() && a.score <= 0 {
         return Ok(Traceback::default());
     }
     let (q, t) = rectangle(query, target, a)?;

@@ -156,7 +156,9 @@ pub const ALIGN_PACKED_ROWS: [u32; 4] = [4, 8, 12, 16];
 pub const ALIGN_WIDE_ROWS: u32 = 32;
 
 /// What an align variant computes: local alignment, or the global and semi-global modes
-/// (`Modes`); both with a forward pass (score and end) and a reverse pass (the start).
+/// (`Modes`); both with a forward pass (score and end) and a reverse pass (the start). The
+/// traceback kernel's variants follow the same kinds: local rectangles (-inf borders) or
+/// the modes' (gap borders, `traceback::trace_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AlignKind {
     Local,
@@ -191,15 +193,21 @@ pub fn align(rows: u32, packed: bool, pipelined: bool, kind: AlignKind) -> Build
 }
 
 /// The traceback kernel: one thread per rectangle, strips of 16 rows (one 64-bit word of
-/// 4-bit directions per column).
-pub fn path_trace() -> Build {
-    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), "", Vec::new())
+/// 4-bit directions per column), of local alignments or, `AlignKind::Modes` (`-DMODE=1`),
+/// of global and semi-global ones.
+pub fn path_trace(kind: AlignKind) -> Build {
+    let (extra, suffix) = kind.options();
+    let options = extra.iter().map(|o| o.to_string()).collect();
+    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), suffix, options)
 }
 
 /// The traceback kernel counting each path (pairs, identities, gap opens) instead of
 /// writing it: the identity columns alone.
-pub fn path_counts() -> Build {
-    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), "_counts", vec!["-DPATH_COUNTS=1".into()])
+pub fn path_counts(kind: AlignKind) -> Build {
+    let (extra, suffix) = kind.options();
+    let mut options = vec!["-DPATH_COUNTS=1".to_string()];
+    options.extend(extra.iter().map(|o| o.to_string()));
+    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), &format!("_counts{suffix}"), options)
 }
 
 /// The PairHMM kernel in single or double precision; `extra` are tuning options.
@@ -224,8 +232,10 @@ pub fn all() -> Vec<Build> {
             out.push(align(ALIGN_WIDE_ROWS, false, pipelined, kind));
         }
     }
-    out.push(path_trace());
-    out.push(path_counts());
+    for kind in [AlignKind::Local, AlignKind::Modes] {
+        out.push(path_trace(kind));
+        out.push(path_counts(kind));
+    }
     out.extend([false, true].map(|d| pairhmm(d, &[])));
     out.push(pair_bins());
     out
@@ -245,6 +255,10 @@ mod tests {
         assert!(names.contains(&"align_pairs_t0_r12_s16x2_pipe_modes".to_string()));
         assert!(names.contains(&"align_pairs_t0_r32_s32_modes".to_string()));
         assert!(names.contains(&"pairhmm_forward_f64".to_string()));
+        assert!(names.contains(&"path_trace_t1_r16".to_string()));
+        assert!(names.contains(&"path_trace_t1_r16_counts".to_string()));
+        assert!(names.contains(&"path_trace_t1_r16_modes".to_string()));
+        assert!(names.contains(&"path_trace_t1_r16_counts_modes".to_string()));
         let mut sorted = names.clone();
         sorted.sort();
         sorted.dedup();

@@ -2,14 +2,16 @@
 //! kernel's modes variant, two pairs per thread in 16-bit lanes (32 bits for a pair whose
 //! cells could leave that range), a forward pass for score and end and, with a free start,
 //! a reverse pass over the reversed prefixes for the start (src/engine/mode.rs); without a
-//! free start both starts are residue 1. Pairs with an empty side, and every traceback, go
-//! to the CPU engine of the mode.
+//! free start both starts are residue 1. Pairs with an empty side go to the CPU engine of
+//! the mode. Tracebacks run on the traceback kernel's modes variant (`traceback::trace_mode`'s
+//! rule), statistics alone on its counting variant; what it leaves (rectangles over its
+//! direction budget, alignments with a side without residues) on the CPU engine.
 
 use super::align::GpuAligner;
 use super::CudaConfig;
 use crate::database::Database;
 use crate::engine::mode::AlignMode;
-use crate::engine::traceback::Traceback;
+use crate::engine::traceback::{PathStats, Traceback};
 use crate::engine::{Alignment, Engine, Hit, Level};
 use crate::error::{Error, Result};
 use crate::progress::Work;
@@ -104,8 +106,57 @@ impl Engine for GpuModeEngine {
         self.mode
     }
 
+    /// Paths on the GPU (the traceback kernel's modes variant), statistics alone by its
+    /// counting variant; what the GPU leaves on the CPU engine of the mode (its pool, every
+    /// core), as in local mode.
     fn traceback(&self, pairs: PairSeqs<'_>, alignments: &[Alignment], path: bool) -> Result<Vec<Traceback>> {
-        self.cpu.traceback(pairs, alignments, path)
+        if alignments.len() != pairs.len() {
+            return Err(Error::Internal("traceback: alignments and pairs differ in number".into()));
+        }
+        let mut cpu: Vec<usize> = Vec::new();
+        let mut out: Vec<Traceback> = if path {
+            let traced = self.gpu.paths(pairs, alignments, &self.scoring)?;
+            traced
+                .into_iter()
+                .enumerate()
+                .map(|(i, tb)| {
+                    tb.unwrap_or_else(|| {
+                        cpu.push(i);
+                        Traceback::default()
+                    })
+                })
+                .collect()
+        } else {
+            let counts = self.gpu.path_counts(pairs, alignments)?;
+            counts
+                .iter()
+                .zip(alignments)
+                .enumerate()
+                .map(|(i, (c, a))| match c {
+                    // Traced rectangles hold residues of both sides.
+                    Some([p, n, g]) => Traceback {
+                        ops: Vec::new(),
+                        stats: PathStats::from_counts(*p, *n, *g, a.qend - a.qstart + 1, a.tend - a.tstart + 1),
+                    },
+                    None => {
+                        cpu.push(i);
+                        Traceback::default()
+                    }
+                })
+                .collect()
+        };
+        if !cpu.is_empty() {
+            let slices: Vec<(&[u8], &[u8])> = cpu.iter().map(|&i| pairs.pair(i)).collect();
+            let left: Vec<Alignment> = cpu.iter().map(|&i| alignments[i]).collect();
+            let done = self.cpu.traceback(SeqPairs::from_slices(&slices).view(), &left, path)?;
+            if done.len() != cpu.len() {
+                return Err(Error::Internal("traceback: the CPU engine returned another number of paths".into()));
+            }
+            for (tb, &i) in done.into_iter().zip(&cpu) {
+                out[i] = tb;
+            }
+        }
+        Ok(out)
     }
 
     fn align_batch_pairs(&self) -> usize {

@@ -1,5 +1,6 @@
 //! The path passes: traceback statistics and paths of aligned pairs on the GPU
-//! (kernels/path_trace.cu), rectangles over the direction budget left to the CPU.
+//! (kernels/path_trace.cu; in the global and semi-global modes its modes variant),
+//! rectangles over the direction budget left to the CPU.
 
 use super::*;
 
@@ -13,7 +14,9 @@ impl GpuAligner {
 
     /// Counters of each alignment's traceback path by the path rule, in input order:
     /// `Some([pairs, nident, gap opens])`, or `None` for a rectangle the GPU leaves to the
-    /// caller (as for [`Self::paths`]). Score 0 gives zeros. The traceback kernel counts
+    /// caller (as for [`Self::paths`]). Score 0 gives zeros in local mode; in the global and
+    /// semi-global modes every alignment is traced (the kernel's modes variant), and one
+    /// with a side without residues is left to the caller. The traceback kernel counts
     /// the path as it walks it (`kernels/path_trace.cu`, PATH_COUNTS): directions cost a
     /// memory store per cell, and a forward pass carrying counters per state had twice the
     /// instructions per cell (measured 3.4x slower on the H100).
@@ -34,7 +37,7 @@ impl GpuAligner {
         pairs: PairSeqs<'_>,
         alignments: &[Alignment],
     ) -> Result<Vec<Option<[u32; 3]>>> {
-        let mut plan = plan_paths(pairs, alignments, d.path_budget);
+        let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, &self.scoring);
         let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
         for &i in &plan.elsewhere {
             out[i as usize] = None;
@@ -44,7 +47,7 @@ impl GpuAligner {
         }
         let t0 = Instant::now();
         let words = 2 * plan.index.len();
-        let (counts, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_counts(), words)?;
+        let (counts, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_counts(self.kind), words)?;
         for (k, &i) in plan.index.iter().enumerate() {
             let i = i as usize;
             let (h, ended, n) = (meta[4 * k + 1], meta[4 * k + 2], meta[4 * k + 3]);
@@ -138,9 +141,11 @@ impl GpuAligner {
     }
 
     /// The traceback path of each alignment by the path rule (`kernels/path_trace.cu`,
-    /// specified by `traceback::trace`), in input order; `None` for a rectangle the GPU
-    /// leaves to the caller (its warp's directions would exceed the per-stream budget).
-    /// Score 0 gives an empty path.
+    /// specified by `traceback::trace`, and in the global and semi-global modes by
+    /// `traceback::trace_mode` through its modes variant), in input order; `None` for a
+    /// rectangle the GPU leaves to the caller (its warp's directions would exceed the
+    /// per-stream budget; in those modes also a side without residues, or values past the
+    /// rule's 32 bits: `path_plan::plan_paths`). Score 0 gives an empty path in local mode.
     pub fn paths(&self, pairs: PairSeqs<'_>, alignments: &[Alignment], sc: &Scoring) -> Result<Vec<Option<Traceback>>> {
         if alignments.len() != pairs.len() {
             return Err(Error::Internal("traceback: alignments and pairs differ in number".into()));
@@ -159,7 +164,7 @@ impl GpuAligner {
         sc: &Scoring,
     ) -> Result<Vec<Option<Traceback>>> {
         use rayon::prelude::*;
-        let mut plan = plan_paths(pairs, alignments, d.path_budget);
+        let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, sc);
         let mut out: Vec<Option<Traceback>> = vec![Some(Traceback::default()); pairs.len()];
         for &i in &plan.elsewhere {
             out[i as usize] = None;
@@ -168,7 +173,8 @@ impl GpuAligner {
             return Ok(out);
         }
         let out_words = plan.out_words;
-        let (words, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_trace(), out_words)?;
+        let (words, meta) =
+            self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_trace(self.kind), out_words)?;
         let t0 = Instant::now();
         let traced: Vec<(usize, Result<Traceback>)> = (0..plan.index.len())
             .into_par_iter()
@@ -189,7 +195,7 @@ impl GpuAligner {
                 let at = plan.out_at[k] as usize;
                 let op = |x: usize| (words[at + x / 16] >> (2 * (x % 16)) & 3) as u8;
                 let (q, t) = pairs.pair(i);
-                (i, traceback::from_ops(q, t, sc, a, n as usize, op))
+                (i, traceback::from_ops(q, t, sc, a, self.mode, n as usize, op))
             })
             .collect();
         for (i, tb) in traced {
