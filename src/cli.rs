@@ -1354,7 +1354,8 @@ fn align_by_id(
         || options.strand_col.is_some()
         || name.ends_with(".paf")
         || name.ends_with(".paf.gz");
-    let paired = if placed { None } else { paired_aligner(&args, &aligner, out_columns.need(), &query_set, &target_set) };
+    let paired =
+        if placed { None } else { paired_aligner(&args, &aligner, out_columns.need(), &query_set, &target_set) };
     if let Some(paired) = paired {
         // Large batches, so that a query meets many of its candidates in one kernel call.
         let limits = io::BatchLimits { pairs: args.batch.unwrap_or(PAIRED_BATCH), residues: usize::MAX };

@@ -858,7 +858,7 @@ mod tests {
         assert_eq!(tb.stats.nident, 8);
         assert_eq!(path_stats(&q, &q, &sc, &a).unwrap(), tb.stats);
         let ops = [0u8; 9];
-        assert_eq!(from_ops(&q, &q, &sc, &a, 9, |k| ops[k]).unwrap(), tb);
+        assert_eq!(from_ops(&q, &q, &sc, &a, AlignMode::Local, 9, |k| ops[k]).unwrap(), tb);
         // Protein: X against X stays an identity (letters outside the alphabet read as X).
         let p = enc("WWWXWWW");
         let sc = Scoring::blosum62();
