@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The assembler stages (issue 51) on a GPU machine, beside minimap2 in the same run, from
-# binaries carried in $G (swarrow, minimap2, assembly-sim.py):
+# binaries carried in $G (swarrow, minimap2; the simulator is scripts/assembly-sim.py):
 #   data     a genome of 20 contigs (20-100 kb) with SHORT reads of 150 bp, and one of 5
 #            contigs (0.8-1.2 Mb) with LONG reads of 5-15 kb, both strands, 1% errors
 #   reads    minimap2 -x sr candidates; swarrow query-global in the windows to BAM, SAM, PAF
@@ -24,6 +24,7 @@ SW=$G/swarrow
 MM=$G/minimap2
 T=$(nproc)
 mkdir -p $W/sr $W/lr
+. "$(dirname "$0")/gpu-env.sh"
 nvidia-smi --query-gpu=name --format=csv,noheader
 # Seconds of a command (its output to the file named first, or /dev/null).
 secs() {
@@ -37,10 +38,10 @@ same() { cmp -s "$1" "$2" && echo identical || echo DIFFER; }
 nohdr() { grep -v '^@PG' "$1"; }
 
 case " $STAGES " in *" reads "*)
-  python3 $G/assembly-sim.py $W/sr --seed 1 --contigs 20 --short $SHORT &
+  python3 scripts/assembly-sim.py $W/sr --seed 1 --contigs 20 --short $SHORT &
 esac
 case " $STAGES " in *" overlaps "*)
-  python3 $G/assembly-sim.py $W/lr --seed 2 --contigs 5 --contig-len 800000-1200000 --long $LONG &
+  python3 scripts/assembly-sim.py $W/lr --seed 2 --contigs 5 --contig-len 800000-1200000 --long $LONG &
 esac
 wait
 
