@@ -442,8 +442,15 @@ fn by_id(args: &[String]) {
     eprintln!("sets loaded in {:.2}s ({} + {} sequences)", t0.elapsed().as_secs_f64(), query.len(), target.len());
     let limits = BatchLimits { pairs: num(args, "--batch", 262_144), residues: 256 << 20 };
     let path = arg(args, "--pairs").expect("--pairs");
-    let mut reader =
-        open_pairs_by_id(std::path::Path::new(&path), query, target, &PairColumns::default(), limits).unwrap();
+    let mut reader = open_pairs_by_id(
+        std::path::Path::new(&path),
+        query,
+        target,
+        &PairColumns::default(),
+        limits,
+        &swarrow::io::PairOptions::default(),
+    )
+    .unwrap();
     let (mut batch, mut pairs, mut cells, mut in_align) = (PairBatch::default(), 0usize, 0f64, 0f64);
     let t1 = Instant::now();
     // CPU of the candidates' reading only (the sets loaded before).

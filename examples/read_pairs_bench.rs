@@ -23,7 +23,9 @@ fn main() {
     };
     let limits = BatchLimits { pairs: batch, residues: batch * 1024 };
     let t = Instant::now();
-    let mut reader = open_pairs(&input, Alphabet::Protein, &PairColumns::default(), limits).expect("open");
+    let mut reader =
+        open_pairs(&input, Alphabet::Protein, &PairColumns::default(), limits, &swarrow::io::PairOptions::default())
+            .expect("open");
     let mut b = PairBatch::default();
     let (mut pairs, mut residues, mut batches) = (0u64, 0u64, 0u64);
     loop {

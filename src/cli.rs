@@ -1157,7 +1157,7 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
         .with_strand(strand_rule(&args), query_end_written(&out_columns))?;
     let mut options = pair_options(&args)?;
     options.query_text = format.writes_whole_queries();
-    let pairs = io::open_pairs_with(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits(), &options)?;
+    let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits(), &options)?;
     run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, None, progress)
 }
 
@@ -1360,19 +1360,13 @@ fn align_by_id(
         // Large batches, so that a query meets many of its candidates in one kernel call.
         let limits = io::BatchLimits { pairs: args.batch.unwrap_or(PAIRED_BATCH), residues: usize::MAX };
         let sets = (query_set.clone(), target_set.clone());
-        let pairs = io::open_pair_numbers_by_id_with(
-            candidates,
-            query_set,
-            target_set,
-            &pair_columns(&args),
-            limits,
-            &options,
-        )?;
+        let pairs =
+            io::open_pair_numbers_by_id(candidates, query_set, target_set, &pair_columns(&args), limits, &options)?;
         let paired = Some((&paired, sets));
         return run_align(&args, &aligner, pairs, &[candidates], true, paired, format, &out_columns, targets, progress);
     }
     let pairs =
-        io::open_pairs_by_id_with(candidates, query_set, target_set, &pair_columns(&args), aligner.limits(), &options)?;
+        io::open_pairs_by_id(candidates, query_set, target_set, &pair_columns(&args), aligner.limits(), &options)?;
     run_align(&args, &aligner, pairs, &[candidates], true, None, format, &out_columns, targets, progress)
 }
 

@@ -25,8 +25,7 @@ use std::time::{Duration, Instant};
 
 use swarrow::error::Where;
 use swarrow::io::pairs::{
-    open_pairs, open_pairs_by_id, open_pairs_by_id_with, BatchLimits, PairColumns, PairInput, PairOptions, SeqSet,
-    SetColumns,
+    open_pairs, open_pairs_by_id, BatchLimits, PairColumns, PairInput, PairOptions, SeqSet, SetColumns,
 };
 use swarrow::io::results::ResultInput;
 use swarrow::scoring::Alphabet;
@@ -235,8 +234,7 @@ fn fuzz_pairs_paf() {
         let path = scratch(dir.path(), "c", data);
         let limits = BatchLimits { pairs: 2, residues: 16 };
         for options in &options {
-            let opened =
-                open_pairs_by_id_with(&path, set.clone(), set.clone(), &PairColumns::default(), limits, options);
+            let opened = open_pairs_by_id(&path, set.clone(), set.clone(), &PairColumns::default(), limits, options);
             if let Ok(mut pairs) = opened {
                 let mut batch = PairBatch::default();
                 loop {
@@ -254,9 +252,13 @@ fn fuzz_pairs_paf() {
 fn drain_pairs(path: &Path) {
     // Small batches: every batch boundary of the readers is crossed.
     let limits = BatchLimits { pairs: 2, residues: 64 };
-    if let Ok(mut pairs) =
-        open_pairs(&PairInput::File(path.to_path_buf()), Alphabet::Protein, &PairColumns::default(), limits)
-    {
+    if let Ok(mut pairs) = open_pairs(
+        &PairInput::File(path.to_path_buf()),
+        Alphabet::Protein,
+        &PairColumns::default(),
+        limits,
+        &PairOptions::default(),
+    ) {
         let mut batch = PairBatch::default();
         loop {
             batch.clear();
@@ -317,7 +319,9 @@ fn fuzz_pairs_by_id() {
     fuzz("pairs_by_id", |data| {
         let path = scratch(dir.path(), "c", data);
         let limits = BatchLimits { pairs: 2, residues: 16 };
-        if let Ok(mut pairs) = open_pairs_by_id(&path, set.clone(), set.clone(), &PairColumns::default(), limits) {
+        if let Ok(mut pairs) =
+            open_pairs_by_id(&path, set.clone(), set.clone(), &PairColumns::default(), limits, &PairOptions::default())
+        {
             let mut batch = PairBatch::default();
             loop {
                 batch.clear();

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
-use swarrow::io::pairs::{open_pairs_by_id_with, BatchLimits, PairColumns, PairOptions, SeqSet, SetColumns};
+use swarrow::io::pairs::{open_pairs_by_id, BatchLimits, PairColumns, PairOptions, SeqSet, SetColumns};
 use swarrow::io::CandidateFormat;
 use swarrow::scoring::Alphabet;
 use swarrow::seq::{Frame, PairBatch, Strand};
@@ -163,8 +163,7 @@ fn read_batches(
     options: &PairOptions,
     limits: BatchLimits,
 ) -> swarrow::error::Result<Vec<PairBatch>> {
-    let mut reader =
-        open_pairs_by_id_with(path, reads.clone(), contigs.clone(), &PairColumns::default(), limits, options)?;
+    let mut reader = open_pairs_by_id(path, reads.clone(), contigs.clone(), &PairColumns::default(), limits, options)?;
     let mut out = Vec::new();
     loop {
         let mut batch = PairBatch::default();

@@ -227,7 +227,7 @@ impl Aligner {
                     None => query.clone(),
                 };
                 by_id = true;
-                io::open_pairs_by_id_table_with(pairs, query, target, &columns, limits, &options)?
+                io::open_pairs_by_id_table(pairs, query, target, &columns, limits, &options)?
             }
             (None, Some(_)) => return Err(swarrow::Error::usage("target_seqs needs seqs (the query ids' sequences)")),
         };

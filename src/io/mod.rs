@@ -17,7 +17,6 @@ pub use fasta_blocks::BlockFastaReader;
 pub use input::open_input;
 pub use makedb::{load_database, open_swdb, write_swdb};
 pub use pairs::{
-    open_pair_numbers_by_id, open_pair_numbers_by_id_with, open_pair_table, open_pairs, open_pairs_by_id,
-    open_pairs_by_id_table, open_pairs_by_id_table_with, open_pairs_by_id_with, open_pairs_with, table_records,
+    open_pair_numbers_by_id, open_pair_table, open_pairs, open_pairs_by_id, open_pairs_by_id_table, table_records,
     BatchLimits, Batches, CandidateFormat, PairColumns, PairInput, PairOptions, PairReader, SeqSet, SetColumns, Table,
 };

@@ -227,18 +227,9 @@ fn fused(source: impl Source + 'static) -> Box<dyn PairReader> {
 }
 
 /// Opens a pair input. Errors name the file, the pair number (1-based) and its id.
-pub fn open_pairs(
-    input: &PairInput,
-    alphabet: Alphabet,
-    columns: &PairColumns,
-    limits: BatchLimits,
-) -> Result<Box<dyn PairReader>> {
-    open_pairs_with(input, alphabet, columns, limits, &PairOptions::default())
-}
-
-/// [`open_pairs`] with reader options (`query_text`: whole queries and FASTQ qualities
+/// `options`: reader options (`query_text`: whole queries and FASTQ qualities
 /// for SAM; the other options concern candidates by id).
-pub fn open_pairs_with(
+pub fn open_pairs(
     input: &PairInput,
     alphabet: Alphabet,
     columns: &PairColumns,
@@ -311,19 +302,9 @@ pub fn open_pair_table(
 }
 
 /// Candidate pairs by id from a [`Table`], as [`open_pairs_by_id`] reads a candidate table.
-pub fn open_pairs_by_id_table(
-    candidates: Table,
-    query: Arc<SeqSet>,
-    target: Arc<SeqSet>,
-    columns: &PairColumns,
-    limits: BatchLimits,
-) -> Result<Box<dyn PairReader>> {
-    by_id::from_table(candidates, query, target, columns, limits, &PairOptions::default())
-}
-
-/// [`open_pairs_by_id_table`] with reader options (region and strand columns, windows,
+/// `options`: reader options (region and strand columns, windows,
 /// whole queries for SAM).
-pub fn open_pairs_by_id_table_with(
+pub fn open_pairs_by_id_table(
     candidates: Table,
     query: Arc<SeqSet>,
     target: Arc<SeqSet>,
@@ -338,20 +319,10 @@ pub fn open_pairs_by_id_table_with(
 /// table with the id columns `columns` names and carried columns) against the resident sets
 /// holding their sequences: query ids in `query`, target ids in `target` (the same set for
 /// pairs within one set). Errors name the candidate file, the pair number and the id.
-pub fn open_pairs_by_id(
-    candidates: &Path,
-    query: Arc<SeqSet>,
-    target: Arc<SeqSet>,
-    columns: &PairColumns,
-    limits: BatchLimits,
-) -> Result<Box<dyn PairReader>> {
-    by_id::open(candidates, query, target, columns, limits, true, &PairOptions::default())
-}
-
-/// [`open_pairs_by_id`] with reader options: PAF candidates (told by content or name, or
+/// `options`: reader options: PAF candidates (told by content or name, or
 /// named by `options.format`) with their regions and strands, region and strand columns
 /// of candidate tables, the window around regions, whole queries and qualities for SAM.
-pub fn open_pairs_by_id_with(
+pub fn open_pairs_by_id(
     candidates: &Path,
     query: Arc<SeqSet>,
     target: Arc<SeqSet>,
@@ -364,19 +335,9 @@ pub fn open_pairs_by_id_with(
 
 /// [`open_pairs_by_id`] for an engine that reads the sets where they are: batches hold
 /// only the pairs' sequence numbers (`PairBatch::set_pairs`) and carried columns.
+/// `options`: reader options: PAF and region or strand columns are
+/// refused (their windows are gathered by [`open_pairs_by_id`]).
 pub fn open_pair_numbers_by_id(
-    candidates: &Path,
-    query: Arc<SeqSet>,
-    target: Arc<SeqSet>,
-    columns: &PairColumns,
-    limits: BatchLimits,
-) -> Result<Box<dyn PairReader>> {
-    by_id::open(candidates, query, target, columns, limits, false, &PairOptions::default())
-}
-
-/// [`open_pair_numbers_by_id`] with reader options: PAF and region or strand columns are
-/// refused (their windows are gathered by [`open_pairs_by_id_with`]).
-pub fn open_pair_numbers_by_id_with(
     candidates: &Path,
     query: Arc<SeqSet>,
     target: Arc<SeqSet>,
@@ -551,7 +512,7 @@ mod tests {
         columns: &PairColumns,
         limits: BatchLimits,
     ) -> Result<(Vec<Pair>, Vec<RecordBatch>)> {
-        let mut reader = open_pairs(input, P, columns, limits)?;
+        let mut reader = open_pairs(input, P, columns, limits, &PairOptions::default())?;
         let (mut pairs, mut carried) = (Vec::new(), Vec::new());
         let mut batch = PairBatch::default();
         loop {
