@@ -1,6 +1,9 @@
-// Traceback paths of reported local alignments on the GPU: one thread per rectangle fills
-// its directions (4 bits per cell, in global memory) and walks back from the end, writing
-// the path as 2-bit operations. The path rule is src/engine/traceback.rs's (`trace`, the
+// Traceback paths of reported local alignments on the GPU: one thread (THREADS 1) or one
+// warp (THREADS 32, long rectangles) per rectangle fills its directions (4 bits per cell,
+// in global memory), and one thread walks back from the end, writing the path as 2-bit
+// operations. Both variants compute the same cells in the same order per strip, so their
+// directions and paths are the same; they differ in who computes a strip and where its
+// words lie. The path rule is src/engine/traceback.rs's (`trace`, the
 // specification): the rectangle q[qs..qe] x t[ts..te] is aligned end to end,
 //   E(i,j) = max(H(i,j-1) - oe, E(i,j-1) - ext)     target residue against a gap ('D')
 //   F(i,j) = max(H(i-1,j) - oe, F(i-1,j) - ext)     query residue against a gap ('I')
@@ -13,10 +16,12 @@
 // tie between gap states follows the kind, not the direction). A cell's nibble: bits 0-1
 // where H came from (0 diagonal, 1 horizontal state, 2 vertical state), bit 2 the
 // horizontal state opened here, bit 3 the vertical state opened here. A strip's column is
-// one 64-bit word. Jobs come sorted so that a warp's 32 rectangles have similar shapes; a
-// warp shares one region laid out [strip][column][lane], so every store of a column is one
-// coalesced 256-byte line, and the row between strips goes through scratch laid out
-// [column][lane] the same way.
+// one 64-bit word. THREADS 1: jobs come sorted so that a warp's 32 rectangles have similar
+// shapes; a warp shares one region laid out [strip][column][lane], so every store of a
+// column is one coalesced 256-byte line, and the row between strips goes through scratch
+// laid out [column][lane] the same way. THREADS 32: a band of 32 strips runs as a
+// wavefront over the warp's lanes (lane l one step behind lane l - 1), its words laid out
+// [band][step][lane], and one scratch row per job carries a band's bottom to the next.
 //
 // Output per job: up to ceil((m + n) / 16) words of operations, last first (16 per word,
 // 2 bits each: 0 a pair, 1 'D', 2 'I'), and meta = (operations, H(m,n), 1 if the walk ended
@@ -44,114 +49,84 @@ typedef unsigned long long u64;
 #ifndef MODE
 #define MODE 0
 #endif
+#ifndef THREADS
+#define THREADS 1
+#endif
+// Rows of one band of the warp variant: a strip per lane.
+#define BAND (32 * ROWS)
 
-// jobs[k] = (query offset in seqs, target offset, m, n); the launch covers jobs
-// [first, first + njobs), first a multiple of 32. Per warp w (w = k / 32): region[w] =
-// (first word of its directions in dirs, columns (its longest side), first scratch column
-// pair in scratch). out_at[k]: first word of job k in ops.
-extern "C" __global__ void __launch_bounds__(128)
-    path_trace(const uint4* __restrict__ jobs, int first, int njobs, const ulonglong2* __restrict__ region,
-               const u8* __restrict__ seqs, const signed char* __restrict__ matrix, int nc1, int oe, int ext,
-               u64* __restrict__ dirs, int2* __restrict__ scratch, const u64* __restrict__ out_at,
-               u32* __restrict__ ops, int4* __restrict__ meta, int idents) {
-    extern __shared__ signed char mat[];
-    for (int x = threadIdx.x; x < nc1 * nc1; x += blockDim.x) mat[x] = matrix[x];
-    __syncthreads();
-    const int k = first + blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= first + njobs) return;
-    const uint4 job = jobs[k];
-    const bool tr = job.z > job.w;  // rows walk the target
-    const u8* rs = seqs + (tr ? job.y : job.x);
-    const u8* cs = seqs + (tr ? job.x : job.y);
-    const int rows = tr ? job.w : job.z;
-    const int cols = tr ? job.z : job.w;
-    const int lane = k & 31;
-    const ulonglong2 reg = region[k >> 5];
-    const u64 stride = (u64)(u32)(reg.y & 0xffffffffu);  // columns of the warp's region
-    u64* dw = dirs + reg.x + lane;
-    int2* sw = scratch + (reg.y >> 32) + lane;
-    const int pad = nc1 - 1;
-    // Ties between the gap states: 'D' first. Not transposed, 'D' is horizontal (e >= f
-    // picks it); transposed, it is vertical (e > f is needed for the horizontal one).
-    const int tie = tr ? 0 : 1;
-    const int cstep = tr ? nc1 : 1;
-    int result = NEG;
-
-    for (int i0 = 0, strip = 0; i0 < rows; i0 += ROWS, strip++) {
-        int hl[ROWS], e[ROWS], rowbase[ROWS];
+// A strip's registers before its first column: H(i0 + r + 1, 0) and E(i0 + r + 1, 0) of its
+// rows, their residues' matrix rows (padding past the rectangle), and H(i0, 0), the
+// diagonal of its first column.
+__device__ __forceinline__ void strip_start(int i0, int rows, const u8* rs, int pad, bool tr, int nc1, int oe,
+                                            int ext, int (&hl)[ROWS], int (&e)[ROWS], int (&rowbase)[ROWS],
+                                            int& diag) {
 #pragma unroll
-        for (int r = 0; r < ROWS; r++) {
+    for (int r = 0; r < ROWS; r++) {
 #if MODE
-            hl[r] = -(oe + (i0 + r) * ext);  // H(i0 + r + 1, 0)
+        hl[r] = -(oe + (i0 + r) * ext);
 #else
-            hl[r] = NEG;  // H(i, 0)
+        hl[r] = NEG;
 #endif
-            e[r] = NEG;   // E(i, 0)
-            const int rc = i0 + r < rows ? rs[i0 + r] : pad;
-            rowbase[r] = tr ? rc : rc * nc1;
-        }
-#if MODE
-        int diag = i0 == 0 ? 0 : -(oe + (i0 - 1) * ext);  // H(i0, 0) of the row above the strip
-#else
-        int diag = i0 == 0 ? 0 : NEG;  // H(i0, 0) of the row above the strip
-#endif
-        const bool last_strip = i0 + ROWS >= rows;
-        u64* col_word = dw + (u64)strip * stride * 32;
-        // The next column's residue and row above are loaded a column ahead: a thread has
-        // few warps beside it to hide a load behind.
-        int c_next = cs[0];
-#if MODE
-        // Row 0: H(0, j + 1) = -(oe + j * ext), F(0, j + 1) = -inf.
-        int2 above_next = i0 > 0 ? sw[0] : make_int2(-oe, NEG);
-#else
-        int2 above_next = i0 > 0 ? sw[0] : make_int2(NEG, NEG);
-#endif
-        for (int j = 0; j < cols; j++) {
-            const int2 above = above_next;
-            const int cc = c_next * cstep;
-            if (j + 1 < cols) {
-                c_next = cs[j + 1];
-                if (i0 > 0) above_next = sw[(u64)(j + 1) * 32];
-#if MODE
-                else above_next = make_int2(-(oe + (j + 1) * ext), NEG);
-#endif
-            }
-            const int up = above.x, fup = above.y;
-            int hd = diag;
-            diag = up;
-            int hu = up, f = fup;
-            u32 lo = 0, hi = 0;
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                const int s = mat[rowbase[r] + cc];
-                bool h_open, v_open, from_d;
-                e[r] = __vibmax_s32(hl[r] - oe, e[r] - ext, &h_open);
-                f = __vibmax_s32(hu - oe, f - ext, &v_open);
-                const int gap = max(e[r], f);
-                const u32 gap_from = e[r] + tie > f ? 1u : 2u;
-                const int h = __vibmax_s32(hd + s, gap, &from_d);
-                const u32 nib = (from_d ? 0u : gap_from) | (h_open ? 4u : 0u) | (v_open ? 8u : 0u);
-                if (r < 8) {
-                    lo |= nib << (4 * r);
-                } else {
-                    hi |= nib << (4 * (r - 8));
-                }
-                hd = hl[r];
-                hl[r] = h;
-                hu = h;
-            }
-            col_word[(u64)j * 32] = ((u64)hi << 32) | lo;
-            if (!last_strip) sw[(u64)j * 32] = make_int2(hu, f);
-        }
-        if (last_strip) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                if (i0 + r == rows - 1) result = hl[r];
-            }
-        }
+        e[r] = NEG;
+        const int rc = i0 + r < rows ? rs[i0 + r] : pad;
+        rowbase[r] = tr ? rc : rc * nc1;
     }
+#if MODE
+    diag = i0 == 0 ? 0 : -(oe + (i0 - 1) * ext);
+#else
+    diag = i0 == 0 ? 0 : NEG;
+#endif
+}
 
-    // The walk, from H(rows-1, cols-1) (0-based) back to before (0, 0).
+// The border above the first strip at column j (0-based): (H(0, j + 1), F(0, j + 1)).
+__device__ __forceinline__ int2 top_border(int j, int oe, int ext) {
+#if MODE
+    return make_int2(-(oe + j * ext), NEG);
+#else
+    return make_int2(NEG, NEG);
+#endif
+}
+
+// One column of a strip: its ROWS cells against the column residue `cc` (its matrix
+// offset), from the row above (up, fup); `diag` carries H of the row above one column
+// back. Returns the column's direction word; (hu, f) become the strip's bottom H and F.
+__device__ __forceinline__ u64 strip_column(int (&hl)[ROWS], int (&e)[ROWS], const int (&rowbase)[ROWS],
+                                            const signed char* mat, int cc, int& diag, int up, int fup, int oe,
+                                            int ext, int tie, int& hu, int& f) {
+    int hd = diag;
+    diag = up;
+    hu = up;
+    f = fup;
+    u32 lo = 0, hi = 0;
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+        const int s = mat[rowbase[r] + cc];
+        bool h_open, v_open, from_d;
+        e[r] = __vibmax_s32(hl[r] - oe, e[r] - ext, &h_open);
+        f = __vibmax_s32(hu - oe, f - ext, &v_open);
+        const int gap = max(e[r], f);
+        const u32 gap_from = e[r] + tie > f ? 1u : 2u;
+        const int h = __vibmax_s32(hd + s, gap, &from_d);
+        const u32 nib = (from_d ? 0u : gap_from) | (h_open ? 4u : 0u) | (v_open ? 8u : 0u);
+        if (r < 8) {
+            lo |= nib << (4 * r);
+        } else {
+            hi |= nib << (4 * (r - 8));
+        }
+        hd = hl[r];
+        hl[r] = h;
+        hu = h;
+    }
+    return ((u64)hi << 32) | lo;
+}
+
+// The walk from H(rows-1, cols-1) (0-based) back to before (0, 0), reading the direction
+// word of (strip, column) through `word_at`; writes job k's operations (or counts) and meta.
+template <class WordAt>
+__device__ __forceinline__ void walk(int k, WordAt word_at, int rows, int cols, bool tr, const u8* rs,
+                                     const u8* cs, int result, const u64* __restrict__ out_at,
+                                     u32* __restrict__ ops, int4* __restrict__ meta, int idents) {
     const u32 h_kind = tr ? 2u : 1u, v_kind = tr ? 1u : 2u;
 #ifndef PATH_COUNTS
     u32* out = ops + out_at[k];
@@ -168,7 +143,7 @@ extern "C" __global__ void __launch_bounds__(128)
     while (i >= 0 && j >= 0) {
         const int strip = i / ROWS;
         if (strip != at_strip || j != at_col) {
-            word = dw[((u64)strip * stride + j) * 32];
+            word = word_at(strip, j);
             at_strip = strip;
             at_col = j;
         }
@@ -241,5 +216,127 @@ extern "C" __global__ void __launch_bounds__(128)
     ops[2 * (u64)k] = ident;
     ops[2 * (u64)k + 1] = opens;
     meta[k] = make_int4(n, result, ended, (int)pairs);
+#endif
+}
+
+// jobs[k] = (query offset in seqs, target offset, m, n); the launch covers jobs
+// [first, first + njobs). THREADS 1: first is a multiple of 32, and per warp w (w = k / 32)
+// region[w] = (first word of its directions in dirs, columns (its longest side) | first
+// scratch cell << 32). THREADS 32: per job region[k] = (first word of its directions,
+// first scratch cell). out_at[k]: first word of job k in ops.
+extern "C" __global__ void __launch_bounds__(128)
+    path_trace(const uint4* __restrict__ jobs, int first, int njobs, const ulonglong2* __restrict__ region,
+               const u8* __restrict__ seqs, const signed char* __restrict__ matrix, int nc1, int oe, int ext,
+               u64* __restrict__ dirs, int2* __restrict__ scratch, const u64* __restrict__ out_at,
+               u32* __restrict__ ops, int4* __restrict__ meta, int idents) {
+    extern __shared__ signed char mat[];
+    for (int x = threadIdx.x; x < nc1 * nc1; x += blockDim.x) mat[x] = matrix[x];
+    __syncthreads();
+#if THREADS == 1
+    const int k = first + blockIdx.x * blockDim.x + threadIdx.x;
+#else
+    const int k = first + (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+#endif
+    if (k >= first + njobs) return;
+    const uint4 job = jobs[k];
+    const bool tr = job.z > job.w;  // rows walk the target
+    const u8* rs = seqs + (tr ? job.y : job.x);
+    const u8* cs = seqs + (tr ? job.x : job.y);
+    const int rows = tr ? job.w : job.z;
+    const int cols = tr ? job.z : job.w;
+    const int lane = threadIdx.x & 31;
+    const int pad = nc1 - 1;
+    // Ties between the gap states: 'D' first. Not transposed, 'D' is horizontal (e >= f
+    // picks it); transposed, it is vertical (e > f is needed for the horizontal one).
+    const int tie = tr ? 0 : 1;
+    const int cstep = tr ? nc1 : 1;
+    int result = NEG;
+    int hl[ROWS], e[ROWS], rowbase[ROWS], diag;
+
+#if THREADS == 1
+    const ulonglong2 reg = region[k >> 5];
+    const u64 stride = (u64)(u32)(reg.y & 0xffffffffu);  // columns of the warp's region
+    u64* dw = dirs + reg.x + lane;
+    int2* sw = scratch + (reg.y >> 32) + lane;
+    for (int i0 = 0, strip = 0; i0 < rows; i0 += ROWS, strip++) {
+        strip_start(i0, rows, rs, pad, tr, nc1, oe, ext, hl, e, rowbase, diag);
+        const bool last_strip = i0 + ROWS >= rows;
+        u64* col_word = dw + (u64)strip * stride * 32;
+        // The next column's residue and row above are loaded a column ahead: a thread has
+        // few warps beside it to hide a load behind.
+        int c_next = cs[0];
+        int2 above_next = i0 > 0 ? sw[0] : top_border(0, oe, ext);
+        for (int j = 0; j < cols; j++) {
+            const int2 above = above_next;
+            const int cc = c_next * cstep;
+            if (j + 1 < cols) {
+                c_next = cs[j + 1];
+                above_next = i0 > 0 ? sw[(u64)(j + 1) * 32] : top_border(j + 1, oe, ext);
+            }
+            int hu, f;
+            col_word[(u64)j * 32] = strip_column(hl, e, rowbase, mat, cc, diag, above.x, above.y, oe, ext, tie, hu, f);
+            if (!last_strip) sw[(u64)j * 32] = make_int2(hu, f);
+        }
+        if (last_strip) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (i0 + r == rows - 1) result = hl[r];
+            }
+        }
+    }
+    walk(
+        k, [&](int strip, int j) { return dw[((u64)strip * stride + j) * 32]; }, rows, cols, tr, rs, cs, result,
+        out_at, ops, meta, idents);
+#else
+    // A warp per rectangle: bands of BAND rows, lane l holding the band's strip l. Lane l
+    // takes column t - l at step t, so the row above its strip (lane l - 1's bottom of the
+    // same column, one step earlier) comes by a shuffle; lane 0 reads it from the band
+    // above through the job's scratch row, which lane 31 writes. A band's directions are
+    // laid out [step][lane]: each step's stores are one coalesced 256-byte line.
+    const ulonglong2 reg = region[k];
+    u64* dw = dirs + reg.x;
+    int2* sw = scratch + reg.y;
+    const u64 steps = (u64)cols + 31;
+    for (int b0 = 0, band = 0; b0 < rows; b0 += BAND, band++) {
+        strip_start(b0 + lane * ROWS, rows, rs, pad, tr, nc1, oe, ext, hl, e, rowbase, diag);
+        const bool last_band = b0 + BAND >= rows;
+        u64* band_word = dw + (u64)band * steps * 32 + lane;
+        int hu = NEG, f = NEG;
+        int c_next = cs[0];
+        int2 above_next = lane == 0 ? (b0 > 0 ? sw[0] : top_border(0, oe, ext)) : make_int2(NEG, NEG);
+        for (int t = 0; t < cols + 31; t++) {
+            const int up = __shfl_up_sync(0xffffffffu, hu, 1);
+            const int fup = __shfl_up_sync(0xffffffffu, f, 1);
+            const int j = t - lane;
+            if (j >= 0 && j < cols) {
+                const int2 above = lane == 0 ? above_next : make_int2(up, fup);
+                const int cc = c_next * cstep;
+                if (j + 1 < cols) {
+                    c_next = cs[j + 1];
+                    if (lane == 0) above_next = b0 > 0 ? sw[j + 1] : top_border(j + 1, oe, ext);
+                }
+                band_word[(u64)t * 32] =
+                    strip_column(hl, e, rowbase, mat, cc, diag, above.x, above.y, oe, ext, tie, hu, f);
+                if (lane == 31 && !last_band) sw[j] = make_int2(hu, f);
+            }
+        }
+        if (last_band && lane == (rows - 1 - b0) / ROWS) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (b0 + lane * ROWS + r == rows - 1) result = hl[r];
+            }
+        }
+        // Lane 31's scratch row and every lane's directions, seen by the lanes after.
+        __syncwarp();
+    }
+    result = __shfl_sync(0xffffffffu, result, ((rows - 1) % BAND) / ROWS);
+    if (lane != 0) return;
+    walk(
+        k,
+        [&](int strip, int j) {
+            const int l = strip & 31;
+            return dw[((u64)(strip >> 5) * steps + j + l) * 32 + l];
+        },
+        rows, cols, tr, rs, cs, result, out_at, ops, meta, idents);
 #endif
 }

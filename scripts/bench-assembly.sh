@@ -6,19 +6,22 @@
 #   reads    minimap2 -x sr candidates; swarrow query-global in the windows to BAM, SAM, PAF
 #            and Arrow; GPU against --device cpu (SAM text, @PG aside); --strand both
 #            against the candidates' own strands; minimap2 -ax sr (mapping and alignment)
-#   overlaps minimap2 -x ava-pb candidates; swarrow semi-global in the windows, coordinates
-#            (Arrow) and PAF; GPU against --device cpu on the first CHECK_LONG candidates;
-#            minimap2 -c (base-level alignment, PAF with cg:Z)
+#   overlaps minimap2 -x ava-pb candidates; swarrow by the overlap recipe in the windows,
+#            coordinates (Arrow), PAF and PAF with cg:Z of every candidate; GPU against
+#            --device cpu (PAF with cg:Z) on the first CHECK_LONG candidates; minimap2 -c
+#            (base-level alignment, PAF with cg:Z)
 #
 #   G=.gpu scripts/bench-assembly.sh
 # Environment: G (.gpu), WORK (/tmp/asm), SHORT (500000), LONG (7500), CHECK_LONG (2000),
-# STAGES ("reads overlaps").
+# STAGES ("reads overlaps"), OVERLAP (the recipe's mode options).
 set -uo pipefail
 G=${G:-.gpu}
 W=${WORK:-/tmp/asm}
 SHORT=${SHORT:-500000}
 LONG=${LONG:-7500}
 CHECK_LONG=${CHECK_LONG:-2000}
+# The overlap recipe's mode options (the README's).
+OVERLAP=${OVERLAP:---mode semi-global}
 STAGES=${STAGES:-reads overlaps}
 SW=$G/swarrow
 MM=$G/minimap2
@@ -72,14 +75,15 @@ case " $STAGES " in *" overlaps "*)
   echo "== long-read overlaps: $LONG reads"
   echo "minimap2 -x ava-pb (candidates): $(secs $W/lr/ava.paf $MM -t $T -x ava-pb $W/lr/long.fq $W/lr/long.fq) s"
   echo "candidates: $(wc -l < $W/lr/ava.paf)"
-  OV="align --dna --mode semi-global --pairs $W/lr/ava.paf --seqs $W/lr/long.fq"
+  OV="align --dna $OVERLAP --pairs $W/lr/ava.paf --seqs $W/lr/long.fq"
   echo "swarrow coordinates (Arrow): $(secs /dev/null $SW $OV --format arrow --columns query,target,strand,score,qstart,qend,tstart,tend) s"
-  echo "swarrow coordinates, --window full: $(secs /dev/null $SW $OV --window full --format arrow --columns query,target,score,qstart,qend,tstart,tend) s"
-  head -$CHECK_LONG $W/lr/ava.paf > $W/lr/check.paf
-  OC="align --dna --mode semi-global --pairs $W/lr/check.paf --seqs $W/lr/long.fq"
-  echo "swarrow PAF, $CHECK_LONG candidates: $(secs $W/lr/g.paf $SW $OC --format paf) s"
-  echo "swarrow PAF with cg:Z, $CHECK_LONG candidates: $(secs $W/lr/gc.paf $SW $OC --format paf --columns cigar) s"
-  $SW $OC --format paf --device cpu > $W/lr/c.paf
-  echo "GPU = CPU, overlaps PAF ($CHECK_LONG): $(same $W/lr/g.paf $W/lr/c.paf)"
+  echo "swarrow PAF, all candidates: $(secs $W/lr/g.paf $SW $OV --format paf) s"
+  echo "swarrow PAF with cg:Z, all candidates: $(secs $W/lr/gc.paf $SW $OV --format paf --columns cigar) s"
+  $SW $OV --format paf --stats 2>&1 >/dev/null | grep -E 'wall|stage|bound|trace|path|kernel' | head -12
   echo "minimap2 -c -x ava-pb (cg:Z): $(secs /dev/null $MM -t $T -c -x ava-pb $W/lr/long.fq $W/lr/long.fq) s"
+  head -$CHECK_LONG $W/lr/ava.paf > $W/lr/check.paf
+  OC="align --dna $OVERLAP --pairs $W/lr/check.paf --seqs $W/lr/long.fq"
+  $SW $OC --format paf --columns cigar --device cpu > $W/lr/c.paf
+  $SW $OC --format paf --columns cigar > $W/lr/gcc.paf
+  echo "GPU = CPU, overlaps PAF with cg:Z ($CHECK_LONG candidates): $(same $W/lr/gcc.paf $W/lr/c.paf) ($(wc -l < $W/lr/c.paf) lines)"
 esac

@@ -192,23 +192,32 @@ pub fn align(rows: u32, packed: bool, pipelined: bool, kind: AlignKind) -> Build
     build(Kernel::Align, Some(Shape { threads: 0, rows }), &suffix, options)
 }
 
-/// The traceback kernel: one thread per rectangle, strips of 16 rows (one 64-bit word of
-/// 4-bit directions per column), of local alignments or, `AlignKind::Modes` (`-DMODE=1`),
-/// of global and semi-global ones.
-pub fn path_trace(kind: AlignKind) -> Build {
-    let (extra, suffix) = kind.options();
-    let options = extra.iter().map(|o| o.to_string()).collect();
-    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), suffix, options)
+/// The traceback kernel: `threads` (1, or 32: a warp) per rectangle, strips of 16 rows
+/// (one 64-bit word of 4-bit directions per column), of local alignments or,
+/// `AlignKind::Modes` (`-DMODE=1`), of global and semi-global ones.
+pub fn path_trace(kind: AlignKind, threads: u32) -> Build {
+    path_build(kind, threads, false)
 }
 
 /// The traceback kernel counting each path (pairs, identities, gap opens) instead of
 /// writing it: the identity columns alone.
-pub fn path_counts(kind: AlignKind) -> Build {
-    let (extra, suffix) = kind.options();
-    let mut options = vec!["-DPATH_COUNTS=1".to_string()];
-    options.extend(extra.iter().map(|o| o.to_string()));
-    build(Kernel::PathTrace, Some(Shape { threads: 1, rows: 16 }), &format!("_counts{suffix}"), options)
+pub fn path_counts(kind: AlignKind, threads: u32) -> Build {
+    path_build(kind, threads, true)
 }
+
+fn path_build(kind: AlignKind, threads: u32, counts: bool) -> Build {
+    let (extra, suffix) = kind.options();
+    let mut options = vec![format!("-DTHREADS={threads}")];
+    if counts {
+        options.push("-DPATH_COUNTS=1".to_string());
+    }
+    options.extend(extra.iter().map(|o| o.to_string()));
+    let suffix = format!("{}{suffix}", if counts { "_counts" } else { "" });
+    build(Kernel::PathTrace, Some(Shape { threads, rows: 16 }), &suffix, options)
+}
+
+/// Threads per rectangle of the traceback kernel's variants.
+pub const PATH_THREADS: [u32; 2] = [1, 32];
 
 /// The PairHMM kernel in single or double precision; `extra` are tuning options.
 pub fn pairhmm(double: bool, extra: &[String]) -> Build {
@@ -233,8 +242,10 @@ pub fn all() -> Vec<Build> {
         }
     }
     for kind in [AlignKind::Local, AlignKind::Modes] {
-        out.push(path_trace(kind));
-        out.push(path_counts(kind));
+        for threads in PATH_THREADS {
+            out.push(path_trace(kind, threads));
+            out.push(path_counts(kind, threads));
+        }
     }
     out.extend([false, true].map(|d| pairhmm(d, &[])));
     out.push(pair_bins());
@@ -259,6 +270,7 @@ mod tests {
         assert!(names.contains(&"path_trace_t1_r16_counts".to_string()));
         assert!(names.contains(&"path_trace_t1_r16_modes".to_string()));
         assert!(names.contains(&"path_trace_t1_r16_counts_modes".to_string()));
+        assert!(names.contains(&"path_trace_t32_r16_counts_modes".to_string()));
         let mut sorted = names.clone();
         sorted.sort();
         sorted.dedup();

@@ -1,7 +1,8 @@
 //! Planning of the GPU traceback (`kernels/path_trace.cu`), pure CPU code tested without a
-//! GPU: jobs (one rectangle per thread) sorted so that a warp's rectangles have one shape,
-//! each warp's region of direction words and scratch, launches that keep the directions
-//! held at once under a budget, and where each job's operations go.
+//! GPU: jobs (one rectangle per thread, or per warp for long rectangles) sorted so that
+//! neighbours have one shape, each job's or warp's region of direction words and scratch,
+//! launches that keep the directions held at once under a budget, and where each job's
+//! operations go.
 
 use crate::engine::mode::AlignMode;
 use crate::engine::{traceback, Alignment};
@@ -14,9 +15,15 @@ pub const PATH_ROWS: u64 = 16;
 pub const PATH_BUDGET_WORDS: u64 = 1 << 24;
 /// Threads whose regions interleave (a warp).
 const LANES: u64 = 32;
+/// Rows of one band of the warp variant (a strip per lane).
+const BAND_ROWS: u64 = LANES * PATH_ROWS;
+/// Rectangles whose shorter side has at least this many rows go to the warp variant: one
+/// thread walking 10,000 x 10,000 cells alone kept the GPU idle (a launch holds few such
+/// rectangles), while short rectangles fill a warp's lanes with 32 rectangles.
+pub const WARP_MIN_ROWS: u64 = 256;
 
-/// One launch: jobs `first..first + count` (first a multiple of 32), with the direction
-/// words and scratch cells its warps' regions take.
+/// One launch: jobs `first..first + count` (with one thread per job, first a multiple of
+/// 32), with the direction words and scratch cells its jobs' regions take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathLaunch {
     pub first: usize,
@@ -27,19 +34,22 @@ pub struct PathLaunch {
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct PathPlan {
+    /// Threads per job: the kernel variant (`kernels::PATH_THREADS`).
+    pub threads: u32,
     /// Per job: (query offset, target offset, m, n) of the rectangle.
     pub jobs: Vec<u32>,
     /// Per job: the pair it belongs to.
     pub index: Vec<u32>,
-    /// Per warp: (first direction word, relative to its launch; its columns | first
-    /// scratch cell, relative to its launch, << 32).
+    /// One thread per job, per warp of jobs: (first direction word, relative to its launch;
+    /// its columns | first scratch cell, relative to its launch, << 32). A warp per job,
+    /// per job: (first direction word, first scratch cell), relative to its launch.
     pub region: Vec<u64>,
     /// Per job: its first word of operations; `out_words` in all.
     pub out_at: Vec<u64>,
     pub out_words: usize,
     pub launches: Vec<PathLaunch>,
-    /// Pairs with an alignment the GPU does not take (a warp's region over the budget; in
-    /// the modes also a side without residues, or values past the path rule's 32 bits).
+    /// Pairs with an alignment the GPU does not take (a region over the budget; in the
+    /// modes also a side without residues, or values past the path rule's 32 bits).
     pub elsewhere: Vec<u32>,
 }
 
@@ -48,30 +58,54 @@ fn strips_cols(m: u64, n: u64) -> (u64, u64) {
     (m.min(n).div_ceil(PATH_ROWS), m.max(n))
 }
 
+/// Direction words and scratch cells of one rectangle in the warp variant: bands of
+/// [`BAND_ROWS`] over the shorter side, each `cols + 31` steps of a word per lane, and a
+/// scratch row between bands.
+fn warp_region(m: u64, n: u64) -> (u64, u64) {
+    let (rows, cols) = (m.min(n), m.max(n));
+    let bands = rows.div_ceil(BAND_ROWS);
+    (bands * (cols + LANES - 1) * LANES, if bands > 1 { cols } else { 0 })
+}
+
+/// Threads per rectangle of `m` by `n` when the warp variant takes shorter sides from
+/// `warp_min_rows` on ([`WARP_MIN_ROWS`] outside tests).
+pub fn path_threads(m: u64, n: u64, warp_min_rows: u64) -> u32 {
+    if m.min(n) >= warp_min_rows {
+        LANES as u32
+    } else {
+        1
+    }
+}
+
 /// Words of operations a job may write: one 2-bit operation per residue at most.
 pub fn op_words(m: u64, n: u64) -> u64 {
     (m + n).div_ceil(16).max(1)
 }
 
-/// Jobs for the alignments of `mode` the kernel traces: rectangles q[qstart..=qend] x
+/// Jobs for the alignments of `mode` the kernel variant of `threads` per rectangle traces
+/// (those [`path_threads`] gives it with `warp_min_rows`): rectangles q[qstart..=qend] x
 /// t[tstart..=tend] (offsets into the piece's residues, as `pack_descs` lays them out),
-/// sorted by strips then columns (most first) so a warp's region is close to each of its
-/// rectangles; launches take whole warps while their directions stay within
-/// `budget_words`. A rectangle whose warp alone would exceed it (or whose sides exceed 32
-/// bits) is left `elsewhere`. In local mode a score of 0 or below is no alignment (no job,
-/// an empty path); in the global and semi-global modes every alignment has a path (the
-/// kernel's modes variant, `traceback::trace_mode`'s rule), and those with a side without
-/// residues (one gap) or values past the rule's 32 bits (`traceback::mode_values_fit`,
-/// with `sc`) are left `elsewhere` too.
+/// sorted by strips then columns (most first) so that a warp's or a launch's rectangles
+/// are alike; launches take whole warps (one thread per job) or jobs (a warp per job) while
+/// their directions stay within `budget_words`. A rectangle whose region alone would
+/// exceed it (or whose sides exceed 32 bits) is left `elsewhere`. In local mode a score of
+/// 0 or below is no alignment (no job, an empty path); in the global and semi-global modes
+/// every alignment has a path (the kernel's modes variant, `traceback::trace_mode`'s rule),
+/// and those with a side without residues (one gap) or values past the rule's 32 bits
+/// (`traceback::mode_values_fit`, with `sc`) are left `elsewhere` too (by every variant).
+#[allow(clippy::too_many_arguments)]
 pub fn plan_paths(
     pairs: PairSeqs<'_>,
     alignments: &[Alignment],
     budget_words: u64,
     mode: AlignMode,
     sc: &Scoring,
+    threads: u32,
+    warp_min_rows: u64,
 ) -> PathPlan {
+    let warp = threads as u64 == LANES;
     let offsets: Vec<usize> = pairs.offsets().collect();
-    let mut plan = PathPlan::default();
+    let mut plan = PathPlan { threads, ..PathPlan::default() };
     let mut order: Vec<((u64, u64), u32, [u32; 4])> = Vec::new();
     for (i, a) in alignments.iter().enumerate() {
         if mode.is_local() && a.score <= 0 {
@@ -82,9 +116,13 @@ pub fn plan_paths(
             continue;
         }
         let (m, n) = ((a.qend - a.qstart + 1) as u64, (a.tend - a.tstart + 1) as u64);
+        if path_threads(m, n, warp_min_rows) != threads {
+            continue;
+        }
         let (strips, cols) = strips_cols(m, n);
+        let words = if warp { warp_region(m, n).0 } else { strips * cols * LANES };
         let fits = mode.is_local() || traceback::mode_values_fit(m as usize, n as usize, sc);
-        if strips * cols * LANES > budget_words || cols >= 1 << 31 || !fits {
+        if words > budget_words || cols >= 1 << 31 || !fits {
             plan.elsewhere.push(i as u32);
             continue;
         }
@@ -100,19 +138,30 @@ pub fn plan_paths(
         plan.out_at.push(plan.out_words as u64);
         plan.out_words += op_words(job[2] as u64, job[3] as u64) as usize;
     }
+    // Each unit (a warp of jobs, or one job of a warp) takes its region in its launch.
+    let unit = if warp { 1 } else { LANES as usize };
     let mut launch = PathLaunch { first: 0, count: 0, dirs_words: 0, scratch_cells: 0 };
-    for (w, warp) in order.chunks(LANES as usize).enumerate() {
-        let strips = warp.iter().map(|(s, ..)| s.0).max().unwrap_or(1);
-        let cols = warp.iter().map(|(s, ..)| s.1).max().unwrap_or(1);
-        let words = strips * cols * LANES;
-        let scratch = if strips > 1 { cols * LANES } else { 0 };
+    for (w, group) in order.chunks(unit).enumerate() {
+        let (words, scratch) = if warp {
+            let job = &group[0].2;
+            warp_region(job[2] as u64, job[3] as u64)
+        } else {
+            let strips = group.iter().map(|(s, ..)| s.0).max().unwrap_or(1);
+            let cols = group.iter().map(|(s, ..)| s.1).max().unwrap_or(1);
+            (strips * cols * LANES, if strips > 1 { cols * LANES } else { 0 })
+        };
         if launch.count > 0 && launch.dirs_words + words > budget_words {
             plan.launches.push(launch);
-            launch = PathLaunch { first: w * LANES as usize, count: 0, dirs_words: 0, scratch_cells: 0 };
+            launch = PathLaunch { first: w * unit, count: 0, dirs_words: 0, scratch_cells: 0 };
         }
         plan.region.push(launch.dirs_words);
-        plan.region.push(cols | launch.scratch_cells << 32);
-        launch.count += warp.len();
+        if warp {
+            plan.region.push(launch.scratch_cells);
+        } else {
+            let cols = group.iter().map(|(s, ..)| s.1).max().unwrap_or(1);
+            plan.region.push(cols | launch.scratch_cells << 32);
+        }
+        launch.count += group.len();
         launch.dirs_words += words;
         launch.scratch_cells += scratch;
     }
@@ -155,10 +204,31 @@ mod tests {
         let tr = job[2] > job[3];
         let (rs, cs) = if tr { (job[1], job[0]) } else { (job[0], job[1]) };
         let (rows, cols) = if tr { (job[3] as usize, job[2] as usize) } else { (job[2] as usize, job[3] as usize) };
+        let warp = plan.threads == 32;
         let lane = k & 31;
-        let (base, packed) = (plan.region[2 * (k >> 5)], plan.region[2 * (k >> 5) + 1]);
+        // One thread per job: its warp's region, interleaved by lane; a warp per job: its
+        // own region, words [band][step][lane] (lane = strip % 32, step = column + lane).
+        let (base, packed) = if warp {
+            (plan.region[2 * k], plan.region[2 * k + 1])
+        } else {
+            (plan.region[2 * (k >> 5)], plan.region[2 * (k >> 5) + 1])
+        };
         let stride = packed & 0xffff_ffff;
-        let sbase = (packed >> 32) as usize;
+        let sbase = if warp { packed as usize } else { (packed >> 32) as usize };
+        let steps = cols + 31;
+        let dir_at = |strip: usize, j: usize| {
+            if warp {
+                let l = strip & 31;
+                base as usize + ((strip >> 5) * steps + j + l) * 32 + l
+            } else {
+                base as usize + (strip * stride as usize + j) * 32 + lane
+            }
+        };
+        // The row above a strip: the scratch row between strips (one thread per job) or
+        // between bands (a warp per job, whose strips inside a band pass it by shuffles,
+        // kept here in `passed`).
+        let scratch_at = |j: usize| if warp { sbase + j } else { sbase + j * 32 + lane };
+        let mut passed = vec![(NEG, NEG); cols];
         let (oe, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
         let score = |r: u8, c: u8| {
             let (a, b) = if tr { (c, r) } else { (r, c) };
@@ -167,7 +237,6 @@ mod tests {
         let pad = (nc1 - 1) as u8;
         let tie = if tr { 0 } else { 1 };
         let mut result = NEG;
-        let dir_at = |strip: usize, j: usize| base as usize + (strip * stride as usize + j) * 32 + lane;
         let mut strip = 0;
         let mut i0 = 0;
         while i0 < rows {
@@ -190,7 +259,8 @@ mod tests {
                 let (up, fup) = match (i0, modes) {
                     (0, true) => (-(oe + j as i32 * ext), NEG),
                     (0, false) => (NEG, NEG),
-                    _ => scratch[sbase + j * 32 + lane],
+                    _ if warp && strip % 32 != 0 => passed[j],
+                    _ => scratch[scratch_at(j)],
                 };
                 let c = seqs[cs as usize + j];
                 let mut hd = diag;
@@ -218,7 +288,11 @@ mod tests {
                 }
                 dirs[dir_at(strip, j)] = word;
                 if !last {
-                    scratch[sbase + j * 32 + lane] = (hu, f);
+                    if warp && strip % 32 != 31 {
+                        passed[j] = (hu, f);
+                    } else {
+                        scratch[scratch_at(j)] = (hu, f);
+                    }
                 }
             }
             if last {
@@ -305,7 +379,24 @@ mod tests {
     /// Every pair aligned in `mode` by the scalar reference, traced through the plan and
     /// the emulated kernel (its modes variant outside local mode), compared with
     /// `trace_mode`: operations, statistics and the counting variant's counters.
+    /// Both variants: every rectangle to one thread, then every rectangle to a warp.
     fn check_mode(sc: &Scoring, seqs: &[(Vec<u8>, Vec<u8>)], budget: u64, mode: AlignMode) -> Covered {
+        let warped = check_variant(sc, seqs, budget, mode, 32, 1);
+        let threaded = check_variant(sc, seqs, budget, mode, 1, u64::MAX);
+        assert_eq!(warped.empty_side, threaded.empty_side);
+        threaded
+    }
+
+    /// [`check_mode`] of the variant of `threads` per rectangle, taking rectangles from
+    /// `warp_min_rows` on (1 or `u64::MAX`: every rectangle).
+    fn check_variant(
+        sc: &Scoring,
+        seqs: &[(Vec<u8>, Vec<u8>)],
+        budget: u64,
+        mode: AlignMode,
+        threads: u32,
+        warp_min_rows: u64,
+    ) -> Covered {
         let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
         let owned = crate::seq::SeqPairs::from_slices(&refs);
         let pairs: PairSeqs<'_> = owned.view();
@@ -316,7 +407,7 @@ mod tests {
                 _ => scalar_modes::align_pair_mode(q, t, sc, mode).unwrap(),
             })
             .collect();
-        let plan = plan_paths(pairs, &alignments, budget, mode, sc);
+        let plan = plan_paths(pairs, &alignments, budget, mode, sc, threads, warp_min_rows);
         let modes = !mode.is_local();
         let residues = pairs.residues();
         let mut ops = vec![0u32; plan.out_words];
@@ -358,6 +449,11 @@ mod tests {
             }
         }
         for (i, (q, t)) in seqs.iter().enumerate() {
+            let a = &alignments[i];
+            let (m, n) = ((a.qend - a.qstart + 1) as u64, (a.tend - a.tstart + 1) as u64);
+            if a.qstart > 0 && a.tstart > 0 && path_threads(m, n, warp_min_rows) != threads {
+                continue; // the other variant's
+            }
             let want = traceback::trace_mode(q, t, sc, &alignments[i], mode).unwrap();
             match &traced[i] {
                 Some(got) => assert_eq!(got, &want, "pair {i} {mode}: {:?}", alignments[i]),
@@ -627,8 +723,18 @@ mod tests {
             recomputed: false,
         };
         assert!(!traceback::mode_values_fit(m, n, &sc) && traceback::mode_values_fit(30, 20, &sc));
-        let plan = plan_paths(owned.view(), &[whole(m, n), whole(30, 20)], 1 << 40, AlignMode::Global, &sc);
-        assert_eq!((&plan.index[..], &plan.elsewhere[..]), (&[1u32][..], &[0u32][..]));
+        for (threads, split) in [(1, u64::MAX), (32, 1)] {
+            let plan = plan_paths(
+                owned.view(),
+                &[whole(m, n), whole(30, 20)],
+                1 << 40,
+                AlignMode::Global,
+                &sc,
+                threads,
+                split,
+            );
+            assert_eq!((&plan.index[..], &plan.elsewhere[..]), (&[1u32][..], &[0u32][..]), "{threads} threads");
+        }
     }
 
     #[test]
@@ -640,12 +746,36 @@ mod tests {
         let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
         let owned = crate::seq::SeqPairs::from_slices(&refs);
         let alignments: Vec<Alignment> = refs.iter().map(|(q, t)| scalar::align_pair(q, t, &sc).unwrap()).collect();
-        let plan = plan_paths(owned.view(), &alignments, 1 << 13, AlignMode::Local, &sc);
+        let plan = plan_paths(owned.view(), &alignments, 1 << 13, AlignMode::Local, &sc, 1, u64::MAX);
         assert!(plan.launches.len() >= 2, "{:?}", plan.launches);
         assert!(plan.launches.iter().all(|l| l.first % 32 == 0 && l.dirs_words <= 1 << 13));
         assert!(!plan.elsewhere.is_empty());
         let taken: usize = plan.launches.iter().map(|l| l.count).sum();
         let scored = alignments.iter().filter(|a| a.score > 0).count();
         assert_eq!(taken + plan.elsewhere.len(), scored);
+    }
+
+    #[test]
+    fn emulated_warp_variant_traces_rectangles_of_several_bands() {
+        // Shorter sides past one band (512 rows) and past two, both orientations: the scratch
+        // row between bands, the shuffled rows inside a band and the [band][step][lane]
+        // layout, in local mode and with leading gaps in the modes.
+        let sc = Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap();
+        let mut seqs = random_pairs(31, 6, 4, 1300, true);
+        seqs.retain(|(q, t)| q.len().min(t.len()) > 520);
+        let (q, t) = random_pairs(32, 1, 4, 1100, true).remove(0);
+        seqs.push((t.clone(), [&q[..], &q[..]].concat()));
+        assert!(seqs.len() >= 2, "{}", seqs.len());
+        for mode in [AlignMode::Local, AlignMode::Global, AlignMode::SemiGlobal(FreeEnds::ALL)] {
+            let c = check_variant(&sc, &seqs, 1 << 30, mode, 32, WARP_MIN_ROWS);
+            assert!(c.traced >= 2, "{mode}: {c:?}");
+        }
+        // The production split: short rectangles to threads, long ones to warps.
+        let mut both = random_pairs(33, 40, 4, 120, true);
+        both.extend(seqs);
+        let sc = Scoring::new(Matrix::dna(1, -1), 0, 1).unwrap();
+        let warped = check_variant(&sc, &both, 1 << 30, AlignMode::Local, 32, WARP_MIN_ROWS);
+        let threaded = check_variant(&sc, &both, 1 << 30, AlignMode::Local, 1, WARP_MIN_ROWS);
+        assert!(warped.traced > 0 && threaded.traced > 0, "{warped:?} {threaded:?}");
     }
 }

@@ -24,7 +24,7 @@ use super::align_plan::*;
 use super::config::CudaConfig;
 use super::gpu_bins::{GpuBins, BUCKETS};
 use super::kernels;
-use super::path_plan::{plan_paths, PathLaunch, PathPlan, PATH_BUDGET_WORDS};
+use super::path_plan::{plan_paths, PathLaunch, PathPlan, PATH_BUDGET_WORDS, WARP_MIN_ROWS};
 use super::runtime::{dev_err, Gpu};
 use crate::engine::mode::AlignMode;
 use crate::engine::traceback::{self, Traceback};

@@ -37,30 +37,34 @@ impl GpuAligner {
         pairs: PairSeqs<'_>,
         alignments: &[Alignment],
     ) -> Result<Vec<Option<[u32; 3]>>> {
-        let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, &self.scoring);
         let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
-        for &i in &plan.elsewhere {
-            out[i as usize] = None;
-        }
-        if plan.index.is_empty() {
-            return Ok(out);
-        }
-        let t0 = Instant::now();
-        let words = 2 * plan.index.len();
-        let (counts, meta) = self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_counts(self.kind), words)?;
-        for (k, &i) in plan.index.iter().enumerate() {
-            let i = i as usize;
-            let (h, ended, n) = (meta[4 * k + 1], meta[4 * k + 2], meta[4 * k + 3]);
-            if h != alignments[i].score || ended != 1 || n < 0 {
-                return Err(Error::Internal(format!(
-                    "GPU path statistics of pair {} ({:?}): the rectangle scores {h} end to end, walk ended: {ended}",
-                    i + 1,
-                    alignments[i]
-                )));
+        for threads in kernels::PATH_THREADS {
+            let mut plan =
+                plan_paths(pairs, alignments, d.path_budget, self.mode, &self.scoring, threads, WARP_MIN_ROWS);
+            for &i in &plan.elsewhere {
+                out[i as usize] = None;
             }
-            out[i] = Some([n as u32, counts[2 * k], counts[2 * k + 1]]);
+            if plan.index.is_empty() {
+                continue;
+            }
+            let t0 = Instant::now();
+            let words = 2 * plan.index.len();
+            let build = kernels::path_counts(self.kind, threads);
+            let (counts, meta) = self.trace_rectangles(d, si, pairs, &mut plan, build, words)?;
+            for (k, &i) in plan.index.iter().enumerate() {
+                let i = i as usize;
+                let (h, ended, n) = (meta[4 * k + 1], meta[4 * k + 2], meta[4 * k + 3]);
+                if h != alignments[i].score || ended != 1 || n < 0 {
+                    return Err(Error::Internal(format!(
+                        "GPU path statistics of pair {} ({:?}): the rectangle scores {h} end to end, walk ended: {ended}",
+                        i + 1,
+                        alignments[i]
+                    )));
+                }
+                out[i] = Some([n as u32, counts[2 * k], counts[2 * k + 1]]);
+            }
+            self.counters.stats_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
-        self.counters.stats_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(out)
     }
 
@@ -107,7 +111,7 @@ impl GpuAligner {
             for l in &plan.launches {
                 let (first, count) = (l.first as i32, l.count as i32);
                 let cfg = LaunchConfig {
-                    grid_dim: ((l.count as u32).div_ceil(128), 1, 1),
+                    grid_dim: ((l.count as u32 * plan.threads).div_ceil(128), 1, 1),
                     block_dim: (128, 1, 1),
                     shared_mem_bytes: (self.nc1 * self.nc1) as u32,
                 };
@@ -163,18 +167,35 @@ impl GpuAligner {
         alignments: &[Alignment],
         sc: &Scoring,
     ) -> Result<Vec<Option<Traceback>>> {
-        use rayon::prelude::*;
-        let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, sc);
         let mut out: Vec<Option<Traceback>> = vec![Some(Traceback::default()); pairs.len()];
-        for &i in &plan.elsewhere {
-            out[i as usize] = None;
+        for threads in kernels::PATH_THREADS {
+            let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, sc, threads, WARP_MIN_ROWS);
+            for &i in &plan.elsewhere {
+                out[i as usize] = None;
+            }
+            if !plan.index.is_empty() {
+                self.trace_plan(d, si, pairs, alignments, sc, &mut plan, &mut out)?;
+            }
         }
-        if plan.index.is_empty() {
-            return Ok(out);
-        }
+        Ok(out)
+    }
+
+    /// The paths of `plan`'s rectangles (one variant of the traceback kernel) into `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn trace_plan(
+        &self,
+        d: &Device,
+        si: usize,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        sc: &Scoring,
+        plan: &mut PathPlan,
+        out: &mut [Option<Traceback>],
+    ) -> Result<()> {
+        use rayon::prelude::*;
         let out_words = plan.out_words;
-        let (words, meta) =
-            self.trace_rectangles(d, si, pairs, &mut plan, kernels::path_trace(self.kind), out_words)?;
+        let build = kernels::path_trace(self.kind, plan.threads);
+        let (words, meta) = self.trace_rectangles(d, si, pairs, plan, build, out_words)?;
         let t0 = Instant::now();
         let traced: Vec<(usize, Result<Traceback>)> = (0..plan.index.len())
             .into_par_iter()
@@ -202,7 +223,7 @@ impl GpuAligner {
             out[i] = Some(tb?);
         }
         self.counters.decode_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(out)
+        Ok(())
     }
 
     /// `staging`'s device buffer and its pinned twin, of at least `total` bytes.
@@ -281,14 +302,15 @@ impl GpuAligner {
     }
 }
 
-/// Direction words per stream for the traceback kernel: a quarter of the GPU's memory over
-/// its streams, within [`PATH_BUDGET_WORDS`] and 64 times that. One thread per rectangle
-/// holds the rectangle's directions, so the launch's memory is what fills the GPU with
-/// threads: 512 MiB held 1,600 of the H100's ~67,000 resident threads on 400 x 1,664
-/// rectangles (6% of the warps active).
+/// Direction words per stream for the traceback kernel: two fifths of the GPU's memory over
+/// its streams, from [`PATH_BUDGET_WORDS`] on. The directions held at once are what fills
+/// the GPU: one thread per rectangle, 512 MiB held 1,600 of the H100's ~67,000 resident
+/// threads on 400 x 1,664 rectangles (6% of the warps active); a warp per long rectangle
+/// holds 4 bits of each of its cells (50 MB for 10,000 x 10,000), so thousands of such
+/// warps need tens of GB.
 pub(super) fn path_budget_words(total_mem: usize, streams: usize) -> u64 {
-    let quarter = total_mem as u64 / 4 / streams.max(1) as u64 / 8;
-    quarter.clamp(PATH_BUDGET_WORDS, 64 * PATH_BUDGET_WORDS)
+    let share = total_mem as u64 / 5 * 2 / streams.max(1) as u64 / 8;
+    share.max(PATH_BUDGET_WORDS)
 }
 
 /// `slot`'s buffer, replaced by one a quarter larger than `len` when it is shorter.
