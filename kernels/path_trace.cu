@@ -20,8 +20,9 @@
 // shapes; a warp shares one region laid out [strip][column][lane], so every store of a
 // column is one coalesced 256-byte line, and the row between strips goes through scratch
 // laid out [column][lane] the same way. THREADS 32: a band of 32 strips runs as a
-// wavefront over the warp's lanes (lane l one step behind lane l - 1), its words laid out
-// [band][step][lane], and one scratch row per job carries a band's bottom to the next.
+// wavefront over the warp's lanes (lane l one step behind lane l - 1), each strip storing
+// the words of a window of columns around the diagonal, and one scratch row per job
+// carries a band's bottom to the next.
 //
 // Output per job: up to ceil((m + n) / 16) words of operations, last first (16 per word,
 // 2 bits each: 0 a pair, 1 'D', 2 'I'), and meta = (operations, H(m,n), 1 if the walk ended
@@ -121,8 +122,19 @@ __device__ __forceinline__ u64 strip_column(int (&hl)[ROWS], int (&e)[ROWS], con
     return ((u64)hi << 32) | lo;
 }
 
+// The first column of a warp-variant strip's stored window of `width` columns: centred on
+// the rectangle's diagonal at the strip's middle row (src/engine/cuda/path_plan.rs's
+// `window_lo`, the same formula).
+__device__ __forceinline__ int window_lo(int i0, int rows, int cols, int width) {
+    const long long center = (long long)(i0 + ROWS / 2) * cols / rows;
+    const long long lo = center - width / 2;
+    return (int)(lo < 0 ? 0 : lo > cols - width ? cols - width : lo);
+}
+
 // The walk from H(rows-1, cols-1) (0-based) back to before (0, 0), reading the direction
-// word of (strip, column) through `word_at`; writes job k's operations (or counts) and meta.
+// word of (strip, column) through `word_at` (false: a cell whose word was not stored, the
+// walk stops there and meta's third field says 2); writes job k's operations (or counts)
+// and meta.
 template <class WordAt>
 __device__ __forceinline__ void walk(int k, WordAt word_at, int rows, int cols, bool tr, const u8* rs,
                                      const u8* cs, int result, const u64* __restrict__ out_at,
@@ -140,10 +152,14 @@ __device__ __forceinline__ void walk(int k, WordAt word_at, int rows, int cols, 
     int n = 0;
     int at_strip = -1, at_col = -1;
     u64 word = 0;
+    bool missed = false;
     while (i >= 0 && j >= 0) {
         const int strip = i / ROWS;
         if (strip != at_strip || j != at_col) {
-            word = word_at(strip, j);
+            if (!word_at(strip, j, word)) {
+                missed = true;
+                break;
+            }
             at_strip = strip;
             at_col = j;
         }
@@ -189,7 +205,7 @@ __device__ __forceinline__ void walk(int k, WordAt word_at, int rows, int cols, 
     // Leading gaps: out through row 0 (rows' residues all taken), the columns left are a
     // horizontal gap; through column 0, the rows left a vertical one. The walk arrives
     // there in the H state (the border's cell opens every gap state next to it).
-    if (state == 0 && (i < 0) != (j < 0)) {
+    if (!missed && state == 0 && (i < 0) != (j < 0)) {
         const u32 op = i < 0 ? h_kind : v_kind;
         for (int left = (i < 0 ? j : i) + 1; left > 0; left--) {
 #ifndef PATH_COUNTS
@@ -208,7 +224,7 @@ __device__ __forceinline__ void walk(int k, WordAt word_at, int rows, int cols, 
         j = -1;
     }
 #endif
-    const int ended = (i == -1 && j == -1 && state == 0) ? 1 : 0;
+    const int ended = missed ? 2 : (i == -1 && j == -1 && state == 0) ? 1 : 0;
 #ifndef PATH_COUNTS
     if (n & 15) out[n >> 4] = acc;
     meta[k] = make_int4(n, result, ended, 0);
@@ -223,7 +239,7 @@ __device__ __forceinline__ void walk(int k, WordAt word_at, int rows, int cols, 
 // [first, first + njobs). THREADS 1: first is a multiple of 32, and per warp w (w = k / 32)
 // region[w] = (first word of its directions in dirs, columns (its longest side) | first
 // scratch cell << 32). THREADS 32: per job region[k] = (first word of its directions,
-// first scratch cell). out_at[k]: first word of job k in ops.
+// first scratch cell | window columns << 40). out_at[k]: first word of job k in ops.
 extern "C" __global__ void __launch_bounds__(128)
     path_trace(const uint4* __restrict__ jobs, int first, int njobs, const ulonglong2* __restrict__ region,
                const u8* __restrict__ seqs, const signed char* __restrict__ matrix, int nc1, int oe, int ext,
@@ -285,22 +301,33 @@ extern "C" __global__ void __launch_bounds__(128)
         }
     }
     walk(
-        k, [&](int strip, int j) { return dw[((u64)strip * stride + j) * 32]; }, rows, cols, tr, rs, cs, result,
-        out_at, ops, meta, idents);
+        k,
+        [&](int strip, int j, u64& w) {
+            w = dw[((u64)strip * stride + j) * 32];
+            return true;
+        },
+        rows, cols, tr, rs, cs, result, out_at, ops, meta, idents);
 #else
     // A warp per rectangle: bands of BAND rows, lane l holding the band's strip l. Lane l
     // takes column t - l at step t, so the row above its strip (lane l - 1's bottom of the
     // same column, one step earlier) comes by a shuffle; lane 0 reads it from the band
-    // above through the job's scratch row, which lane 31 writes. A band's directions are
-    // laid out [step][lane]: each step's stores are one coalesced 256-byte line.
+    // above through the job's scratch row, which lane 31 writes. Every cell is computed,
+    // but a strip stores only the words of a window of `width` columns around the
+    // rectangle's diagonal ([strip][column - window_lo]): a path leaves it only through
+    // long gaps, and a walk that would read outside it reports a miss (the host traces that
+    // pair elsewhere). So a long rectangle holds a few MB, not 4 bits of every cell, and
+    // thousands of warps fit at once.
     const ulonglong2 reg = region[k];
     u64* dw = dirs + reg.x;
-    int2* sw = scratch + reg.y;
-    const u64 steps = (u64)cols + 31;
-    for (int b0 = 0, band = 0; b0 < rows; b0 += BAND, band++) {
-        strip_start(b0 + lane * ROWS, rows, rs, pad, tr, nc1, oe, ext, hl, e, rowbase, diag);
+    int2* sw = scratch + (reg.y & ((1ull << 40) - 1));
+    const int width = (int)(reg.y >> 40);
+    for (int b0 = 0; b0 < rows; b0 += BAND) {
+        const int i0 = b0 + lane * ROWS;
+        strip_start(i0, rows, rs, pad, tr, nc1, oe, ext, hl, e, rowbase, diag);
         const bool last_band = b0 + BAND >= rows;
-        u64* band_word = dw + (u64)band * steps * 32 + lane;
+        // Lanes past the rectangle's last row compute padding and store nothing.
+        const int lo = i0 < rows ? window_lo(i0, rows, cols, width) : cols;
+        u64* strip_word = dw + (u64)(i0 / ROWS) * width;
         int hu = NEG, f = NEG;
         int c_next = cs[0];
         int2 above_next = lane == 0 ? (b0 > 0 ? sw[0] : top_border(0, oe, ext)) : make_int2(NEG, NEG);
@@ -315,8 +342,8 @@ extern "C" __global__ void __launch_bounds__(128)
                     c_next = cs[j + 1];
                     if (lane == 0) above_next = b0 > 0 ? sw[j + 1] : top_border(j + 1, oe, ext);
                 }
-                band_word[(u64)t * 32] =
-                    strip_column(hl, e, rowbase, mat, cc, diag, above.x, above.y, oe, ext, tie, hu, f);
+                const u64 word = strip_column(hl, e, rowbase, mat, cc, diag, above.x, above.y, oe, ext, tie, hu, f);
+                if (j >= lo && j < lo + width) strip_word[j - lo] = word;
                 if (lane == 31 && !last_band) sw[j] = make_int2(hu, f);
             }
         }
@@ -333,9 +360,11 @@ extern "C" __global__ void __launch_bounds__(128)
     if (lane != 0) return;
     walk(
         k,
-        [&](int strip, int j) {
-            const int l = strip & 31;
-            return dw[((u64)(strip >> 5) * steps + j + l) * 32 + l];
+        [&](int strip, int j, u64& w) {
+            const int lo = window_lo(strip * ROWS, rows, cols, width);
+            if (j < lo || j >= lo + width) return false;
+            w = dw[(u64)strip * width + (j - lo)];
+            return true;
         },
         rows, cols, tr, rs, cs, result, out_at, ops, meta, idents);
 #endif

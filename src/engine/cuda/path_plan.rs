@@ -42,7 +42,8 @@ pub struct PathPlan {
     pub index: Vec<u32>,
     /// One thread per job, per warp of jobs: (first direction word, relative to its launch;
     /// its columns | first scratch cell, relative to its launch, << 32). A warp per job,
-    /// per job: (first direction word, first scratch cell), relative to its launch.
+    /// per job: (first direction word; first scratch cell | window columns << 40), relative
+    /// to its launch.
     pub region: Vec<u64>,
     /// Per job: its first word of operations; `out_words` in all.
     pub out_at: Vec<u64>,
@@ -58,13 +59,31 @@ fn strips_cols(m: u64, n: u64) -> (u64, u64) {
     (m.min(n).div_ceil(PATH_ROWS), m.max(n))
 }
 
-/// Direction words and scratch cells of one rectangle in the warp variant: bands of
-/// [`BAND_ROWS`] over the shorter side, each `cols + 31` steps of a word per lane, and a
-/// scratch row between bands.
+/// Columns beside the diagonal a warp-variant strip stores on each side: a path that
+/// leaves them (a gap imbalance of this many residues somewhere along the rectangle) is
+/// traced elsewhere.
+pub const WINDOW_MARGIN: u64 = 256;
+
+/// Columns each strip of a warp-variant rectangle of `rows` by `cols` (rows the shorter
+/// side) stores: the diagonal's run across a strip and [`WINDOW_MARGIN`] on each side.
+pub fn warp_window(rows: u64, cols: u64) -> u64 {
+    (PATH_ROWS * cols.div_ceil(rows.max(1)) + 2 * WINDOW_MARGIN).min(cols)
+}
+
+/// The first column of the window of the strip from row `i0` (kernels/path_trace.cu's
+/// `window_lo`: centred on the diagonal at the strip's middle row).
+pub fn window_lo(i0: u64, rows: u64, cols: u64, width: u64) -> u64 {
+    let center = (i0 + PATH_ROWS / 2) * cols / rows;
+    center.saturating_sub(width / 2).min(cols - width)
+}
+
+/// Direction words and scratch cells of one rectangle in the warp variant: a window of
+/// [`warp_window`] words per strip over the shorter side, and a scratch row between bands
+/// of [`BAND_ROWS`].
 fn warp_region(m: u64, n: u64) -> (u64, u64) {
     let (rows, cols) = (m.min(n), m.max(n));
     let bands = rows.div_ceil(BAND_ROWS);
-    (bands * (cols + LANES - 1) * LANES, if bands > 1 { cols } else { 0 })
+    (rows.div_ceil(PATH_ROWS) * warp_window(rows, cols), if bands > 1 { cols } else { 0 })
 }
 
 /// Threads per rectangle of `m` by `n` when the warp variant takes shorter sides from
@@ -156,7 +175,9 @@ pub fn plan_paths(
         }
         plan.region.push(launch.dirs_words);
         if warp {
-            plan.region.push(launch.scratch_cells);
+            let job = &group[0].2;
+            let width = warp_window(job[2].min(job[3]) as u64, job[2].max(job[3]) as u64);
+            plan.region.push(launch.scratch_cells | width << 40);
         } else {
             let cols = group.iter().map(|(s, ..)| s.1).max().unwrap_or(1);
             plan.region.push(cols | launch.scratch_cells << 32);
@@ -187,7 +208,8 @@ mod tests {
     const NEG: i32 = -(1 << 29);
 
     /// kernels/path_trace.cu for job `k`, step for step (in its launch's buffers), `modes`
-    /// its MODE variant; returns (operations written, H(m,n), walk ended at the start).
+    /// its MODE variant; returns (operations written, H(m,n), 1 if the walk ended at the
+    /// start, 2 if it left the stored window).
     #[allow(clippy::too_many_arguments)]
     fn kernel(
         plan: &PathPlan,
@@ -198,7 +220,7 @@ mod tests {
         dirs: &mut [u64],
         scratch: &mut [(i32, i32)],
         ops: &mut [u32],
-    ) -> (usize, i32, bool) {
+    ) -> (usize, i32, i32) {
         let (mat, nc1) = super::super::align_plan::kernel_matrix(sc).unwrap();
         let job = &plan.jobs[4 * k..4 * k + 4];
         let tr = job[2] > job[3];
@@ -214,14 +236,15 @@ mod tests {
             (plan.region[2 * (k >> 5)], plan.region[2 * (k >> 5) + 1])
         };
         let stride = packed & 0xffff_ffff;
-        let sbase = if warp { packed as usize } else { (packed >> 32) as usize };
-        let steps = cols + 31;
+        let sbase = if warp { (packed & ((1 << 40) - 1)) as usize } else { (packed >> 32) as usize };
+        let width = (packed >> 40) as usize;
+        // Where the word of (strip, column) lies; None outside a warp-variant strip's window.
         let dir_at = |strip: usize, j: usize| {
             if warp {
-                let l = strip & 31;
-                base as usize + ((strip >> 5) * steps + j + l) * 32 + l
+                let lo = window_lo((strip * 16) as u64, rows as u64, cols as u64, width as u64) as usize;
+                (lo..lo + width).contains(&j).then(|| base as usize + strip * width + j - lo)
             } else {
-                base as usize + (strip * stride as usize + j) * 32 + lane
+                Some(base as usize + (strip * stride as usize + j) * 32 + lane)
             }
         };
         // The row above a strip: the scratch row between strips (one thread per job) or
@@ -286,7 +309,9 @@ mod tests {
                     hl[r] = h;
                     hu = h;
                 }
-                dirs[dir_at(strip, j)] = word;
+                if let Some(at) = dir_at(strip, j) {
+                    dirs[at] = word;
+                }
                 if !last {
                     if warp && strip % 32 != 31 {
                         passed[j] = (hu, f);
@@ -306,7 +331,10 @@ mod tests {
         let (mut i, mut j, mut state) = (rows as i64 - 1, cols as i64 - 1, 0);
         let (mut acc, mut n) = (0u32, 0usize);
         while i >= 0 && j >= 0 {
-            let word = dirs[dir_at(i as usize / 16, j as usize)];
+            let Some(at) = dir_at(i as usize / 16, j as usize) else {
+                return (n, result, 2); // outside the stored window: a miss
+            };
+            let word = dirs[at];
             let nib = (word >> (4 * (i % 16))) as u32 & 15;
             let mut op = 4;
             match state {
@@ -358,7 +386,7 @@ mod tests {
         if n & 15 != 0 {
             ops[out + (n >> 4)] = acc;
         }
-        (n, result, i == -1 && j == -1 && state == 0)
+        (n, result, (i == -1 && j == -1 && state == 0) as i32)
     }
 
     /// Every pair traced through the plan and the emulated kernel, compared with `trace`.
@@ -374,6 +402,7 @@ mod tests {
         nonpositive: usize,
         transposed: usize,
         empty_side: usize,
+        missed: usize,
     }
 
     /// Every pair aligned in `mode` by the scalar reference, traced through the plan and
@@ -412,6 +441,7 @@ mod tests {
         let residues = pairs.residues();
         let mut ops = vec![0u32; plan.out_words];
         let mut traced = vec![None; seqs.len()];
+        let mut missed = vec![false; seqs.len()];
         for launch in &plan.launches {
             let mut dirs = vec![0u64; launch.dirs_words as usize];
             let mut scratch = vec![(0, 0); launch.scratch_cells as usize];
@@ -419,7 +449,12 @@ mod tests {
                 let (n, h, ended) = kernel(&plan, k, residues, sc, modes, &mut dirs, &mut scratch, &mut ops);
                 let i = plan.index[k] as usize;
                 assert_eq!(h, alignments[i].score, "pair {i}: H(m,n)");
-                assert!(ended, "pair {i}: walk did not end at the start");
+                if ended == 2 {
+                    assert_eq!(threads, 32, "pair {i}: a miss without a window");
+                    missed[i] = true;
+                    continue;
+                }
+                assert_eq!(ended, 1, "pair {i}: walk did not end at the start");
                 let at = plan.out_at[k] as usize;
                 let op = |x: usize| (ops[at + x / 16] >> (2 * (x % 16)) & 3) as u8;
                 traced[i] = Some(from_ops(&seqs[i].0, &seqs[i].1, sc, &alignments[i], mode, n, op).unwrap());
@@ -448,6 +483,7 @@ mod tests {
                 assert_eq!((pairs, ident, opens), (want.nident + want.mismatch, want.nident, want.gapopen), "pair {i}");
             }
         }
+        let mut c = Covered::default();
         for (i, (q, t)) in seqs.iter().enumerate() {
             let a = &alignments[i];
             let (m, n) = ((a.qend - a.qstart + 1) as u64, (a.tend - a.tstart + 1) as u64);
@@ -455,6 +491,14 @@ mod tests {
                 continue; // the other variant's
             }
             let want = traceback::trace_mode(q, t, sc, &alignments[i], mode).unwrap();
+            if missed[i] {
+                // Traced elsewhere: its path leaves the window somewhere.
+                let (rows, cols) = (m.min(n), m.max(n));
+                let width = warp_window(rows, cols);
+                assert!(width < cols, "pair {i}: a miss with every column stored");
+                c.missed += 1;
+                continue;
+            }
             match &traced[i] {
                 Some(got) => assert_eq!(got, &want, "pair {i} {mode}: {:?}", alignments[i]),
                 None if modes => {
@@ -471,7 +515,6 @@ mod tests {
                 ),
             }
         }
-        let mut c = Covered::default();
         for (i, a) in alignments.iter().enumerate() {
             if traced[i].is_some() {
                 c.traced += 1;
@@ -770,6 +813,27 @@ mod tests {
             let c = check_variant(&sc, &seqs, 1 << 30, mode, 32, WARP_MIN_ROWS);
             assert!(c.traced >= 2, "{mode}: {c:?}");
         }
+        // A gap longer than the window's margin in the middle of a global alignment: the
+        // warp variant's walk leaves its window and reports a miss (the pair is traced
+        // elsewhere), where the thread variant, which stores every cell, traces it.
+        let sc = Scoring::new(Matrix::dna(2, -3), 5, 2).unwrap();
+        let letters = |seed: u64, len: usize| -> Vec<u8> {
+            let mut x = seed;
+            (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 4) as u8
+                })
+                .collect()
+        };
+        let (x, y, insert) = (letters(34, 600), letters(35, 600), letters(36, 1500));
+        let gapped = vec![([&x[..], &y[..]].concat(), [&x[..], &insert[..], &y[..]].concat())];
+        let c = check_variant(&sc, &gapped, 1 << 30, AlignMode::Global, 32, WARP_MIN_ROWS);
+        assert_eq!((c.missed, c.traced), (1, 0), "{c:?}");
+        let c = check_variant(&sc, &gapped, 1 << 30, AlignMode::Global, 1, u64::MAX);
+        assert_eq!(c.traced, 1, "{c:?}");
         // The production split: short rectangles to threads, long ones to warps.
         let mut both = random_pairs(33, 40, 4, 120, true);
         both.extend(seqs);

@@ -229,6 +229,8 @@ struct Counters {
     trace_upload_ns: AtomicU64,
     trace_ns: AtomicU64,
     decode_ns: AtomicU64,
+    /// Paths that left the warp variant's stored window (traced on the CPU instead).
+    window_misses: AtomicU64,
 }
 
 /// One-to-one alignment on every visible GPU.

@@ -54,6 +54,11 @@ impl GpuAligner {
             for (k, &i) in plan.index.iter().enumerate() {
                 let i = i as usize;
                 let (h, ended, n) = (meta[4 * k + 1], meta[4 * k + 2], meta[4 * k + 3]);
+                if ended == WINDOW_MISS {
+                    self.counters.window_misses.fetch_add(1, Ordering::Relaxed);
+                    out[i] = None;
+                    continue;
+                }
                 if h != alignments[i].score || ended != 1 || n < 0 {
                     return Err(Error::Internal(format!(
                         "GPU path statistics of pair {} ({:?}): the rectangle scores {h} end to end, walk ended: {ended}",
@@ -197,13 +202,17 @@ impl GpuAligner {
         let build = kernels::path_trace(self.kind, plan.threads);
         let (words, meta) = self.trace_rectangles(d, si, pairs, plan, build, out_words)?;
         let t0 = Instant::now();
-        let traced: Vec<(usize, Result<Traceback>)> = (0..plan.index.len())
+        let traced: Vec<(usize, Result<Option<Traceback>>)> = (0..plan.index.len())
             .into_par_iter()
             .with_min_len(256)
             .map(|k| {
                 let i = plan.index[k] as usize;
                 let (n, h, ended) = (meta[4 * k], meta[4 * k + 1], meta[4 * k + 2]);
                 let a = &alignments[i];
+                if ended == WINDOW_MISS {
+                    self.counters.window_misses.fetch_add(1, Ordering::Relaxed);
+                    return (i, Ok(None));
+                }
                 if h != a.score || ended != 1 || n < 0 {
                     return (
                         i,
@@ -216,11 +225,11 @@ impl GpuAligner {
                 let at = plan.out_at[k] as usize;
                 let op = |x: usize| (words[at + x / 16] >> (2 * (x % 16)) & 3) as u8;
                 let (q, t) = pairs.pair(i);
-                (i, traceback::from_ops(q, t, sc, a, self.mode, n as usize, op))
+                (i, traceback::from_ops(q, t, sc, a, self.mode, n as usize, op).map(Some))
             })
             .collect();
         for (i, tb) in traced {
-            out[i] = Some(tb?);
+            out[i] = tb?;
         }
         self.counters.decode_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(())
@@ -301,6 +310,10 @@ impl GpuAligner {
         staging.dev.as_ref().ok_or_else(|| Error::Internal("sequence buffer missing".into()))
     }
 }
+
+/// The walk's end (meta's third field) of a warp-variant job whose path left the stored
+/// window (kernels/path_trace.cu): the pair is traced elsewhere.
+const WINDOW_MISS: i32 = 2;
 
 /// Direction words per stream for the traceback kernel: two fifths of the GPU's memory over
 /// its streams, from [`PATH_BUDGET_WORDS`] on. The directions held at once are what fills

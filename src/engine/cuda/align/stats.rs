@@ -20,6 +20,10 @@ impl GpuAligner {
             ("traceback: residues and jobs uploaded (summed over streams)".into(), secs(&c.trace_upload_ns)),
             ("traceback kernel on the GPU and read back (summed over streams)".into(), secs(&c.trace_ns)),
             ("traceback paths decoded on the host (summed over streams)".into(), secs(&c.decode_ns)),
+            (
+                "traceback paths outside the warp kernel's window (traced on the CPU)".into(),
+                get(&c.window_misses).to_string(),
+            ),
         ];
         for (k, d) in self.devices.iter().enumerate() {
             let Ok(spans) = d.spans.lock() else { continue };
