@@ -8,7 +8,6 @@ mod common;
 use common::*;
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,22 +20,6 @@ use swarrow::seq::{Frame, PairBatch, Strand};
 
 const DNA: Alphabet = Alphabet::Dna;
 
-/// A deterministic generator (no dependency): xorshift.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 fn dna(rng: &mut Rng, len: usize) -> String {
     (0..len).map(|_| b"ACGT"[rng.below(4)] as char).collect()
 }
@@ -45,18 +28,6 @@ fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
     let path = dir.join(name);
     fs::write(&path, data).unwrap();
     path
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
-}
-
-fn bgzf(data: &[u8]) -> Vec<u8> {
-    let mut w = noodles_bgzf::io::Writer::new(Vec::new());
-    w.write_all(data).unwrap();
-    w.finish().unwrap()
 }
 
 /// Contigs and reads: (id, letters).
@@ -356,13 +327,9 @@ fn damaged_paf_lines_are_errors_naming_file_line_and_problem() {
     }
 }
 
-/// Runs `align` on the CPU engine with TSV output; panics with stderr on failure.
-fn align_ok(args: &[&str]) -> Vec<u8> {
-    let mut all = vec!["align", "--device", "cpu", "--quiet", "--format", "tsv", "--dna"];
-    all.extend_from_slice(args);
-    let o = run(&all);
-    assert!(o.status.success(), "swarrow {}: {}", all.join(" "), stderr(&o));
-    o.stdout
+/// TSV output of `align --dna` on the CPU engine; panics with stderr on failure.
+fn align_tsv(args: &[&str]) -> Vec<u8> {
+    align_ok(&[&["--format", "tsv", "--dna"], args].concat()).stdout
 }
 
 #[test]
@@ -379,8 +346,8 @@ fn paf_on_the_plus_strand_with_whole_windows_aligns_as_tsv_candidates_do() {
     let paf_path = write(dir.path(), "cands.paf", paf_text.as_bytes());
     let (r, c) = (reads.to_str().unwrap(), contigs.to_str().unwrap());
     let columns = "query,target,score,qstart,qend,tstart,tend,qlen,tlen,cigar";
-    let want = align_ok(&["--pairs", tsv.to_str().unwrap(), "--seqs", r, "--target-seqs", c, "--columns", columns]);
-    let got = align_ok(&[
+    let want = align_tsv(&["--pairs", tsv.to_str().unwrap(), "--seqs", r, "--target-seqs", c, "--columns", columns]);
+    let got = align_tsv(&[
         "--pairs",
         paf_path.to_str().unwrap(),
         "--seqs",
@@ -440,10 +407,11 @@ fn fastq_gives_what_the_same_sequences_as_fasta_give() {
     let contigs_fq = write(dir.path(), "contigs.fq", fastq(&s.contigs).as_bytes());
     let p = |p: &PathBuf| p.to_str().unwrap().to_string();
     let columns = "query,target,score,qstart,qend,tstart,tend,qlen,tlen,cigar,qheader";
-    let want = align_ok(&["--pairs", &p(&tsv), "--seqs", &p(&fa), "--target-seqs", &p(&contigs), "--columns", columns]);
+    let want =
+        align_tsv(&["--pairs", &p(&tsv), "--seqs", &p(&fa), "--target-seqs", &p(&contigs), "--columns", columns]);
     assert!(want.len() > 100);
     for reads in [&fq, &fq_gz, &fq_bgz] {
-        let got = align_ok(&[
+        let got = align_tsv(&[
             "--pairs",
             &p(&tsv),
             "--seqs",
@@ -461,8 +429,8 @@ fn fastq_gives_what_the_same_sequences_as_fasta_give() {
     let b_fa = write(dir.path(), "b.fa", fasta(&firsts).as_bytes());
     let a_fq = write(dir.path(), "a.fq", fastq(&s.reads[..8]).as_bytes());
     let b_fq = write(dir.path(), "b.fq.gz", &bgzf(fastq(&firsts).as_bytes()));
-    let want = align_ok(&["-q", &p(&a_fa), "-t", &p(&b_fa), "--columns", columns]);
-    let got = align_ok(&["-q", &p(&a_fq), "-t", &p(&b_fq), "--columns", columns]);
+    let want = align_tsv(&["-q", &p(&a_fa), "-t", &p(&b_fa), "--columns", columns]);
+    let got = align_tsv(&["-q", &p(&a_fq), "-t", &p(&b_fq), "--columns", columns]);
     assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
     // search: FASTQ queries against a FASTQ database (protein letters in FASTQ records).
     let mut rng = Rng(0x5b);
