@@ -124,3 +124,81 @@ fn protein_refuses_minus_and_both_in_one_line() {
     let o = run_stdin(&["align", "--pairs", "-", "--strand", "plus", "--format", "tsv"], b"q\tMKV\tt\tMKV\n");
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Issue 60 items 1-2: a protein candidate on `-` (PAF's column 5, a strand column of a
+/// TSV, Arrow or Parquet table) is refused where it is read, in one line naming the file,
+/// the record and both ids, exit 2, whatever the output format, with no output file left;
+/// the same candidates on `+` run.
+#[test]
+fn protein_candidates_on_minus_are_refused_naming_them() {
+    use arrow::array::{ArrayRef, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let q = "MKVLAAGIVQNSFHSKVFSIQW";
+    let t = "PPMKVLAAGIVQNSFHSKVFSIQWPP";
+    let seqs = common::pairs::write(d, "seqs.fa", format!(">q0\n{q}\n>q1\n{q}\n>t1\n{t}\n").as_bytes());
+    let paf = |sign: char| {
+        format!(
+            "q0\t{ql}\t0\t{ql}\t+\tt1\t{tl}\t0\t{tl}\t1\t1\t0\nq1\t{ql}\t0\t{ql}\t{sign}\tt1\t{tl}\t0\t{tl}\t1\t1\t0\n",
+            ql = q.len(),
+            tl = t.len()
+        )
+    };
+    let tsv = |sign: char| format!("query_id\ttarget_id\tst\nq0\tt1\t+\nq1\tt1\t{sign}\n");
+    let table = |sign: &str| {
+        let col = |v: [&str; 2]| -> ArrayRef { Arc::new(StringArray::from(v.to_vec())) };
+        RecordBatch::try_from_iter([
+            ("query_id", col(["q0", "q1"])),
+            ("target_id", col(["t1", "t1"])),
+            ("st", col(["+", sign])),
+        ])
+        .unwrap()
+    };
+    let arrows = |sign: &str| {
+        let mut out = Vec::new();
+        let b = table(sign);
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &b.schema()).unwrap();
+        w.write(&b).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        out
+    };
+    let inputs: Vec<(String, Vec<u8>, Vec<u8>, &[&str])> = vec![
+        ("c.paf".into(), paf('-').into_bytes(), paf('+').into_bytes(), &[]),
+        ("c.tsv".into(), tsv('-').into_bytes(), tsv('+').into_bytes(), &["--strand-col", "st"]),
+        ("c.arrows".into(), arrows("-"), arrows("+"), &["--strand-col", "st"]),
+        (
+            "c.parquet".into(),
+            common::pairs::parquet(&table("-")),
+            common::pairs::parquet(&table("+")),
+            &["--strand-col", "st"],
+        ),
+    ];
+    for (name, minus, plus, extra) in &inputs {
+        for out in ["out.tsv", "out.sam", "out.paf"] {
+            let out = d.join(out);
+            let _ = std::fs::remove_file(&out);
+            let path = common::pairs::write(d, name, minus);
+            let mut args = vec!["align", "--pairs", &path, "--seqs", &seqs, "-o", out.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{name} {}: {err}", out.display());
+            let want = format!(
+                "{path}: record 2 (q1): {}candidate of query \"q1\" on target \"t1\" names strand -: proteins have no minus strand",
+                if name.ends_with(".paf") || name.ends_with(".tsv") { "line 2: " } else { "" }
+            );
+            let want = if name.ends_with(".tsv") { want.replace("line 2", "line 3") } else { want };
+            assert!(err.contains(&want), "{name}: got {err}\nwant {want}");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(!out.exists(), "{name}: {} left behind", out.display());
+            // The same candidates on plus align.
+            let path = common::pairs::write(d, name, plus);
+            let mut args = vec!["align", "--pairs", &path, "--seqs", &seqs, "-o", out.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            assert!(o.status.success(), "{name}: {}", stderr(&o));
+        }
+    }
+}
