@@ -554,6 +554,9 @@ fn write_seed_corpus() {
             rank: if k == 1 { 2 } else { 1 },
         });
     }
+    rows.push_query("q1", 2);
+    rows.push_query("q2", 1);
+    rows.number_queries(0).unwrap();
     for (format, name) in [
         (Format::Tsv, "search.tsv"),
         (Format::ArrowStream, "search.arrows"),
