@@ -202,3 +202,65 @@ fn protein_candidates_on_minus_are_refused_naming_them() {
         }
     }
 }
+
+/// Issue 60 item 10: `qaln`/`taln` print each DNA ambiguity code as the input had it, on
+/// both strands. Oracle: the aligned strings rebuilt here from the CIGAR, the coordinates
+/// and the input sequences (the query reverse-complemented here on `-`).
+#[test]
+fn aligned_strings_keep_the_ambiguity_letters_of_the_input() {
+    const CODES: &[u8] = b"ACGTNRYSWKMBDHV";
+    let mut rng = Rng(0x600a);
+    let mut text = String::new();
+    let mut seqs = Vec::new();
+    for i in 0..60 {
+        let t: Vec<u8> = (0..40 + rng.below(40))
+            .map(|_| if rng.below(4) == 0 { CODES[4 + rng.below(11)] } else { rng.base() })
+            .collect();
+        let mut q: Vec<u8> = t[5..t.len() - 5].iter().filter(|_| rng.below(15) != 0).copied().collect();
+        if i % 2 == 1 {
+            q = common::revcomp(&q);
+        }
+        text.push_str(&format!("q{i}\t{}\tt{i}\t{}\n", String::from_utf8_lossy(&q), String::from_utf8_lossy(&t)));
+        seqs.push((q, t));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let columns = "query,strand,qstart,qend,tstart,tend,cigar,qaln,taln";
+    let mut ambiguous = 0;
+    for strand in ["plus", "minus"] {
+        let rows = align(dir.path(), "amb.tsv", &text, &["--strand", strand], columns);
+        assert_eq!(rows.len(), seqs.len());
+        for r in &rows {
+            let (q, t) = &seqs[r[0][1..].parse::<usize>().unwrap()];
+            let n = |k: usize| r[k].parse::<usize>().unwrap();
+            let (qs, qe, ts) = (n(2), n(3), n(4));
+            if qs == 0 {
+                continue; // no alignment
+            }
+            // The query as aligned: its forward residues qs..qe, reverse-complemented on '-'.
+            let qa = if r[1] == "-" { common::revcomp(&q[qs - 1..qe]) } else { q[qs - 1..qe].to_vec() };
+            let (mut i, mut j, mut qaln, mut taln, mut len) = (0, ts - 1, Vec::new(), Vec::new(), 0);
+            for c in r[6].bytes() {
+                if c.is_ascii_digit() {
+                    len = 10 * len + (c - b'0') as usize;
+                    continue;
+                }
+                for _ in 0..len {
+                    let (x, y) = match c {
+                        b'I' => (qa[i], b'-'),
+                        b'D' => (b'-', t[j]),
+                        _ => (qa[i], t[j]),
+                    };
+                    i += (x != b'-') as usize;
+                    j += (y != b'-') as usize;
+                    qaln.push(x);
+                    taln.push(y);
+                }
+                len = 0;
+            }
+            assert_eq!(r[7].as_bytes(), qaln, "{strand} {r:?}");
+            assert_eq!(r[8].as_bytes(), taln, "{strand} {r:?}");
+            ambiguous += qaln.iter().chain(&taln).filter(|b| b"RYSWKMBDHV".contains(b)).count();
+        }
+    }
+    assert!(ambiguous > 100, "the pairs align ambiguity codes other than N: {ambiguous}");
+}

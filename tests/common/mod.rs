@@ -74,7 +74,7 @@ impl Rng {
 }
 
 /// The test's own reverse complement of nucleotide letters: A-T, C-G and the IUPAC pairs
-/// R-Y, K-M (other bytes, N among them, stay).
+/// R-Y, K-M, B-V, D-H (other bytes, N, S and W among them, stay).
 pub fn revcomp(s: &[u8]) -> Vec<u8> {
     s.iter()
         .rev()
@@ -87,6 +87,10 @@ pub fn revcomp(s: &[u8]) -> Vec<u8> {
             b'Y' => b'R',
             b'K' => b'M',
             b'M' => b'K',
+            b'B' => b'V',
+            b'V' => b'B',
+            b'D' => b'H',
+            b'H' => b'D',
             other => other,
         })
         .collect()
