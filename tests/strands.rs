@@ -164,7 +164,9 @@ fn protein_candidates_on_minus_are_refused_naming_them() {
         drop(w);
         out
     };
-    let inputs: Vec<(String, Vec<u8>, Vec<u8>, &[&str])> = vec![
+    // (file name, candidates on minus, the same on plus, the options that read them)
+    type Input<'a> = (String, Vec<u8>, Vec<u8>, &'a [&'a str]);
+    let inputs: Vec<Input> = vec![
         ("c.paf".into(), paf('-').into_bytes(), paf('+').into_bytes(), &[]),
         ("c.tsv".into(), tsv('-').into_bytes(), tsv('+').into_bytes(), &["--strand-col", "st"]),
         ("c.arrows".into(), arrows("-"), arrows("+"), &["--strand-col", "st"]),
