@@ -21,16 +21,8 @@
 # Environment: G (.gpu), WORK (/tmp/swarrow-mode-paths), DIV (1: divides the pair counts),
 # MODES (the mode list below, as "name:options" words, options joined by '+').
 set -uo pipefail
-G=${G:-.gpu}
 WORK=${WORK:-/tmp/swarrow-mode-paths}
-DIV=${DIV:-1}
-mkdir -p "$WORK"
-. "$(dirname "$0")/gpu-env.sh"
-B=$G/gpu_align_bench
-SW=$G/swarrow
-declare -A PAIRS=([protein-short]=400000 [dna-reads]=400000 [protein-mid]=120000 [protein-long]=40000
-    [protein-vlong]=150 [dna-read-contig]=60000 [dna-vlong]=30)
-classes=${*:-"protein-short dna-reads protein-mid protein-long protein-vlong dna-read-contig dna-vlong"}
+. "$(dirname "$0")/gpu-mode-classes.sh" "$@"
 MODES=${MODES:-"global:--mode=global semi-global:--mode=semi-global glocal:--mode=semi-global+--free-ends=target-start,target-end dovetail:--mode=semi-global+--free-ends=query-start,target-end"}
 coords=query,target,score,qstart,qend,tstart,tend,qlen,tlen
 stats=length,nident,mismatch,gapopen,gaps,pident
@@ -39,17 +31,10 @@ cut_cigar=1-10
 cut_stats=1-9,13-18
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
 echo "host cores: $(nproc); $($SW --version 2>/dev/null)"
-failed=0 total=0
-sec() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
 printf '%-16s %-12s %8s %8s %8s %8s %8s %8s %10s %s\n' \
     class mode pairs coords_s cigar_s stats_s paths_s cpu_s cigar/coords result
 for c in $classes; do
-    n=$(( (${PAIRS[$c]} + DIV - 1) / DIV ))
-    dna=""; case $c in dna-*) dna="--dna" ;; esac
-    d=$WORK/$c
-    [ -s "$d.tsv" ] && [ "$(cat "$d.n" 2>/dev/null)" = "$n" ] ||
-        { $B make-shapes --class "$c" --pairs "$n" --query "$d.q.fa" --target "$d.t.fa" --tsv "$d.tsv" && echo "$n" > "$d.n"; }
-    total=$((total + n))
+    class_pairs "$c"
     for m in $MODES; do
         name=${m%%:*}
         opts=$(echo "${m#*:}" | tr '+' ' ')

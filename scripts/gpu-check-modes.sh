@@ -18,28 +18,14 @@
 # Environment: G (.gpu), WORK (/tmp/swarrow-modes), DIV (1: divides the pair counts),
 # MODES (the mode list below, as "name:options" words, options joined by '+').
 set -uo pipefail
-G=${G:-.gpu}
 WORK=${WORK:-/tmp/swarrow-modes}
-DIV=${DIV:-1}
-mkdir -p "$WORK"
-. "$(dirname "$0")/gpu-env.sh"
-B=$G/gpu_align_bench
-SW=$G/swarrow
-declare -A PAIRS=([protein-short]=400000 [dna-reads]=400000 [protein-mid]=120000 [protein-long]=40000
-    [protein-vlong]=150 [dna-read-contig]=60000 [dna-vlong]=30)
-classes=${*:-"protein-short dna-reads protein-mid protein-long protein-vlong dna-read-contig dna-vlong"}
+. "$(dirname "$0")/gpu-mode-classes.sh" "$@"
 MODES=${MODES:-"global:--mode=global semi-global:--mode=semi-global glocal:--mode=semi-global+--free-ends=target-start,target-end ends-free:--mode=semi-global+--free-ends=query-end,target-end query-start:--mode=semi-global+--free-ends=query-start"}
 cols=query,target,score,qstart,qend,tstart,tend,qlen,tlen
 ends=query,target,score,qend,tend,qlen,tlen
-failed=0 total=0
 printf '%-16s %-12s %9s %8s %8s %8s %s\n' class mode pairs gpu_s gpu_ends cpu_s result
 for c in $classes; do
-    n=$(( (${PAIRS[$c]} + DIV - 1) / DIV ))
-    dna=""; case $c in dna-*) dna="--dna" ;; esac
-    d=$WORK/$c
-    [ -s "$d.tsv" ] && [ "$(cat "$d.n" 2>/dev/null)" = "$n" ] ||
-        { $B make-shapes --class "$c" --pairs "$n" --query "$d.q.fa" --target "$d.t.fa" --tsv "$d.tsv" && echo "$n" > "$d.n"; }
-    total=$((total + n))
+    class_pairs "$c"
     for m in $MODES; do
         name=${m%%:*}
         opts=$(echo "${m#*:}" | tr '+' ' ')
@@ -58,7 +44,6 @@ for c in $classes; do
                 diff <(head -c 2000000 "$d.gpu$f.tsv") <(head -c 2000000 "$d.cpu$f.tsv") | head -6
             fi
         done
-        sec() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
         printf '%-16s %-12s %9s %8s %8s %8s %s\n' "$c" "$name" "$n" "$(sec "$t0" "$t1")" "$(sec "$t1" "$t2")" "$(sec "$t2" "$t3")" "$r"
     done
 done

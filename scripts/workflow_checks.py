@@ -34,7 +34,7 @@ COLUMNS = ["query", "target", "score", "bits", "evalue", "qstart", "qend", "tsta
 TYPES = {"query": pa.string(), "target": pa.string(), "score": pa.int32(), "bits": pa.float64(),
          "evalue": pa.float64(), "qstart": pa.int32(), "qend": pa.int32(), "tstart": pa.int32(),
          "tend": pa.int32(), "qlen": pa.int32(), "tlen": pa.int32(), "recomputed": pa.bool_(),
-         "rank": pa.int32()}
+         "rank": pa.int32(), "qnum": pa.int32()}
 
 failures = []
 
@@ -192,7 +192,7 @@ def duckdb_merge_sql(glob, top):
     """The README's DuckDB equivalent of `swarrow merge --top N` (file names sort in shard
     order)."""
     return f"""
-        SELECT * EXCLUDE (filename, shard_rank)
+        SELECT * EXCLUDE (filename, shard_rank, qnum), qnum
         FROM (
             SELECT * EXCLUDE (rank), rank AS shard_rank,
                    CAST(row_number() OVER (PARTITION BY query
@@ -200,7 +200,7 @@ def duckdb_merge_sql(glob, top):
             FROM read_parquet('{glob}', filename = true)
         )
         WHERE rank <= {top}
-        ORDER BY query, rank
+        ORDER BY qnum, rank
     """
 
 
@@ -216,7 +216,7 @@ def part_lake():
         codecs = {md.row_group(0).column(c).compression for c in range(md.num_columns)}
         check(codecs == {"ZSTD"}, f"every column chunk zstd-compressed ({codecs})")
         schema = pq.read_schema(hits)
-        check([f.name for f in schema] == COLUMNS + ["rank"], "Parquet columns in order")
+        check([f.name for f in schema] == COLUMNS + ["rank", "qnum"], "Parquet columns in order")
         check(all(schema.field(n).type == t for n, t in TYPES.items()),
               f"stable Arrow types ({[(f.name, str(f.type)) for f in schema]})")
         kv = {k.decode(): v.decode() for k, v in (md.metadata or {}).items()}

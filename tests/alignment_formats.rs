@@ -14,35 +14,6 @@ use common::*;
 use std::path::Path;
 use std::process::Command;
 
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-fn skip(why: &str) -> bool {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true but {why}: scripts/install-test-deps.sh installs it");
-    }
-    eprintln!("\n*** SKIPPED alignment_formats: {why} ***\n");
-    true
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn base(&mut self) -> u8 {
-        b"ACGT"[self.below(4)]
-    }
-}
-
 /// Contigs, reads drawn from them with substitutions and small indels, and the candidates:
 /// each read against its contig of origin, and every fifth read against a second contig
 /// too (its second record is secondary).
@@ -137,19 +108,6 @@ fn ops(cigar: &str) -> Vec<(usize, u8)> {
         }
     }
     out
-}
-
-fn revcomp(s: &[u8]) -> Vec<u8> {
-    s.iter()
-        .rev()
-        .map(|b| match b {
-            b'A' => b'T',
-            b'C' => b'G',
-            b'G' => b'C',
-            b'T' => b'A',
-            _ => b'N',
-        })
-        .collect()
 }
 
 /// Every PAF line's fields recomputed from `cg:Z` and the sequences; returns the lines.
@@ -310,7 +268,7 @@ fn check_sam(dir: &Path, name: &str, d: &Data) -> String {
 
 #[test]
 fn sam_and_bam_pass_samtools_with_targets_known_up_front_and_spooled() {
-    if !have("samtools") && skip("samtools is not installed") {
+    if !have("samtools", "--version") && skip("alignment_formats", "samtools is not installed") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -401,7 +359,7 @@ fn protein_sam_is_written_and_bam_refused_in_one_line() {
     swarrow(dir.path(), &["search", "-q", &ex("queries.fasta"), "-d", &ex("db.fasta.gz"), "-o", "s.paf"]);
     let paf = std::fs::read_to_string(dir.path().join("s.paf")).unwrap();
     assert!(paf.lines().count() > 0 && paf.lines().all(|l| l.split('\t').count() == 16), "{paf}");
-    if !have("samtools") && skip("samtools is not installed") {
+    if !have("samtools", "--version") && skip("alignment_formats", "samtools is not installed") {
         return;
     }
     for name in ["p.sam", "s.sam"] {

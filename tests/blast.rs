@@ -13,18 +13,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("-version").output().is_ok_and(|o| o.status.success())
-}
-
-fn skip(why: &str) -> bool {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true but {why}: scripts/install-test-deps.sh installs it");
-    }
-    eprintln!("\n*** SKIPPED blast: {why} ***\n");
-    true
-}
-
 fn data() -> Option<std::path::PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
     d.join("DB.fasta.gz").exists().then_some(d)
@@ -34,11 +22,11 @@ const FIELDS: &str = "qseqid sseqid pident length mismatch gapopen qstart qend s
 
 #[test]
 fn blast_tabular_lines_equal_blastp_outfmt_6() {
-    if !have("blastp") && skip("blastp (ncbi-blast+) is not installed") {
+    if !have("blastp", "-version") && skip("blast", "blastp (ncbi-blast+) is not installed") {
         return;
     }
     let Some(data) = data() else {
-        if skip("../shared/data/DB.fasta.gz is missing") {
+        if skip("blast", "../shared/data/DB.fasta.gz is missing") {
             return;
         }
         unreachable!()
@@ -195,7 +183,7 @@ fn blast_tabular_lines_equal_blastp_outfmt_6() {
         .output()
         .unwrap();
     if !py.status.success() && String::from_utf8_lossy(&py.stderr).contains("No module named 'Bio'") {
-        skip("python3-biopython is not installed");
+        skip("blast", "python3-biopython is not installed");
         return;
     }
     assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
@@ -210,7 +198,7 @@ fn blast_tabular_lines_equal_blastp_outfmt_6() {
 /// compared by form; everything else must be identical.
 #[test]
 fn outfmt_7_comment_lines_are_blastps() {
-    if !have("blastp") && skip("blastp (ncbi-blast+) is not installed") {
+    if !have("blastp", "-version") && skip("blast", "blastp (ncbi-blast+) is not installed") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -565,7 +565,7 @@ fn failures_leave_stdout_empty_and_empty_inputs_give_empty_outputs() {
     assert_eq!(rc, 0);
     assert_eq!(
         fs::read_to_string(d.join("e.tsv")).unwrap(),
-        "query\ttarget\tscore\tbits\tevalue\tqstart\tqend\ttstart\ttend\tqlen\ttlen\trecomputed\trank\n"
+        "query\ttarget\tscore\tbits\tevalue\tqstart\tqend\ttstart\ttend\tqlen\ttlen\trecomputed\trank\tqnum\n"
     );
     // align on an empty stdin: a schema, exit 0 (it wrote a schema and exited 2).
     let (rc, out, err) = sh_in(d, "printf '' | swarrow align --pairs - --quiet");

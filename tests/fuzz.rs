@@ -352,6 +352,11 @@ fn fuzz_seqset() {
 /// FASTQ records for the `fastq` and `seqset` seeds.
 const FASTQ_SEED: &[u8] = b"@r1 first\nACGTNACGT\n+\n@+IIII!~#\n\n@r2\nacgu\n+r2\n+@@I\n@r3\nT\n+\nI";
 
+/// Multi-line FASTQ (issue 60 item 9): sequences and qualities wrapped, quality lines that
+/// start with '@' and '+' (data, not headers), CRLF.
+const MULTILINE_FASTQ_SEED: &[u8] =
+    b"@m1 wrapped\nACGTA\nCGTAC\nGT\n+\n@@III\n+IIII\n@I\n@m2\r\nAC\r\nGT\r\n+m2\r\n+@\r\n@+\r\n@m3\nA\n+\n@\n";
+
 /// Writes the seed corpus: `cargo test --test fuzz write_seed_corpus -- --ignored`.
 #[test]
 #[ignore]
@@ -370,6 +375,12 @@ fn write_seed_corpus() {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(data).unwrap();
         enc.finish().unwrap()
+    };
+    let bgzf = |data: &[u8]| {
+        use std::io::Write;
+        let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+        w.write_all(data).unwrap();
+        w.finish().unwrap()
     };
     let fasta = b">sp|P1|A desc\nMKVLAW\nHEDRST\n>b\nmkw*X\n\n>c\nACGTUN\n";
     put("fasta", "plain.fa", fasta);
@@ -500,12 +511,10 @@ fn write_seed_corpus() {
     put("fastq", "reads.fq", FASTQ_SEED);
     put("fastq", "crlf.fq", b"@a x\r\nACGT\r\n+a\r\nIIII\r\n@b\r\nN\r\n+\r\n#\r\n");
     put("fastq", "reads.fq.gz", &gzip(FASTQ_SEED));
-    {
-        use std::io::Write;
-        let mut w = noodles_bgzf::io::Writer::new(Vec::new());
-        w.write_all(FASTQ_SEED).unwrap();
-        put("fastq", "reads.fq.bgz", &w.finish().unwrap());
-    }
+    put("fastq", "reads.fq.bgz", &bgzf(FASTQ_SEED));
+    put("fastq", "multiline.fq", MULTILINE_FASTQ_SEED);
+    put("fastq", "multiline.fq.bgz", &bgzf(MULTILINE_FASTQ_SEED));
+    put("seqset", "multiline.fq", MULTILINE_FASTQ_SEED);
 
     // PAF candidates (both strands, regions, tags) and TSV candidates with region columns.
     let paf = b"r1\t10\t2\t8\t+\tc1\t20\t5\t11\t6\t6\t60\ttp:A:P\tcm:i:3\nr2\t4\t0\t4\t-\tc1\t20\t16\t20\t4\t4\t0\n\nr1\t10\t0\t10\t+\tr2\t4\t0\t4\t4\t10\t255\r\n";
@@ -554,6 +563,9 @@ fn write_seed_corpus() {
             rank: if k == 1 { 2 } else { 1 },
         });
     }
+    rows.push_query("q1", 2);
+    rows.push_query("q2", 1);
+    rows.number_queries(0).unwrap();
     for (format, name) in [
         (Format::Tsv, "search.tsv"),
         (Format::ArrowStream, "search.arrows"),

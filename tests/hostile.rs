@@ -1363,3 +1363,55 @@ fn small_items_of_round_five() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--carry: no column '' in the input"), "{}", stderr(&o));
 }
+
+// Issue 60, item 11: PAF, SAM and BAM given to merge are named as what they are (told by
+// content, whatever their names), with the way such shards are joined; exit 2, nothing
+// written. Inputs: minimap2-style PAF and SAM written here, and swarrow's own PAF, SAM
+// and BAM (BGZF), plain and gzip.
+#[test]
+fn merge_names_paf_sam_and_bam_and_how_to_join_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    fs::write(d.join("mm2.x"), "r1\t150\t3\t148\t-\tctg\t1000\t200\t345\t140\t145\t60\ttp:A:P\n").unwrap();
+    fs::write(d.join("hand.x"), "@HD\tVN:1.6\n@SQ\tSN:ctg\tLN:1000\nr1\t0\tctg\t5\t60\t4M\t*\t0\t0\tACGT\t*\n")
+        .unwrap();
+    fs::write(d.join("bare.x"), "r1\t16\tctg\t5\t60\t4M\t*\t0\t0\tACGT\t*\tNM:i:0\n").unwrap();
+    let align = |name: &str| {
+        let o =
+            run(&["align", "--dna", "--pairs", &ex("dna-pairs.tsv"), "--device", "cpu", "--quiet", "-o", &path(name)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    for name in ["own.paf", "own.sam", "own.bam"] {
+        align(name);
+    }
+    fs::write(d.join("own.sam.gz"), gzip(&fs::read(d.join("own.sam")).unwrap())).unwrap();
+    let paf = "join PAF shards with cat";
+    let sam = "join SAM/BAM shards with samtools cat (shards of one header) or samtools merge";
+    let cases = [
+        ("mm2.x", "PAF", paf),
+        ("own.paf", "PAF", paf),
+        ("hand.x", "SAM", sam),
+        ("bare.x", "SAM", sam),
+        ("own.sam", "SAM", sam),
+        ("own.sam.gz", "SAM", sam),
+        ("own.bam", "BAM", sam),
+    ];
+    let keep: Vec<String> = entries(d);
+    let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
+    for (name, format, join) in cases {
+        for top in [&[][..], &["--top", "5"]] {
+            let args: Vec<String> = ["merge", "-o", &path("m.parquet")]
+                .iter()
+                .map(|s| s.to_string())
+                .chain(top.iter().map(|s| s.to_string()))
+                .chain([path(name)])
+                .collect();
+            let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            let want = format!("{}: is {format}, which merge does not read", path(name));
+            assert_input_error(&o, &want, d, &keep);
+            assert!(stderr(&o).contains(join) && !stderr(&o).contains("BLAST"), "{}", stderr(&o));
+            assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        }
+    }
+}

@@ -82,7 +82,9 @@ fn sample(mode: Mode) -> Vec<Vec<Row>> {
     batches
 }
 
-fn to_batch(rows: &[Row]) -> ResultBatch {
+/// The rows as a writer batch; search rows (with a rank) numbered by query, the batch's
+/// first query being query `first` + 1 of the input. Returns the queries numbered so far.
+fn to_batch_from(rows: &[Row], first: u64) -> (ResultBatch, u64) {
     let mut batch = ResultBatch::new();
     for r in rows {
         batch.push(ResultRow {
@@ -102,7 +104,21 @@ fn to_batch(rows: &[Row]) -> ResultBatch {
         });
         batch.push_stats(stats_of(r));
     }
-    batch
+    let mut next = first;
+    if rows.iter().all(|r| r.rank.is_some()) {
+        let mut k = 0;
+        while k < rows.len() {
+            let n = rows[k..].iter().take_while(|r| r.query == rows[k].query).count();
+            batch.push_query(&rows[k].query, n);
+            k += n;
+        }
+        next = batch.number_queries(first).unwrap();
+    }
+    (batch, next)
+}
+
+fn to_batch(rows: &[Row]) -> ResultBatch {
+    to_batch_from(rows, 0).0
 }
 
 /// Made-up traceback statistics of a sample row (BLAST tabular needs them): the shorter span
@@ -130,8 +146,11 @@ fn metadata(mode: Mode) -> RunMetadata {
 fn write_sample(dir: &Path, name: &str, format: Format, mode: Mode) -> PathBuf {
     let path = dir.join(name);
     let mut writer = create_writer(format, mode, &metadata(mode), Some(&path)).unwrap();
+    let mut queries = 0;
     for rows in sample(mode) {
-        writer.write(&to_batch(&rows)).unwrap();
+        let (batch, next) = to_batch_from(&rows, queries);
+        writer.write(&batch).unwrap();
+        queries = next;
     }
     writer.finish().unwrap();
     path
@@ -143,7 +162,7 @@ const COLUMNS: [&str; 12] =
 fn expected_names(mode: Mode) -> Vec<&'static str> {
     let mut names = COLUMNS.to_vec();
     if mode == Mode::Search {
-        names.push("rank");
+        names.extend(["rank", "qnum"]);
     }
     names
 }

@@ -8,7 +8,6 @@ mod common;
 use common::*;
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,22 +20,6 @@ use swarrow::seq::{Frame, PairBatch, Strand};
 
 const DNA: Alphabet = Alphabet::Dna;
 
-/// A deterministic generator (no dependency): xorshift.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 fn dna(rng: &mut Rng, len: usize) -> String {
     (0..len).map(|_| b"ACGT"[rng.below(4)] as char).collect()
 }
@@ -45,18 +28,6 @@ fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
     let path = dir.join(name);
     fs::write(&path, data).unwrap();
     path
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
-}
-
-fn bgzf(data: &[u8]) -> Vec<u8> {
-    let mut w = noodles_bgzf::io::Writer::new(Vec::new());
-    w.write_all(data).unwrap();
-    w.finish().unwrap()
 }
 
 /// Contigs and reads: (id, letters).
@@ -356,13 +327,9 @@ fn damaged_paf_lines_are_errors_naming_file_line_and_problem() {
     }
 }
 
-/// Runs `align` on the CPU engine with TSV output; panics with stderr on failure.
-fn align_ok(args: &[&str]) -> Vec<u8> {
-    let mut all = vec!["align", "--device", "cpu", "--quiet", "--format", "tsv", "--dna"];
-    all.extend_from_slice(args);
-    let o = run(&all);
-    assert!(o.status.success(), "swarrow {}: {}", all.join(" "), stderr(&o));
-    o.stdout
+/// TSV output of `align --dna` on the CPU engine; panics with stderr on failure.
+fn align_tsv(args: &[&str]) -> Vec<u8> {
+    align_ok(&[&["--format", "tsv", "--dna"], args].concat()).stdout
 }
 
 #[test]
@@ -379,8 +346,8 @@ fn paf_on_the_plus_strand_with_whole_windows_aligns_as_tsv_candidates_do() {
     let paf_path = write(dir.path(), "cands.paf", paf_text.as_bytes());
     let (r, c) = (reads.to_str().unwrap(), contigs.to_str().unwrap());
     let columns = "query,target,score,qstart,qend,tstart,tend,qlen,tlen,cigar";
-    let want = align_ok(&["--pairs", tsv.to_str().unwrap(), "--seqs", r, "--target-seqs", c, "--columns", columns]);
-    let got = align_ok(&[
+    let want = align_tsv(&["--pairs", tsv.to_str().unwrap(), "--seqs", r, "--target-seqs", c, "--columns", columns]);
+    let got = align_tsv(&[
         "--pairs",
         paf_path.to_str().unwrap(),
         "--seqs",
@@ -440,10 +407,11 @@ fn fastq_gives_what_the_same_sequences_as_fasta_give() {
     let contigs_fq = write(dir.path(), "contigs.fq", fastq(&s.contigs).as_bytes());
     let p = |p: &PathBuf| p.to_str().unwrap().to_string();
     let columns = "query,target,score,qstart,qend,tstart,tend,qlen,tlen,cigar,qheader";
-    let want = align_ok(&["--pairs", &p(&tsv), "--seqs", &p(&fa), "--target-seqs", &p(&contigs), "--columns", columns]);
+    let want =
+        align_tsv(&["--pairs", &p(&tsv), "--seqs", &p(&fa), "--target-seqs", &p(&contigs), "--columns", columns]);
     assert!(want.len() > 100);
     for reads in [&fq, &fq_gz, &fq_bgz] {
-        let got = align_ok(&[
+        let got = align_tsv(&[
             "--pairs",
             &p(&tsv),
             "--seqs",
@@ -461,8 +429,8 @@ fn fastq_gives_what_the_same_sequences_as_fasta_give() {
     let b_fa = write(dir.path(), "b.fa", fasta(&firsts).as_bytes());
     let a_fq = write(dir.path(), "a.fq", fastq(&s.reads[..8]).as_bytes());
     let b_fq = write(dir.path(), "b.fq.gz", &bgzf(fastq(&firsts).as_bytes()));
-    let want = align_ok(&["-q", &p(&a_fa), "-t", &p(&b_fa), "--columns", columns]);
-    let got = align_ok(&["-q", &p(&a_fq), "-t", &p(&b_fq), "--columns", columns]);
+    let want = align_tsv(&["-q", &p(&a_fa), "-t", &p(&b_fa), "--columns", columns]);
+    let got = align_tsv(&["-q", &p(&a_fq), "-t", &p(&b_fq), "--columns", columns]);
     assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
     // search: FASTQ queries against a FASTQ database (protein letters in FASTQ records).
     let mut rng = Rng(0x5b);
@@ -486,6 +454,118 @@ fn fastq_gives_what_the_same_sequences_as_fasta_give() {
     assert_eq!(String::from_utf8_lossy(&search(&q_fq, &d_fq)), String::from_utf8_lossy(&want));
 }
 
+/// FASTQ wrapped over several lines: sequences every `width` residues, qualities every
+/// `width + 3` (so quality lines that start with '@' and '+' fall where a header or a '+'
+/// line could be), CRLF on odd records, as minimap2, samtools and racon read it.
+fn fastq_wrapped(seqs: &[(String, String)], width: usize) -> String {
+    let wrap = |s: &str, w: usize, eol: &str| -> String {
+        s.as_bytes().chunks(w).map(|c| format!("{}{eol}", std::str::from_utf8(c).unwrap())).collect()
+    };
+    let mut text = String::new();
+    for (k, (id, s)) in seqs.iter().enumerate() {
+        let quals: String = (0..s.len()).map(|i| (b'!' + ((i * 7 + k * 13) % 94) as u8) as char).collect();
+        let quals: String = quals.chars().enumerate().map(|(i, c)| if i % 5 == 0 { '@' } else { c }).collect();
+        let eol = if k % 2 == 1 { "\r\n" } else { "\n" };
+        text.push_str(&format!(
+            "@{id} some description{eol}{}+{eol}{}",
+            wrap(s, width, eol),
+            wrap(&quals, width + 3, eol)
+        ));
+    }
+    text
+}
+
+/// Issue 60 item 9: multi-line FASTQ, plain, gzip and BGZF, gives what the same records on
+/// single lines give (the oracle: the same qualities, four lines a record, through the same
+/// paths; and FASTA for the sequences), on every reader path: sets of pairs by id, two
+/// files paired record by record, search queries and database.
+#[test]
+fn multi_line_fastq_gives_what_single_line_fastq_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = sets(0x5c);
+    let cands = candidates(&s, 0x5d, 50);
+    let p = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let single_quals = |seqs: &[(String, String)]| -> String {
+        // The wrapped file's records on one line each.
+        let text = fastq_wrapped(seqs, usize::MAX / 4);
+        text.replace("\r\n", "\n")
+    };
+    let tsv: String = cands.iter().map(|c| format!("{}\t{}\n", s.reads[c.read].0, s.contigs[c.contig].0)).collect();
+    let tsv = write(dir.path(), "cands.tsv", tsv.as_bytes());
+    let columns = "query,target,score,qstart,qend,tstart,tend,qlen,tlen,cigar,qheader";
+    let reads_one = write(dir.path(), "one.fq", single_quals(&s.reads).as_bytes());
+    let contigs_one = write(dir.path(), "contigs_one.fq", single_quals(&s.contigs).as_bytes());
+    let want = align_tsv(&[
+        "--pairs",
+        &p(&tsv),
+        "--seqs",
+        &p(&reads_one),
+        "--target-seqs",
+        &p(&contigs_one),
+        "--columns",
+        columns,
+    ]);
+    assert!(String::from_utf8_lossy(&want).lines().count() > 40);
+    // SAM carries the qualities: they must come through whole.
+    let sam = |reads: &PathBuf, contigs: &PathBuf| {
+        let out = dir.path().join("out.sam");
+        let args = ["--dna", "--pairs", &p(&tsv), "--seqs", &p(reads), "--target-seqs", &p(contigs), "-o", &p(&out)];
+        align_ok(&args);
+        fs::read_to_string(&out).unwrap().lines().filter(|l| !l.starts_with("@PG")).collect::<Vec<_>>().join("\n")
+    };
+    let want_sam = sam(&reads_one, &contigs_one);
+    for width in [1, 7, 60] {
+        let text = fastq_wrapped(&s.reads, width);
+        let contigs = write(dir.path(), &format!("contigs{width}.fq"), fastq_wrapped(&s.contigs, width).as_bytes());
+        for (name, data) in
+            [("fq", text.clone().into_bytes()), ("fq.gz", gzip(text.as_bytes())), ("fq.bgz", bgzf(text.as_bytes()))]
+        {
+            let reads = write(dir.path(), &format!("reads{width}.{name}"), &data);
+            let got = align_tsv(&[
+                "--pairs",
+                &p(&tsv),
+                "--seqs",
+                &p(&reads),
+                "--target-seqs",
+                &p(&contigs),
+                "--columns",
+                columns,
+            ]);
+            assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "width {width} {name}");
+            assert_eq!(sam(&reads, &contigs), want_sam, "SAM, width {width} {name}");
+        }
+        // Two files paired record by record.
+        let firsts: Vec<(String, String)> = s.contigs.iter().cloned().chain(s.reads[..4].iter().cloned()).collect();
+        let a_one = write(dir.path(), "a_one.fq", single_quals(&s.reads[..8]).as_bytes());
+        let b_one = write(dir.path(), "b_one.fq", single_quals(&firsts).as_bytes());
+        let a = write(dir.path(), "a.fq", fastq_wrapped(&s.reads[..8], width).as_bytes());
+        let b = write(dir.path(), "b.fq.gz", &bgzf(fastq_wrapped(&firsts, width).as_bytes()));
+        let want2 = align_tsv(&["-q", &p(&a_one), "-t", &p(&b_one), "--columns", columns]);
+        let got2 = align_tsv(&["-q", &p(&a), "-t", &p(&b), "--columns", columns]);
+        assert_eq!(String::from_utf8_lossy(&got2), String::from_utf8_lossy(&want2), "two files, width {width}");
+    }
+    // search: multi-line FASTQ queries and database (protein letters in FASTQ records).
+    let mut rng = Rng(0x5e);
+    let proteins: Vec<(String, String)> = (0..12)
+        .map(|i| {
+            let len = 30 + rng.below(40);
+            (format!("p{i}"), (0..len).map(|_| b"ACDEFGHIKLMNPQRSTVWY"[rng.below(20)] as char).collect())
+        })
+        .collect();
+    let search = |q: &PathBuf, d: &PathBuf| {
+        let o = run(&["search", "--device", "cpu", "--quiet", "--format", "tsv", "-q", &p(q), "-d", &p(d)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let q_one = write(dir.path(), "q_one.fq", single_quals(&proteins[..5]).as_bytes());
+    let d_one = write(dir.path(), "d_one.fq", single_quals(&proteins).as_bytes());
+    let want = search(&q_one, &d_one);
+    assert!(String::from_utf8_lossy(&want).lines().count() > 5);
+    let q = write(dir.path(), "q.fq", fastq_wrapped(&proteins[..5], 9).as_bytes());
+    let d = write(dir.path(), "d.fq.gz", &gzip(fastq_wrapped(&proteins, 11).as_bytes()));
+    assert_eq!(String::from_utf8_lossy(&search(&q, &d)), String::from_utf8_lossy(&want));
+}
+
 #[test]
 fn damaged_fastq_is_an_error_naming_file_and_record() {
     let dir = tempfile::tempdir().unwrap();
@@ -493,18 +573,15 @@ fn damaged_fastq_is_an_error_naming_file_and_record() {
     let tsv = write(dir.path(), "cands.tsv", b"r1\tc1\n");
     let cases: [(&[u8], &str); 5] = [
         (
-            b"@r1\nACGT\n+\nIIII\n@r2\nACGT\nIIII\n",
-            "record 2 (r2): line 7: expected the '+' line after the sequence line (multi-line FASTQ",
+            b"@r1\nACGT\n+\nIIII\n@r2\nACGT\n@r3\n+\nI\n",
+            "record 2 (r2): line 7: expected the '+' line after the sequence lines, found a header",
         ),
-        (b"@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\n", "record 2 (r2): line 8: 3 qualities for 4 residues"),
+        (b"@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\nII\n", "record 2 (r2): line 9: 5 qualities for 4 residues"),
         (
             b"@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\n",
             "record 2 (r2): truncated FASTQ record: the input ends before its quality line",
         ),
-        (
-            b"@r1\nACGT\nACGT\n+\nIIIIIIII\n",
-            "record 1 (r1): line 3: expected the '+' line after the sequence line (multi-line FASTQ",
-        ),
+        (b"@r1\nACGT\nAC\n+\nIIII\nIII\n", "record 1 (r1): line 6: 7 qualities for 6 residues"),
         (b"@r1\nAC1T\n+\nIIII\n", "record 1 (r1): invalid residue '1' at position 3 (line 2)"),
     ];
     for (k, (text, problem)) in cases.iter().enumerate() {

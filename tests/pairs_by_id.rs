@@ -20,22 +20,6 @@ use arrow::datatypes::{DataType, Field, Schema};
 const COLUMNS: &str = "query,target,score,bits,evalue,qstart,qend,tstart,tend,qlen,tlen,recomputed,\
                        pident,nident,length,mismatch,gapopen,gaps,qcov,tcov,cigar,qaln,taln";
 
-/// A deterministic generator (no dependency): xorshift.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// One sequence of a set: id, FASTA header (id included), residues as letters.
 #[derive(Clone)]
 struct Seq {
@@ -83,12 +67,6 @@ fn fasta(seqs: &[Seq], lowercase_every: usize) -> String {
         }
     }
     text
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
 }
 
 fn parquet_bytes(batch: &RecordBatch) -> Vec<u8> {
@@ -209,15 +187,6 @@ fn by_id_from_stdin(set: &str, candidates: &[u8]) -> std::process::Output {
     let mut all = args.to_vec();
     all.extend_from_slice(&["--columns", COLUMNS]);
     run_stdin(&all, candidates)
-}
-
-/// Runs swarrow on the CPU engine; panics with its stderr when it fails.
-fn align_ok(args: &[&str]) -> std::process::Output {
-    let mut all = vec!["align", "--device", "cpu", "--quiet"];
-    all.extend_from_slice(args);
-    let o = run(&all);
-    assert!(o.status.success(), "swarrow {}: {}", all.join(" "), stderr(&o));
-    o
 }
 
 /// The output file `out` of a run with `args`, as bytes.
@@ -477,20 +446,8 @@ fn fasta_headers_come_from_the_sets() {
 /// Runs a by-id align expected to fail: exit 2, the message on stderr, no output file.
 fn fails(case: &Case, args: &[&str], message: &str) {
     let out = case.path("out.parquet");
-    let mut all = vec!["align", "--device", "cpu", "-o", out.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let o = run(&all);
-    assert_eq!(o.status.code(), Some(2), "{}: {}", all.join(" "), stderr(&o));
-    let err = stderr(&o);
-    assert!(err.contains(message), "expected {message:?} in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(!out.exists(), "no output file after an error");
-    let leftovers: Vec<_> = fs::read_dir(case.dir.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains("swarrow-tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "temporary output left behind");
+    let all = [&["align", "--device", "cpu", "-o", out.to_str().unwrap()], args].concat();
+    align_fails(&all, &out, message);
 }
 
 #[test]

@@ -9,7 +9,6 @@ mod common;
 use common::pairs::*;
 use common::*;
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,18 +17,6 @@ use arrow::datatypes::{Int16Type, Int32Type};
 
 /// Every output column but the FASTA headers (the TSV oracle has none), traceback included.
 const COLUMNS: &str = "query,target,score,evalue,qstart,qend,tstart,tend,qlen,tlen,pident,gaps,cigar";
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
-}
-
-fn bgzf(data: &[u8]) -> Vec<u8> {
-    let mut w = noodles_bgzf::io::Writer::new(Vec::new());
-    w.write_all(data).unwrap();
-    w.finish().unwrap()
-}
 
 fn large_utf8(v: Vec<&str>) -> ArrayRef {
     Arc::new(LargeStringArray::from(v))
@@ -53,11 +40,7 @@ fn dict16(v: Vec<&str>) -> ArrayRef {
 
 /// TSV output of `align` on the CPU engine; panics with stderr when it fails.
 fn align(input: &[&str]) -> Vec<u8> {
-    let mut args = vec!["align", "--device", "cpu", "--quiet", "--format", "tsv", "--columns", COLUMNS];
-    args.extend_from_slice(input);
-    let o = run(&args);
-    assert!(o.status.success(), "swarrow {}: {}", args.join(" "), stderr(&o));
-    o.stdout
+    align_ok(&[&["--format", "tsv", "--columns", COLUMNS], input].concat()).stdout
 }
 
 #[test]
@@ -153,12 +136,7 @@ fn binary_large_and_dictionary_columns_read_as_utf8_with_carried_columns() {
 /// Runs `align --pairs FILE -o out`: exit 2, the message on stderr, no output left.
 fn fails(dir: &Path, file: &str, message: &str) {
     let out = dir.join("out.parquet");
-    let o = run(&["align", "--device", "cpu", "--pairs", file, "-o", out.to_str().unwrap()]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{file}: {err}");
-    assert!(err.contains(message), "expected {message:?} in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(!out.exists(), "no output file after an error");
+    align_fails(&["align", "--device", "cpu", "--pairs", file, "-o", out.to_str().unwrap()], &out, message);
 }
 
 #[test]

@@ -7,36 +7,9 @@
 mod common;
 use common::*;
 
-/// The test's own reverse complement (IUPAC pairs; ambiguity codes complement to codes).
+/// The test's own reverse complement (`common::revcomp`) of a string.
 fn revcomp(s: &str) -> String {
-    s.bytes()
-        .rev()
-        .map(|b| match b {
-            b'A' => 'T',
-            b'T' => 'A',
-            b'C' => 'G',
-            b'G' => 'C',
-            b'R' => 'Y',
-            b'Y' => 'R',
-            b'K' => 'M',
-            b'M' => 'K',
-            b'N' => 'N',
-            other => other as char,
-        })
-        .collect()
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+    String::from_utf8(common::revcomp(s.as_bytes())).unwrap()
 }
 
 /// Pairs whose targets hold the query's either strand, with errors, some Ns, and some
@@ -150,4 +123,146 @@ fn protein_refuses_minus_and_both_in_one_line() {
     }
     let o = run_stdin(&["align", "--pairs", "-", "--strand", "plus", "--format", "tsv"], b"q\tMKV\tt\tMKV\n");
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Issue 60 items 1-2: a protein candidate on `-` (PAF's column 5, a strand column of a
+/// TSV, Arrow or Parquet table) is refused where it is read, in one line naming the file,
+/// the record and both ids, exit 2, whatever the output format, with no output file left;
+/// the same candidates on `+` run.
+#[test]
+fn protein_candidates_on_minus_are_refused_naming_them() {
+    use arrow::array::{ArrayRef, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let q = "MKVLAAGIVQNSFHSKVFSIQW";
+    let t = "PPMKVLAAGIVQNSFHSKVFSIQWPP";
+    let seqs = common::pairs::write(d, "seqs.fa", format!(">q0\n{q}\n>q1\n{q}\n>t1\n{t}\n").as_bytes());
+    let paf = |sign: char| {
+        format!(
+            "q0\t{ql}\t0\t{ql}\t+\tt1\t{tl}\t0\t{tl}\t1\t1\t0\nq1\t{ql}\t0\t{ql}\t{sign}\tt1\t{tl}\t0\t{tl}\t1\t1\t0\n",
+            ql = q.len(),
+            tl = t.len()
+        )
+    };
+    let tsv = |sign: char| format!("query_id\ttarget_id\tst\nq0\tt1\t+\nq1\tt1\t{sign}\n");
+    let table = |sign: &str| {
+        let col = |v: [&str; 2]| -> ArrayRef { Arc::new(StringArray::from(v.to_vec())) };
+        RecordBatch::try_from_iter([
+            ("query_id", col(["q0", "q1"])),
+            ("target_id", col(["t1", "t1"])),
+            ("st", col(["+", sign])),
+        ])
+        .unwrap()
+    };
+    let arrows = |sign: &str| {
+        let mut out = Vec::new();
+        let b = table(sign);
+        let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, &b.schema()).unwrap();
+        w.write(&b).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        out
+    };
+    // (file name, candidates on minus, the same on plus, the options that read them)
+    type Input<'a> = (String, Vec<u8>, Vec<u8>, &'a [&'a str]);
+    let inputs: Vec<Input> = vec![
+        ("c.paf".into(), paf('-').into_bytes(), paf('+').into_bytes(), &[]),
+        ("c.tsv".into(), tsv('-').into_bytes(), tsv('+').into_bytes(), &["--strand-col", "st"]),
+        ("c.arrows".into(), arrows("-"), arrows("+"), &["--strand-col", "st"]),
+        (
+            "c.parquet".into(),
+            common::pairs::parquet(&table("-")),
+            common::pairs::parquet(&table("+")),
+            &["--strand-col", "st"],
+        ),
+    ];
+    for (name, minus, plus, extra) in &inputs {
+        for out in ["out.tsv", "out.sam", "out.paf"] {
+            let out = d.join(out);
+            let _ = std::fs::remove_file(&out);
+            let path = common::pairs::write(d, name, minus);
+            let mut args = vec!["align", "--pairs", &path, "--seqs", &seqs, "-o", out.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{name} {}: {err}", out.display());
+            let want = format!(
+                "{path}: record 2 (q1): {}candidate of query \"q1\" on target \"t1\" names strand -: proteins have no minus strand",
+                if name.ends_with(".paf") || name.ends_with(".tsv") { "line 2: " } else { "" }
+            );
+            let want = if name.ends_with(".tsv") { want.replace("line 2", "line 3") } else { want };
+            assert!(err.contains(&want), "{name}: got {err}\nwant {want}");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(!out.exists(), "{name}: {} left behind", out.display());
+            // The same candidates on plus align.
+            let path = common::pairs::write(d, name, plus);
+            let mut args = vec!["align", "--pairs", &path, "--seqs", &seqs, "-o", out.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            assert!(o.status.success(), "{name}: {}", stderr(&o));
+        }
+    }
+}
+
+/// Issue 60 item 10: `qaln`/`taln` print each DNA ambiguity code as the input had it, on
+/// both strands. Oracle: the aligned strings rebuilt here from the CIGAR, the coordinates
+/// and the input sequences (the query reverse-complemented here on `-`).
+#[test]
+fn aligned_strings_keep_the_ambiguity_letters_of_the_input() {
+    const CODES: &[u8] = b"ACGTNRYSWKMBDHV";
+    let mut rng = Rng(0x600a);
+    let mut text = String::new();
+    let mut seqs = Vec::new();
+    for i in 0..60 {
+        let t: Vec<u8> = (0..40 + rng.below(40))
+            .map(|_| if rng.below(4) == 0 { CODES[4 + rng.below(11)] } else { rng.base() })
+            .collect();
+        let mut q: Vec<u8> = t[5..t.len() - 5].iter().filter(|_| rng.below(15) != 0).copied().collect();
+        if i % 2 == 1 {
+            q = common::revcomp(&q);
+        }
+        text.push_str(&format!("q{i}\t{}\tt{i}\t{}\n", String::from_utf8_lossy(&q), String::from_utf8_lossy(&t)));
+        seqs.push((q, t));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let columns = "query,strand,qstart,qend,tstart,tend,cigar,qaln,taln";
+    let mut ambiguous = 0;
+    for strand in ["plus", "minus"] {
+        let rows = align(dir.path(), "amb.tsv", &text, &["--strand", strand], columns);
+        assert_eq!(rows.len(), seqs.len());
+        for r in &rows {
+            let (q, t) = &seqs[r[0][1..].parse::<usize>().unwrap()];
+            let n = |k: usize| r[k].parse::<usize>().unwrap();
+            let (qs, qe, ts) = (n(2), n(3), n(4));
+            if qs == 0 {
+                continue; // no alignment
+            }
+            // The query as aligned: its forward residues qs..qe, reverse-complemented on '-'.
+            let qa = if r[1] == "-" { common::revcomp(&q[qs - 1..qe]) } else { q[qs - 1..qe].to_vec() };
+            let (mut i, mut j, mut qaln, mut taln, mut len) = (0, ts - 1, Vec::new(), Vec::new(), 0);
+            for c in r[6].bytes() {
+                if c.is_ascii_digit() {
+                    len = 10 * len + (c - b'0') as usize;
+                    continue;
+                }
+                for _ in 0..len {
+                    let (x, y) = match c {
+                        b'I' => (qa[i], b'-'),
+                        b'D' => (b'-', t[j]),
+                        _ => (qa[i], t[j]),
+                    };
+                    i += (x != b'-') as usize;
+                    j += (y != b'-') as usize;
+                    qaln.push(x);
+                    taln.push(y);
+                }
+                len = 0;
+            }
+            assert_eq!(r[7].as_bytes(), qaln, "{strand} {r:?}");
+            assert_eq!(r[8].as_bytes(), taln, "{strand} {r:?}");
+            ambiguous += qaln.iter().chain(&taln).filter(|b| b"RYSWKMBDHV".contains(b)).count();
+        }
+    }
+    assert!(ambiguous > 100, "the pairs align ambiguity codes other than N: {ambiguous}");
 }

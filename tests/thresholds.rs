@@ -396,3 +396,92 @@ fn merge_refuses_shards_of_different_thresholds() {
     let o = run(&["merge", &s0, &s1, "--top", "10", "-o", merged.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Issue 60 item 4: a threshold can leave a query without hits in the first shard; merge
+/// keeps the query input's order all the same. 6 queries, 3 shards of one database, each
+/// searched with `--min-qcov 0.5 --min-score 100 -k 5`: shard 0 holds homologs of queries 1 and 6 only,
+/// shard 1 of queries 2 to 5, shard 2 of 3 and 4 (the rest is unrelated). Oracle: the
+/// unsharded search (byte for byte, TSV) and the order of the query file. Shards without
+/// `qnum` (older versions) still merge, with a note; shards of different query inputs are
+/// refused.
+#[test]
+fn merge_keeps_the_query_input_order_when_a_shard_lacks_a_query() {
+    const AA: &[u8] = b"ACDEFGHIKLMNPQRSTVWY";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng(0x6004);
+    let mut protein = |len: usize| -> String { (0..len).map(|_| AA[rng.below(20)] as char).collect() };
+    let queries: Vec<String> = (0..6).map(|_| protein(90)).collect();
+    let junk: Vec<String> = (0..9).map(|_| protein(120)).collect();
+    let mut rng = Rng(0x6005);
+    let mut homolog = |q: &str| -> String {
+        q.chars().map(|c| if rng.below(8) == 0 { AA[rng.below(20)] as char } else { c }).collect()
+    };
+    let shards: [&[usize]; 3] = [&[0, 5], &[1, 2, 3, 4], &[2, 3]];
+    let mut parts = Vec::new();
+    let mut whole = String::new();
+    for (k, homologs) in shards.iter().enumerate() {
+        let mut text = String::new();
+        for (j, &q) in homologs.iter().enumerate() {
+            text.push_str(&format!(">s{k}h{j} homolog of Q{}\n{}\n", q + 1, homolog(&queries[q])));
+            text.push_str(&format!(">s{k}j{j}\n{}\n", junk[3 * k + j.min(2)]));
+        }
+        whole.push_str(&text);
+        parts.push(text);
+    }
+    let qtext: String = queries.iter().enumerate().map(|(i, q)| format!(">Q{}\n{q}\n", i + 1)).collect();
+    let q = write(d, "q.fa", qtext.as_bytes());
+    let residues: usize = whole.lines().filter(|l| !l.starts_with('>')).map(str::len).sum();
+    let seqs = whole.lines().filter(|l| l.starts_with('>')).count();
+    let (size, nseqs) = (residues.to_string(), seqs.to_string());
+    let search = |query: &str, db: &str, out: &str, extra: &[&str]| {
+        let mut args = vec!["search", "-q", query, "-d", db, "--device", "cpu", "--quiet", "--min-qcov", "0.5"];
+        // The score threshold keeps the homologs alone: the shards' queries are the test's.
+        args.extend_from_slice(&["--min-score", "100"]);
+        args.extend_from_slice(&["-k", "5", "--db-size", &size, "--db-seqs", &nseqs, "-o", out]);
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.to_string()
+    };
+    let db = write(d, "db.fa", whole.as_bytes());
+    let want = std::fs::read_to_string(search(&q, &db, &d.join("whole.tsv").to_string_lossy(), &[])).unwrap();
+    // The queries with hits come in the query file's order.
+    let order: Vec<&str> = want.lines().skip(1).map(|l| l.split('\t').next().unwrap()).collect();
+    let mut firsts = order.clone();
+    firsts.dedup();
+    assert_eq!(firsts, ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"], "{want}");
+    let dbs: Vec<String> =
+        parts.iter().enumerate().map(|(k, t)| write(d, &format!("db{k}.fa"), t.as_bytes())).collect();
+    for ext in ["parquet", "arrows", "tsv"] {
+        let outs: Vec<String> =
+            (0..3).map(|k| search(&q, &dbs[k], &d.join(format!("s{k}.{ext}")).to_string_lossy(), &[])).collect();
+        let mut args = vec!["merge", "--top", "5", "--format", "tsv", "--trust-shards"];
+        args.extend(outs.iter().map(String::as_str));
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), want, "merged {ext} shards");
+    }
+    // Shards without qnum (as older versions wrote them): merged in the shards' own row
+    // order, with a note saying so, and no qnum column.
+    let old = "query,target,score,bits,evalue,qstart,qend,tstart,tend,qlen,tlen,recomputed,rank";
+    let outs: Vec<String> = (0..3)
+        .map(|k| search(&q, &dbs[k], &d.join(format!("old{k}.tsv")).to_string_lossy(), &["--columns", old]))
+        .collect();
+    let mut args = vec!["merge", "--top", "5", "--format", "tsv", "--trust-shards"];
+    args.extend(outs.iter().map(String::as_str));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("has no qnum column"), "{}", stderr(&o));
+    let got = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(got.starts_with(&format!("{}\n", old.replace(',', "\t"))), "{got}");
+    assert_eq!(got.lines().count(), want.lines().count());
+    // Shards of different query inputs (the queries reordered): refused, naming the query.
+    let reversed: String = queries.iter().enumerate().rev().map(|(i, q)| format!(">Q{}\n{q}\n", i + 1)).collect();
+    let rq = write(d, "rq.fa", reversed.as_bytes());
+    let a = search(&q, &dbs[1], &d.join("a.tsv").to_string_lossy(), &[]);
+    let b = search(&rq, &dbs[2], &d.join("b.tsv").to_string_lossy(), &[]);
+    let o = run(&["merge", "--top", "5", "--format", "tsv", "--trust-shards", &a, &b]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the shards searched different query inputs"), "{}", stderr(&o));
+}

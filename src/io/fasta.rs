@@ -2,10 +2,10 @@
 //! they are read, every problem reported with file, record number, id and position.
 //!
 //! FASTQ is told by its records' `@` headers (each record is read as its header says):
-//! four lines a record (`@id description`, the sequence, `+` with anything after it, the
-//! qualities, as many as residues, Phred+33 `!`..`~`). Multi-line FASTQ (sequence or
-//! qualities wrapped) is refused with an error naming the record: its line breaks cannot be
-//! told from record boundaries without reading back. Qualities are kept only when asked
+//! `@id description`, the sequence (on one line or wrapped over several), a line starting
+//! with `+` (anything after it), then the qualities (Phred+33 `!`..`~`, one line or
+//! wrapped), read until they are as many as the residues: a quality line may start with `@`
+//! or `+`, as minimap2, samtools and racon read it. Qualities are kept only when asked
 //! ([`FastaReader::keep_quals`]).
 //!
 //! Parsed here rather than through noodles-fasta: its reader reads header lines without a
@@ -237,55 +237,68 @@ impl<R: BufRead> FastaReader<R> {
         }
     }
 
-    /// Reads the rest of a FASTQ record after its header: its sequence line (residues
-    /// appended to `seq`), its `+` line and its quality line.
+    /// Reads the rest of a FASTQ record after its header: its sequence lines (residues
+    /// appended to `seq`) up to the `+` line, then quality lines until they hold as many
+    /// qualities as residues (a quality line may start with `@` or `+`), as minimap2,
+    /// samtools and racon read multi-line FASTQ; single-line records are the same rule.
     fn read_fastq(&mut self, id: &[u8], seq: &mut Vec<u8>) -> Result<()> {
         let problem = |this: &Self, problem: String| Error::record(&this.place, this.count, id, problem);
         let truncated = |this: &Self, what: &str| {
             problem(this, format!("truncated FASTQ record: the input ends before its {what} (line {})", this.line + 1))
         };
-        if !self.fastq_line(id)? {
-            return Err(truncated(self, "sequence line"));
-        }
         let start = seq.len();
-        if let Err(i) = self.alphabet.encode_into(&self.lines, seq) {
-            let bad = self.lines[i];
-            let p = format!("{} at position {} (line {})", describe_residue(self.alphabet, bad), i + 1, self.line);
-            return Err(problem(self, p));
+        let mut lines = 0;
+        loop {
+            if !self.fastq_line(id)? {
+                return Err(truncated(self, if lines == 0 { "sequence line" } else { "'+' line" }));
+            }
+            lines += 1;
+            match self.lines.first() {
+                Some(b'+') => break,
+                Some(b'@' | b'>') => {
+                    let p =
+                        format!("line {}: expected the '+' line after the sequence lines, found a header", self.line);
+                    return Err(problem(self, p));
+                }
+                _ => {}
+            }
+            let before = seq.len() - start;
+            if let Err(i) = self.alphabet.encode_into(&self.lines, seq) {
+                let bad = self.lines[i];
+                let p = format!(
+                    "{} at position {} (line {})",
+                    describe_residue(self.alphabet, bad),
+                    before + i + 1,
+                    self.line
+                );
+                return Err(problem(self, p));
+            }
         }
         let residues = seq.len() - start;
-        if !self.fastq_line(id)? {
-            return Err(truncated(self, "'+' line"));
-        }
-        if self.lines.first() != Some(&b'+') {
-            let p = format!(
-                "line {}: expected the '+' line after the sequence line (multi-line FASTQ, with wrapped \
-                 sequences or qualities, is not supported)",
-                self.line
-            );
-            return Err(problem(self, p));
-        }
-        if !self.fastq_line(id)? {
-            return Err(truncated(self, "quality line"));
-        }
-        if self.lines.len() != residues {
-            let p = format!(
-                "line {}: {} qualities for {} residues (multi-line FASTQ is not supported)",
-                self.line,
-                self.lines.len(),
-                residues
-            );
-            return Err(problem(self, p));
-        }
-        if let Some(i) = self.lines.iter().position(|&q| !(b'!'..=b'~').contains(&q)) {
-            let q = self.lines[i];
-            let shown = if q.is_ascii_graphic() { format!("'{}'", q as char) } else { format!("byte 0x{q:02x}") };
-            let p = format!("line {}: invalid quality {shown} at position {} (Phred+33: ! to ~)", self.line, i + 1);
-            return Err(problem(self, p));
-        }
         self.quals.clear();
-        if self.keep_quals {
-            self.quals.extend_from_slice(&self.lines);
+        let mut quals = 0;
+        while quals < residues {
+            if !self.fastq_line(id)? {
+                return Err(truncated(self, if quals == 0 { "quality line" } else { "last qualities" }));
+            }
+            if let Some(i) = self.lines.iter().position(|&q| !(b'!'..=b'~').contains(&q)) {
+                let q = self.lines[i];
+                let shown = if q.is_ascii_graphic() { format!("'{}'", q as char) } else { format!("byte 0x{q:02x}") };
+                let p = format!(
+                    "line {}: invalid quality {shown} at position {} (Phred+33: ! to ~)",
+                    self.line,
+                    quals + i + 1
+                );
+                return Err(problem(self, p));
+            }
+            quals += self.lines.len();
+            if quals > residues {
+                let p = format!("line {}: {quals} qualities for {residues} residues", self.line);
+                return Err(problem(self, p));
+            }
+            if self.keep_quals {
+                self.quals.extend_from_slice(&self.lines);
+            }
         }
         Ok(())
     }
@@ -606,17 +619,38 @@ mod tests {
         assert_eq!(packed.quals(0), b"");
     }
 
+    /// Multi-line FASTQ (issue 60 item 9): sequences and qualities wrapped, quality lines
+    /// starting with '@' and '+' (data, not headers), CRLF, read as the same records written
+    /// one line each.
+    #[test]
+    fn multi_line_fastq_reads_as_its_single_line_records() {
+        let wrapped = b"@r1 x\nACG\nTA\n+\n@@I\n+I\n@r2\r\nA\r\nC\r\nG\r\n+r2\r\n@\r\n@\r\n+\r\n@r3\nT\n+\n@\n";
+        let single = b"@r1 x\nACGTA\n+\n@@I+I\n@r2\nACG\n+r2\n@@+\n@r3\nT\n+\n@\n";
+        let got = fastq(wrapped).unwrap();
+        assert_eq!(got, fastq(single).unwrap());
+        assert_eq!(got[0], ("r1".to_string(), b"ACGTA".to_vec(), b"@@I+I".to_vec()));
+        assert_eq!(got.len(), 3);
+    }
+
     #[test]
     fn damaged_fastq_names_the_record_and_the_problem() {
         let err = |t: &[u8]| fastq(t).unwrap_err();
         assert_eq!(
-            err(b"@r1\nACGT\n+\nIIII\n@r2\nAC\nGT\n+\nIIII\n"),
-            "in.fa: record 2 (r2): line 7: expected the '+' line after the sequence line \
-             (multi-line FASTQ, with wrapped sequences or qualities, is not supported)"
+            err(b"@r1\nACGT\n+\nIIII\n@r2\nAC\n@r3\n+\nI\n"),
+            "in.fa: record 2 (r2): line 7: expected the '+' line after the sequence lines, found a header"
+        );
+        assert_eq!(err(b"@r1\nACGT\n+\nII\nIII\n"), "in.fa: record 1 (r1): line 5: 5 qualities for 4 residues");
+        assert_eq!(
+            err(b"@r1\nACGT\n+\nII\n"),
+            "in.fa: record 1 (r1): truncated FASTQ record: the input ends before its last qualities (line 5)"
         );
         assert_eq!(
-            err(b"@r1\nACGT\n+\nII\nII\n"),
-            "in.fa: record 1 (r1): line 4: 2 qualities for 4 residues (multi-line FASTQ is not supported)"
+            err(b"@r1\nAC\nGT\n+\nII\nI \n"),
+            "in.fa: record 1 (r1): line 6: invalid quality byte 0x20 at position 4 (Phred+33: ! to ~)"
+        );
+        assert_eq!(
+            err(b"@r1\nACGT\nAC-T\n+\nIIIIIIII\n"),
+            "in.fa: record 1 (r1): invalid residue '-' at position 7 (line 3)"
         );
         assert_eq!(
             err(b"@r1\n"),

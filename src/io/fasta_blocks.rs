@@ -10,11 +10,11 @@
 //! sequential reader, with its line-length guard. Records come out packed, a piece's worth
 //! at a time ([`Packed`]: shared buffers, no allocation per record), or one by one.
 //!
-//! FASTQ (a block whose first record has an '@' header) is cut the same way before a
-//! record's header, found as a line that starts with '@' followed by a sequence line, a
-//! line that starts with '+' and as many qualities as residues, right after a record of
-//! the same shape ([`fastq_start`]): a quality line may start with '@', but then the line
-//! two below it is a sequence, which never starts with '+'.
+//! FASTQ (a block whose first record has an '@' header) is cut before a record's header
+//! found by reading its records from the block's start as the reader does
+//! ([`scan_records`]: sequence lines to the '+' line, then qualities until as many as the
+//! residues): in multi-line FASTQ a quality line may start with '@' and the line two below
+//! it with '+', so no line seen alone can be told to start a record.
 
 use std::collections::VecDeque;
 use std::io::{Cursor, Read};
@@ -333,67 +333,117 @@ fn line_at(data: &[u8], at: usize) -> Option<(&[u8], usize)> {
     Some((line.strip_suffix(b"\r").unwrap_or(line), end + 1))
 }
 
-/// Whether the four whole lines of `data` from `at` are a FASTQ record's: '@', a
-/// sequence, '+', as many qualities as residues.
-fn fastq_record_at(data: &[u8], at: usize) -> bool {
-    let Some((header, at)) = line_at(data, at) else { return false };
-    let Some((seq, at)) = line_at(data, at) else { return false };
-    let Some((plus, at)) = line_at(data, at) else { return false };
-    let Some((quals, _)) = line_at(data, at) else { return false };
-    header.first() == Some(&b'@') && plus.first() == Some(&b'+') && seq.len() == quals.len()
+/// How a scan of records ([`scan_records`]) ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Scan {
+    /// At the end of the data (or where asked to stop).
+    End,
+    /// At a record the reader fails on: no header where one is due, a header before a FASTQ
+    /// record's '+' line, more qualities than residues.
+    Malformed,
 }
 
-/// Whether a FASTQ record starts at `at` (a line start of `data`, past its first byte): a
-/// whole record there, right after a whole record (the four lines before it).
-fn fastq_start(data: &[u8], at: usize) -> bool {
-    if !fastq_record_at(data, at) {
-        return false;
-    }
-    // The start of the fourth line before `at`.
-    let mut start = at;
-    for _ in 0..4 {
-        if start == 0 {
-            return false;
+/// Scans the records of `data` (which starts at a record, or at the input's start) as
+/// `FastaReader` reads them, calling `found` with the first byte of each record's header
+/// line, in order, while it returns true. A FASTQ record's qualities are counted line by
+/// line until they are as many as its residues, so a quality line that starts with '@' (in
+/// a wrapped, multi-line record as in any other) is never taken for a header: the only
+/// safe cut of multi-line FASTQ is one found reading from a known record start.
+fn scan_records(data: &[u8], mut found: impl FnMut(usize) -> bool) -> Scan {
+    let mut at = if data.starts_with(crate::io::input::UTF8_BOM) { 3 } else { 0 };
+    loop {
+        // The header: blank lines before it are skipped, as the reader skips them.
+        let header = loop {
+            let Some((line, next)) = line_at(data, at) else { return Scan::End };
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                break line;
+            }
+            at = next;
+        };
+        if header[0] != b'@' && header[0] != b'>' {
+            return Scan::Malformed;
         }
-        start = memchr::memrchr(b'\n', &data[..start - 1]).map_or(0, |i| i + 1);
+        if !found(at) {
+            return Scan::End;
+        }
+        let Some((_, next)) = line_at(data, at) else { return Scan::End };
+        at = next;
+        if header[0] == b'>' {
+            // FASTA: sequence lines up to one that starts with '>' or '@'.
+            while !matches!(data.get(at), Some(b'>' | b'@')) {
+                let Some((_, next)) = line_at(data, at) else { return Scan::End };
+                at = next;
+            }
+            continue;
+        }
+        let mut residues = 0;
+        loop {
+            let Some((line, next)) = line_at(data, at) else { return Scan::End };
+            at = next;
+            match line.first() {
+                Some(b'+') => break,
+                Some(b'@' | b'>') => return Scan::Malformed,
+                _ => residues += line.len(),
+            }
+        }
+        let mut quals = 0;
+        while quals < residues {
+            let Some((line, next)) = line_at(data, at) else { return Scan::End };
+            at = next;
+            quals += line.len();
+        }
+        if quals > residues {
+            return Scan::Malformed;
+        }
     }
-    fastq_record_at(&data[..at], start)
 }
 
 /// Where the last record that may go on starts in `data` (a block being cut): the last
-/// line that starts with '>' in FASTA, the last record start ([`fastq_start`]) in FASTQ.
+/// line that starts with '>' in FASTA, the last record [`scan_records`] finds in FASTQ. A
+/// FASTQ record the reader fails on ends the block with the data (the error ends the input).
 fn last_record_start(data: &[u8]) -> Option<usize> {
     if is_fastq(data) {
-        memchr::memmem::rfind_iter(data, b"\n@").map(|i| i + 1).find(|&at| fastq_start(data, at))
+        let mut last = 0;
+        match scan_records(data, |at| {
+            last = at;
+            true
+        }) {
+            Scan::Malformed => Some(data.len()),
+            Scan::End => (last > 0).then_some(last),
+        }
     } else {
         memchr::memmem::rfind(data, b"\n>").map(|i| i + 1)
     }
 }
 
-/// Where the first record at or after `from` starts in `block` (as [`last_record_start`]).
-fn next_record_start(block: &[u8], from: usize, fastq: bool) -> Option<usize> {
-    let rest = &block[from..];
-    if fastq {
-        memchr::memmem::find_iter(rest, b"\n@").map(|i| from + i + 1).find(|&at| fastq_start(block, at))
-    } else {
-        memchr::memmem::find(rest, b"\n>").map(|i| from + i + 1)
-    }
-}
-
 /// Cuts `block` into pieces of at least `size` bytes, each (but the first) starting at a
-/// record: a line that starts with '>' (FASTA), a FASTQ record's header ([`fastq_start`]).
+/// record: a line that starts with '>' (FASTA), a record [`scan_records`] finds (FASTQ).
 fn split_pieces(block: &[u8], size: usize) -> Vec<&[u8]> {
+    let size = size.max(1);
     let mut pieces = Vec::new();
     let mut start = 0;
-    let fastq = is_fastq(block);
-    while start < block.len() {
-        let from = (start + size.max(1)).min(block.len());
-        let end = match next_record_start(block, from, fastq) {
-            Some(i) => i,
-            None => block.len(),
-        };
-        pieces.push(&block[start..end]);
-        start = end;
+    if is_fastq(block) {
+        scan_records(block, |at| {
+            if at >= start + size {
+                pieces.push(&block[start..at]);
+                start = at;
+            }
+            true
+        });
+    } else {
+        while start + size < block.len() {
+            match memchr::memmem::find(&block[start + size..], b"\n>") {
+                Some(i) => {
+                    let end = start + size + i + 1;
+                    pieces.push(&block[start..end]);
+                    start = end;
+                }
+                None => break,
+            }
+        }
+    }
+    if start < block.len() {
+        pieces.push(&block[start..]);
     }
     pieces
 }
@@ -646,16 +696,24 @@ mod tests {
         })
     }
 
-    /// FASTQ-like text: whole records (quality lines starting with '@' or '+' among them)
-    /// and, now and then, a damaged one or a stray line.
+    /// FASTQ-like text: whole records, single-line and wrapped over several lines (quality
+    /// lines starting with '@' or '+' among them: `[@+]` weighs them in) and, now and then, a
+    /// damaged one or a stray line.
     fn fastq_text() -> impl Strategy<Value = Vec<u8>> {
-        let record = ("[a-z0-9]{1,5}", "[ACGT]{0,12}", "[!-~]{12}", 0u8..8).prop_map(|(id, seq, quals, damage)| {
+        let fields = ("[a-z0-9]{1,5}", "[ACGT]{0,12}", "[!-~@+]{12}", 0u8..12, 1usize..5, 1usize..5);
+        let record = fields.prop_map(|(id, seq, quals, damage, w, v)| {
             let quals = &quals[..seq.len()];
+            let wrap = |s: &str, w: usize| -> String {
+                s.as_bytes().chunks(w).map(|c| format!("{}\n", std::str::from_utf8(c).unwrap())).collect()
+            };
             match damage {
                 0 => format!("@{id}\n{seq}\n{quals}\n"),
                 1 => format!("@{id}\n{seq}\n+\n{quals}I\n"),
                 2 => format!("@{id}\n{seq}\n+\n"),
                 3 => format!("@{id}\n{seq}\n{seq}\n+\n{quals}{quals}\n"),
+                4 => format!("@{id}\n{}+\n{}", wrap(&seq, w), wrap(quals, v)),
+                5 => format!("@{id}\n{}+\n{}I\n", wrap(&seq, w), wrap(quals, v)),
+                6 | 7 => format!("@{id} d\n{}+{id}\n{}", wrap(&seq, w), wrap(quals, v)),
                 _ => format!("@{id} d\n{seq}\n+\n{quals}\n"),
             }
         });
@@ -680,6 +738,34 @@ mod tests {
         fn fastq_blocks_give_what_the_sequential_reader_gives(t in fastq_text(), block in 1usize..120, piece in 1usize..50) {
             prop_assert_eq!(blocks(&t, block, piece), sequential(&t));
         }
+    }
+
+    /// Multi-line records whose quality lines look like whole single-line records ('@'
+    /// line, a line, '+' line, a line as long): cut by reading from a record start, never
+    /// inside them (issue 60 item 9).
+    #[test]
+    fn multi_line_fastq_is_cut_at_record_starts_only() {
+        let mut t = String::new();
+        for i in 0..1500 {
+            // 16 residues on 4 lines; 16 qualities on 4 lines: "@III", "IIII", "+III", "IIII".
+            t.push_str(&format!("@r{i}\nACGT\nACGT\nACGT\nACGT\n+\n@III\nIIII\n+III\nIIII\n"));
+        }
+        for (block, piece) in [(256, 64), (1000, 100), (97, 13)] {
+            let got = blocks(t.as_bytes(), block, piece);
+            assert_eq!(got.len(), 1500);
+            assert_eq!(got, sequential(t.as_bytes()), "block {block} piece {piece}");
+        }
+        let input: Input = Box::new(Cursor::new(t.clone().into_bytes()));
+        let mut reader = BlockFastaReader::new(place(), input, Alphabet::Dna).with_sizes(256, 64).keep_quals(true);
+        let mut n = 0;
+        while let Some(part) = reader.next_part() {
+            let part = part.unwrap();
+            for i in 0..part.len() {
+                assert_eq!((part.seq(i).len(), part.quals(i)), (16, &b"@IIIIIII+IIIIIII"[..]));
+                n += 1;
+            }
+        }
+        assert_eq!(n, 1500);
     }
 
     #[test]

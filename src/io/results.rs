@@ -28,7 +28,8 @@ const COLUMNS: [&str; 12] =
     ["query", "target", "score", "bits", "evalue", "qstart", "qend", "tstart", "tend", "qlen", "tlen", "recomputed"];
 
 /// One result row as read back; `order` is the row's rank (search) or its position in the
-/// input (align).
+/// input (align); `qnum` the query's number in the query input (search outputs that carry
+/// it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub query: String,
@@ -44,6 +45,7 @@ pub struct Row {
     pub tlen: i32,
     pub recomputed: bool,
     pub order: i64,
+    pub qnum: Option<i32>,
 }
 
 /// One swarrow output opened for reading.
@@ -52,6 +54,9 @@ pub struct ResultInput {
     pub mode: Mode,
     /// Run metadata in the writer's order (Parquet) or sorted by key (Arrow); empty for TSV.
     pub metadata: Vec<(String, String)>,
+    /// Search results carry each query's number in the query input (`qnum`; outputs of
+    /// versions before it do not).
+    pub numbered: bool,
     reader: Reader,
     /// Rows read so far (the order of align rows, and line numbers for TSV).
     rows_read: i64,
@@ -108,6 +113,8 @@ impl ResultInput {
                 (Reader::Ipc(r), Some(schema), Vec::new())
             } else if head.starts_with(PARQUET_MAGIC) || head.starts_with(ARROW_FILE_MAGIC) {
                 return Err(seekable());
+            } else if head.starts_with(b"BAM\x01") {
+                return Err(Error::file(&source, alignment_format("BAM")));
             } else {
                 (Reader::Tsv(TsvReader::open(input, &source)?), None, Vec::new())
             }
@@ -137,7 +144,13 @@ impl ResultInput {
                 ));
             }
         }
-        Ok(ResultInput { source, mode, metadata, reader, rows_read: 0 })
+        let numbered = mode == Mode::Search
+            && match (&reader, &schema) {
+                (Reader::Tsv(t), _) => t.columns.contains_key("qnum"),
+                (_, Some(schema)) => schema.column_with_name("qnum").is_some(),
+                _ => false,
+            };
+        Ok(ResultInput { source, mode, metadata, numbered, reader, rows_read: 0 })
     }
 
     /// True for TSV, which carries no run metadata.
@@ -153,12 +166,12 @@ impl ResultInput {
                 Err(p) => Some(Err(Error::file(&self.source, format!("cannot read: the decoder failed ({})", p)))),
             },
             Reader::Ipc(r) => r.next(),
-            Reader::Tsv(r) => return r.next_rows(self.mode, &self.source, &mut self.rows_read),
+            Reader::Tsv(r) => return r.next_rows(self.mode, self.numbered, &self.source, &mut self.rows_read),
         };
         match batch {
             None => Ok(None),
             Some(Err(e)) => Err(e),
-            Some(Ok(b)) => rows_of_batch(&b, self.mode, &self.source, &mut self.rows_read).map(Some),
+            Some(Ok(b)) => rows_of_batch(&b, self.mode, self.numbered, &self.source, &mut self.rows_read).map(Some),
         }
     }
 }
@@ -177,7 +190,13 @@ fn column(batch: &RecordBatch, name: &str, to: &DataType, source: &Where, nullab
     Ok(array)
 }
 
-fn rows_of_batch(batch: &RecordBatch, mode: Mode, source: &Where, rows_read: &mut i64) -> Result<Vec<Row>> {
+fn rows_of_batch(
+    batch: &RecordBatch,
+    mode: Mode,
+    numbered: bool,
+    source: &Where,
+    rows_read: &mut i64,
+) -> Result<Vec<Row>> {
     let s = |name| column(batch, name, &DataType::Utf8, source, false);
     let i = |name| column(batch, name, &DataType::Int32, source, false);
     let f = |name| column(batch, name, &DataType::Float64, source, true);
@@ -194,6 +213,8 @@ fn rows_of_batch(batch: &RecordBatch, mode: Mode, source: &Where, rows_read: &mu
         Mode::Search => Some(i("rank")?),
         Mode::Align => None,
     };
+    let qnum = if numbered { Some(i("qnum")?) } else { None };
+    let qnum = qnum.as_ref().map(|a| a.as_primitive::<Int32Type>());
     let opt = |a: &arrow::array::Float64Array, r: usize| if a.is_null(r) { None } else { Some(a.value(r)) };
     let mut rows = Vec::with_capacity(batch.num_rows());
     for r in 0..batch.num_rows() {
@@ -216,9 +237,38 @@ fn rows_of_batch(batch: &RecordBatch, mode: Mode, source: &Where, rows_read: &mu
             tlen: ints[6].value(r),
             recomputed: recomputed.value(r),
             order,
+            qnum: qnum.map(|q| q.value(r)),
         });
     }
     Ok(rows)
+}
+
+/// PAF or SAM told by a first line (BAM is told by its magic number, after BGZF): a PAF
+/// line, a SAM header line, or a SAM record (11 or more fields, FLAG and POS numbers).
+fn alignment_format_of(line: &[u8]) -> Option<&'static str> {
+    let fields: Vec<&[u8]> = line.split(|&b| b == b'\t').collect();
+    let number = |f: &[u8]| !f.is_empty() && f.iter().all(u8::is_ascii_digit);
+    let sam_header = [b"@HD", b"@SQ", b"@RG", b"@PG", b"@CO"].iter().any(|t| fields[0] == *t);
+    // PAF first: its column 5 is a strand, where SAM's is a number (MAPQ).
+    if crate::io::pairs::looks_like_paf(line) {
+        Some("PAF")
+    } else if sam_header || (fields.len() >= 11 && number(fields[1]) && number(fields[3])) {
+        Some("SAM")
+    } else {
+        None
+    }
+}
+
+/// What merge says of a PAF, SAM or BAM input: what it is, and how such shards are joined.
+fn alignment_format(format: &str) -> String {
+    let join = match format {
+        "PAF" => "join PAF shards with cat (cat a.paf b.paf > all.paf)",
+        _ => "join SAM/BAM shards with samtools cat (shards of one header) or samtools merge (sorted shards)",
+    };
+    format!(
+        "is {format}, which merge does not read (it holds no columns merge ranks by, and the shards' paths and \
+         sequences need no merging): {join}"
+    )
 }
 
 /// TSV as `swarrow --format tsv` writes it: one header line naming the columns, empty
@@ -245,6 +295,10 @@ impl TsvReader {
         let columns: HashMap<String, usize> =
             header.trim_end_matches('\r').split('\t').enumerate().map(|(i, n)| (n.to_string(), i)).collect();
         if let Some(missing) = COLUMNS.iter().find(|c| !columns.contains_key(**c)) {
+            let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            if let Some(format) = alignment_format_of(line.strip_suffix(b"\r").unwrap_or(line)) {
+                return Err(Error::file(source, alignment_format(format)));
+            }
             return Err(Error::file(
                 source,
                 format!(
@@ -265,7 +319,13 @@ impl TsvReader {
         }
     }
 
-    fn next_rows(&mut self, mode: Mode, source: &Where, rows_read: &mut i64) -> Result<Option<Vec<Row>>> {
+    fn next_rows(
+        &mut self,
+        mode: Mode,
+        numbered: bool,
+        source: &Where,
+        rows_read: &mut i64,
+    ) -> Result<Option<Vec<Row>>> {
         let mut rows = Vec::new();
         while rows.len() < TSV_LINES_PER_BATCH {
             let line_no = *rows_read + 2; // the header is line 1
@@ -333,6 +393,7 @@ impl TsvReader {
                 tlen: int("tlen")?,
                 recomputed,
                 order,
+                qnum: if numbered { Some(int("qnum")?) } else { None },
             });
         }
         Ok(if rows.is_empty() { None } else { Some(rows) })

@@ -142,6 +142,9 @@ pub struct ResultBatch {
     tlen: Vec<i32>,
     recomputed: Vec<bool>,
     rank: Vec<i32>,
+    /// Search: each row's query number in the query input, 1-based, row for row, set once
+    /// the batch's place in the input is known ([`ResultBatch::number_queries`]).
+    qnum: Vec<i32>,
     /// Traceback statistics, row for row, where computed (else empty).
     stats: Vec<PathStats>,
     /// CIGAR and aligned strings, row for row, where computed.
@@ -193,6 +196,7 @@ impl ResultBatch {
             tlen: Vec::new(),
             recomputed: Vec::new(),
             rank: Vec::new(),
+            qnum: Vec::new(),
             stats: Vec::new(),
             cigar: Ids::default(),
             qaln: Ids::default(),
@@ -364,6 +368,7 @@ impl ResultBatch {
         self.tlen.clear();
         self.recomputed.clear();
         self.rank.clear();
+        self.qnum.clear();
         self.stats.clear();
         self.cigar = Ids::default();
         self.qaln = Ids::default();
@@ -441,6 +446,7 @@ impl ResultBatch {
             &mut self.qlen,
             &mut self.tlen,
             &mut self.rank,
+            &mut self.qnum,
         ] {
             vec(v, keep);
         }
@@ -496,6 +502,35 @@ impl ResultBatch {
             }
             row += q.hits;
         }
+    }
+
+    /// Search: numbers the batch's queries from `first` + 1 (`first` queries of the input
+    /// came before this batch) and gives each row its query's number; returns the number
+    /// after the batch's last query.
+    pub fn number_queries(&mut self, first: u64) -> Result<u64> {
+        self.qnum.clear();
+        for (k, q) in self.queries.iter().enumerate() {
+            let n = i32::try_from(first + k as u64 + 1)
+                .map_err(|_| Error::Input(format!("more than {} queries: qnum is a 32-bit integer", i32::MAX)))?;
+            self.qnum.extend(std::iter::repeat_n(n, q.hits));
+        }
+        if self.qnum.len() != self.len() {
+            return Err(Error::Internal(format!("{} query rows for {} rows", self.qnum.len(), self.len())));
+        }
+        Ok(first + self.queries.len() as u64)
+    }
+
+    /// Every row's query number (merge: the shards' own).
+    pub fn set_query_numbers(&mut self, qnum: Vec<i32>) -> Result<()> {
+        if qnum.len() != self.len() {
+            return Err(Error::Internal(format!("{} query numbers for {} rows", qnum.len(), self.len())));
+        }
+        self.qnum = qnum;
+        Ok(())
+    }
+
+    fn qnum(&self, i: usize) -> Result<i32> {
+        self.qnum.get(i).copied().ok_or_else(|| Error::Internal("column qnum asked, queries not numbered".into()))
     }
 
     /// Row `i`'s traceback statistics, where computed.
@@ -563,6 +598,7 @@ impl ResultBatch {
             Tlen => Value::Int(self.tlen[i]),
             Recomputed => Value::Bool(self.recomputed[i]),
             Rank => Value::Int(self.rank[i]),
+            Qnum => Value::Int(self.qnum(i)?),
             Pident => Value::Float(Some(self.path_stats(i, column)?.pident())),
             Nident => Value::Int(self.path_stats(i, column)?.nident as i32),
             Length => Value::Int(self.path_stats(i, column)?.length as i32),
@@ -601,6 +637,10 @@ impl ResultBatch {
                 Column::Tlen => int(&self.tlen),
                 Column::Recomputed => Arc::new(BooleanArray::from(self.recomputed.clone())),
                 Column::Rank => int(&self.rank),
+                Column::Qnum if self.qnum.len() != self.len() => {
+                    return Err(Error::Internal("column qnum asked, queries not numbered".into()))
+                }
+                Column::Qnum => int(&self.qnum),
                 Column::Qheader | Column::Theader => {
                     Arc::new((0..self.len()).map(|i| self.header(c, i)).collect::<StringArray>())
                 }

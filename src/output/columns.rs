@@ -22,6 +22,7 @@ pub enum Column {
     Tlen,
     Recomputed,
     Rank,
+    Qnum,
     Pident,
     Nident,
     Length,
@@ -80,7 +81,7 @@ struct Spec {
     help: &'static str,
 }
 
-const SPECS: [Spec; 28] = [
+const SPECS: [Spec; 29] = [
     spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::ScoreEnd, "query id"),
     spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::ScoreEnd, "target id"),
     spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::ScoreEnd, "raw alignment score"),
@@ -94,6 +95,14 @@ const SPECS: [Spec; 28] = [
     spec(Column::Tlen, "tlen", &["slen"], Kind::Int, Need::ScoreEnd, "target length"),
     spec(Column::Recomputed, "recomputed", &[], Kind::Bool, Need::ScoreEnd, "score above 32,767 (32-bit path)"),
     spec(Column::Rank, "rank", &[], Kind::Int, Need::ScoreEnd, "rank of the hit for its query (search)"),
+    spec(
+        Column::Qnum,
+        "qnum",
+        &[],
+        Kind::Int,
+        Need::ScoreEnd,
+        "the query's number in the query input, 1-based (search; merge keeps the input's query order by it)",
+    ),
     spec(Column::Pident, "pident", &[], Kind::Float, Need::PathStats, "percent identity: 100 x nident / length"),
     spec(Column::Nident, "nident", &[], Kind::Int, Need::PathStats, "identical pairs"),
     spec(Column::Length, "length", &["alnlen"], Kind::Int, Need::PathStats, "alignment columns: pairs + gap positions"),
@@ -239,7 +248,7 @@ impl Column {
             Theader => "subject title",
             Qcovhsp => "% query coverage per hsp",
             Qheader => "query title",
-            Recomputed | Rank | Qcov | Tcov | Cigar | Strand => self.name(),
+            Recomputed | Rank | Qnum | Qcov | Tcov | Cigar | Strand => self.name(),
         }
     }
 }
@@ -291,7 +300,7 @@ impl Columns {
         use Column::*;
         let mut v = vec![Query, Target, Score, Bits, Evalue, Qstart, Qend, Tstart, Tend, Qlen, Tlen, Recomputed];
         if mode == Mode::Search {
-            v.push(Rank);
+            v.extend([Rank, Qnum]);
         }
         Columns(v)
     }
@@ -319,8 +328,8 @@ impl Columns {
                 })?]
             };
             for column in named {
-                if column == Column::Rank && mode == Mode::Align {
-                    return Err(Error::usage("--columns: 'rank' exists in search results only"));
+                if matches!(column, Column::Rank | Column::Qnum) && mode == Mode::Align {
+                    return Err(Error::usage(format!("--columns: '{}' exists in search results only", column.name())));
                 }
                 if out.contains(&column) {
                     return Err(Error::usage(format!("--columns: '{}' is listed twice", column.name())));

@@ -462,6 +462,8 @@ mod tests {
             gaps: 0,
         });
         batch.push_path("2=", "AC", "AC").unwrap();
+        batch.push_query("q", 1);
+        batch.number_queries(0).unwrap();
         batch
     }
 
@@ -527,7 +529,9 @@ mod tests {
             let bytes = kept.0.lock().unwrap().clone();
             match format {
                 Format::Parquet => assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1") && bytes.len() > 8),
-                Format::Tsv => assert!(bytes.starts_with(b"query\ttarget\tscore\t") && bytes.ends_with(b"rank\n")),
+                Format::Tsv => {
+                    assert!(bytes.starts_with(b"query\ttarget\tscore\t") && bytes.ends_with(b"rank\tqnum\n"))
+                }
                 Format::Blast => assert!(bytes.is_empty()),
                 Format::BlastCommented => assert_eq!(bytes, b"# BLAST processed 0 queries\n"),
                 Format::Paf => assert!(bytes.is_empty()),

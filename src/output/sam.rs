@@ -603,7 +603,8 @@ fn record_parts(r: &SamRow<'_>, secondary: bool, eqx: bool, protein: bool) -> Re
             _ => {
                 aligned.push(qc);
                 in_deletion = false;
-                let same = qc == tc && (protein || qc != b'N');
+                // Every DNA ambiguity code mismatches, itself included (Scoring::identity_codes).
+                let same = qc == tc && (protein || matches!(qc, b'A' | b'C' | b'G' | b'T'));
                 if same {
                     run += 1;
                 } else {

@@ -479,6 +479,8 @@ mod tests {
             let mut line = String::new();
             let mut batch = ResultBatch::new();
             batch.push(row(evalue));
+            batch.push_query("q1", 1);
+            batch.number_queries(6).unwrap();
             let columns = Columns::default_for(Mode::Search, super::super::Format::Tsv);
             for (k, &c) in columns.0.iter().enumerate() {
                 if k > 0 {
@@ -486,7 +488,7 @@ mod tests {
                 }
                 push_value(&mut line, c, batch.value(c, 0).unwrap(), Style::Tsv);
             }
-            assert_eq!(line, format!("q1\tsp|P1|A\t512\t201.7\t{text}\t1\t200\t3\t202\t210\t220\tfalse\t1"));
+            assert_eq!(line, format!("q1\tsp|P1|A\t512\t201.7\t{text}\t1\t200\t3\t202\t210\t220\tfalse\t1\t7"));
         }
     }
 

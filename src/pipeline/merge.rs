@@ -5,7 +5,9 @@
 //!   into shards, each searched with `--db-size`/`--db-seqs` of the whole database, gives the
 //!   same scores and E-values as the whole; the unsharded ranking (score descending, then the
 //!   target's position in the database) is then score descending, then shard order (the order
-//!   of the inputs), then the shard's own rank. Ranks are renumbered 1..N.
+//!   of the inputs), then the shard's own rank. Ranks are renumbered 1..N. Queries come out
+//!   in the order of the query input, by the `qnum` every shard carries (a shard may lack
+//!   hits of some queries, so the shards' row order alone cannot give it).
 //! - Align results (no `rank`): the shards concatenated in input order, streamed.
 //!
 //! Inputs are any output of `swarrow search`/`align` except BLAST tabular, read by
@@ -97,11 +99,25 @@ pub fn merge(
             None => format!("swarrow merge of {} shards: concatenated in shard order", shards.len()),
         },
     );
-    let writer = output::create_writer(format, mode, &meta, output)?;
+    // Shards written before `qnum` existed order their queries only by their rows.
+    let numbered = shards.iter().all(|s| s.numbered);
+    let mut columns = output::Columns::default_for(mode, format);
+    if mode == Mode::Search && !numbered {
+        columns.0.retain(|&c| c != output::Column::Qnum);
+        if let Some(old) = shards.iter().find(|s| !s.numbered) {
+            eprintln!(
+                "swarrow: note: merge: {} has no qnum column (written by an older swarrow): queries are ordered by \
+                 their rows in the shards, which can differ from the query input's order where a shard holds no hit \
+                 of a query; search the shards again to keep the input's order",
+                old.source
+            );
+        }
+    }
+    let writer = output::create_writer_carrying(format, &columns, &arrow::datatypes::Schema::empty(), &meta, output)?;
     let mut writer: Box<dyn output::ResultWriter> = Box::new(output::Announced::new(writer, announcement));
     match top {
         Some(top) => {
-            let mut merger = TopMerger::new(top);
+            let mut merger = TopMerger::new(top, numbered);
             for (i, shard) in shards.iter_mut().enumerate() {
                 while let Some(rows) = shard.next_rows()? {
                     merger.add(i, rows).map_err(|problem| Error::file(&shard.source, problem))?;
@@ -116,7 +132,7 @@ pub fn merge(
             for shard in shards.iter_mut() {
                 while let Some(rows) = shard.next_rows()? {
                     for chunk in rows.chunks(WRITE_BATCH_ROWS) {
-                        writer.write(&to_batch(chunk.iter().map(|r| (r, 0))))?;
+                        writer.write(&to_batch(chunk.iter().map(|r| (r, 0)), false)?)?;
                     }
                 }
             }
@@ -135,10 +151,13 @@ pub fn no_blast_tabular() -> Error {
     )
 }
 
-/// Rows with their rank (ignored by align writers) as a writer batch.
-fn to_batch<'a>(rows: impl Iterator<Item = (&'a Row, i32)>) -> ResultBatch {
+/// Rows with their rank (ignored by align writers) as a writer batch; `numbered`: with
+/// their query numbers.
+fn to_batch<'a>(rows: impl Iterator<Item = (&'a Row, i32)>, numbered: bool) -> Result<ResultBatch> {
     let mut batch = ResultBatch::new();
+    let mut qnum = Vec::new();
     for (r, rank) in rows {
+        qnum.extend(r.qnum.filter(|_| numbered));
         batch.push(ResultRow {
             query: &r.query,
             target: &r.target,
@@ -155,7 +174,10 @@ fn to_batch<'a>(rows: impl Iterator<Item = (&'a Row, i32)>) -> ResultBatch {
             rank,
         });
     }
-    batch
+    if numbered {
+        batch.set_query_numbers(qnum)?;
+    }
+    Ok(batch)
 }
 
 /// A candidate hit: the row and the shard it came from.
@@ -184,11 +206,14 @@ struct TopMerger {
     last_shard: Vec<usize>,
     /// The rank of the shard's previous row.
     last_rank: i64,
+    /// Every row carries its query's number in the query input: queries are ordered by it.
+    numbered: bool,
 }
 
 impl TopMerger {
-    fn new(top: usize) -> TopMerger {
+    fn new(top: usize, numbered: bool) -> TopMerger {
         TopMerger {
+            numbered,
             top,
             index: HashMap::new(),
             groups: Vec::new(),
@@ -208,7 +233,20 @@ impl TopMerger {
         }
         for row in rows {
             let g = match self.index.get(&row.query) {
-                Some(&g) => g,
+                Some(&g) => {
+                    let first = self.groups[g].first().map(|c| (c.shard, c.row.qnum));
+                    if let Some((other, qnum)) = first.filter(|f| self.numbered && f.1 != row.qnum) {
+                        return Err(format!(
+                            "query {} is query {} of the query input here but query {} in shard {}: the shards \
+                             searched different query inputs; search every shard with the same queries",
+                            crate::error::quoted_id(&row.query),
+                            row.qnum.map_or("?".into(), |n| n.to_string()),
+                            qnum.map_or("?".into(), |n| n.to_string()),
+                            other + 1
+                        ));
+                    }
+                    g
+                }
                 None => {
                     self.index.insert(row.query.clone(), self.groups.len());
                     self.groups.push(Vec::new());
@@ -245,7 +283,14 @@ impl TopMerger {
     /// of the database (a shard given twice, a retried job's copy): an error naming both
     /// (`shards` names them).
     fn finish(mut self, shards: &[String]) -> Result<Vec<ResultBatch>> {
-        let order = query_order(self.groups.len(), &self.sequences);
+        let order = if self.numbered {
+            // Each group holds rows (trimmed, never emptied), all of one query number.
+            let mut order: Vec<usize> = (0..self.groups.len()).collect();
+            order.sort_by_key(|&g| self.groups[g].first().and_then(|c| c.row.qnum));
+            order
+        } else {
+            query_order(self.groups.len(), &self.sequences)
+        };
         let mut batches = Vec::new();
         let mut pending: Vec<(Row, i32)> = Vec::new();
         for g in order {
@@ -272,12 +317,12 @@ impl TopMerger {
                 pending.push((c.row, i as i32 + 1));
             }
             if pending.len() >= WRITE_BATCH_ROWS {
-                batches.push(to_batch(pending.iter().map(|(r, k)| (r, *k))));
+                batches.push(to_batch(pending.iter().map(|(r, k)| (r, *k)), self.numbered)?);
                 pending.clear();
             }
         }
         if !pending.is_empty() || batches.is_empty() {
-            batches.push(to_batch(pending.iter().map(|(r, k)| (r, *k))));
+            batches.push(to_batch(pending.iter().map(|(r, k)| (r, *k)), self.numbered)?);
         }
         Ok(batches)
     }
@@ -498,12 +543,13 @@ mod tests {
             tlen: 1,
             recomputed: false,
             order,
+            qnum: None,
         }
     }
 
     /// (query, target, rank) of the merged output.
     fn merged(top: usize, shards: Vec<Vec<Row>>) -> Vec<(String, String, i32)> {
-        let mut m = TopMerger::new(top);
+        let mut m = TopMerger::new(top, false);
         for (i, rows) in shards.into_iter().enumerate() {
             m.add(i, rows).unwrap();
         }

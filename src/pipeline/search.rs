@@ -69,7 +69,12 @@ pub fn search(
         progress.items(batch.len() as u64);
         rows
     };
-    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
+    // Batches reach the writer in input order: each query's number in the input is known here.
+    let mut queries_before = 0;
+    let write = |mut rows: ResultBatch| {
+        queries_before = rows.number_queries(queries_before)?;
+        progress.suspend(rows.len() as u64, || writer.write(&rows))
+    };
     // One batch at a time: a search call already keeps every core (or GPU) busy.
     let mut times = run_ordered(1, read, compute, write)?;
     progress.phase("writing");

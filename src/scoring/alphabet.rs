@@ -5,13 +5,50 @@
 pub const PROTEIN_LETTERS: &[u8; 24] = b"ARNDCQEGHILKMFPSTWYVBZX*";
 /// Code of `X`, which scores every letter outside the matrix alphabet (J, O, U).
 pub const PROTEIN_X: u8 = 22;
-/// DNA codes: A C G T (U reads as T), and one code for the IUPAC ambiguity codes
-/// ([`DNA_AMBIGUOUS`]), which mismatches everything, itself included. Other letters are not
-/// nucleotides: an input error, so protein files under `--dna` cannot run unnoticed.
-pub const DNA_LETTERS: &[u8; 5] = b"ACGTN";
+/// DNA codes: A C G T (U reads as T), then a code for each IUPAC ambiguity code, from
+/// [`DNA_OTHER`] on (N first), so that outputs print the letter the input had; every
+/// ambiguity code mismatches everything, itself included (`Matrix::dna`,
+/// `Scoring::identity_codes`). Other letters are not nucleotides: an input error, so protein
+/// files under `--dna` cannot run unnoticed.
+pub const DNA_LETTERS: &[u8; 15] = b"ACGTNRYSWKMBDHV";
+/// The first ambiguity code's (N's): codes below it are A C G T.
 pub const DNA_OTHER: u8 = 4;
-/// IUPAC's nucleotide ambiguity codes: read as [`DNA_OTHER`].
+/// IUPAC's nucleotide ambiguity codes.
 pub const DNA_AMBIGUOUS: &[u8; 11] = b"RYSWKMBDHVN";
+/// The complement of each DNA code (IUPAC's: A-T, C-G, R-Y, K-M, B-V, D-H; S, W, N their own).
+const DNA_COMPLEMENT: [u8; 15] = {
+    let mut c = [0u8; 15];
+    let mut i = 0;
+    while i < 15 {
+        let comp = complement_of(DNA_LETTERS[i]);
+        let mut j = 0;
+        while DNA_LETTERS[j] != comp {
+            j += 1;
+        }
+        c[i] = j as u8;
+        i += 1;
+    }
+    c
+};
+
+/// IUPAC's complement of an uppercase nucleotide letter; other bytes stay.
+const fn complement_of(b: u8) -> u8 {
+    match b {
+        b'A' => b'T',
+        b'T' | b'U' => b'A',
+        b'C' => b'G',
+        b'G' => b'C',
+        b'R' => b'Y',
+        b'Y' => b'R',
+        b'K' => b'M',
+        b'M' => b'K',
+        b'B' => b'V',
+        b'V' => b'B',
+        b'D' => b'H',
+        b'H' => b'D',
+        other => other,
+    }
+}
 
 const INVALID: u8 = u8::MAX;
 
@@ -30,13 +67,10 @@ impl Alphabet {
         }
     }
 
-    /// The code of the complementary nucleotide (A-T, C-G; an ambiguity code stays one, as
-    /// IUPAC's complements of ambiguity codes are ambiguity codes).
+    /// The code of the complementary nucleotide (IUPAC's complements: an ambiguity code's is
+    /// an ambiguity code).
     pub fn complement(code: u8) -> u8 {
-        match code {
-            0..=3 => 3 - code,
-            other => other,
-        }
+        DNA_COMPLEMENT.get(code as usize).copied().unwrap_or(code)
     }
 
     /// Appends the reverse complement of DNA `codes` to `out`.
@@ -47,21 +81,7 @@ impl Alphabet {
     /// The complement of a nucleotide letter, IUPAC ambiguity codes included (R-Y, K-M, B-V,
     /// D-H; S, W and N are their own), case kept; U complements to A; other bytes stay.
     pub fn complement_letter(b: u8) -> u8 {
-        let c = match b.to_ascii_uppercase() {
-            b'A' => b'T',
-            b'T' | b'U' => b'A',
-            b'C' => b'G',
-            b'G' => b'C',
-            b'R' => b'Y',
-            b'Y' => b'R',
-            b'K' => b'M',
-            b'M' => b'K',
-            b'B' => b'V',
-            b'V' => b'B',
-            b'D' => b'H',
-            b'H' => b'D',
-            other => other,
-        };
+        let c = complement_of(b.to_ascii_uppercase());
         if b.is_ascii_lowercase() {
             c.to_ascii_lowercase()
         } else {
@@ -226,20 +246,15 @@ const fn build_protein() -> [u8; 256] {
 
 const fn build_dna() -> [u8; 256] {
     let mut t = [INVALID; 256];
-    let mut k = 0;
-    while k < DNA_AMBIGUOUS.len() {
-        let c = DNA_AMBIGUOUS[k];
-        t[c as usize] = DNA_OTHER;
-        t[(c + 32) as usize] = DNA_OTHER;
-        k += 1;
-    }
-    let pairs: [(u8, u8); 5] = [(b'A', 0), (b'C', 1), (b'G', 2), (b'T', 3), (b'U', 3)];
     let mut i = 0;
-    while i < pairs.len() {
-        t[pairs[i].0 as usize] = pairs[i].1;
-        t[(pairs[i].0 + 32) as usize] = pairs[i].1;
+    while i < DNA_LETTERS.len() {
+        let l = DNA_LETTERS[i];
+        t[l as usize] = i as u8;
+        t[(l + 32) as usize] = i as u8;
         i += 1;
     }
+    t[b'U' as usize] = 3;
+    t[b'u' as usize] = 3;
     t
 }
 
@@ -278,11 +293,19 @@ mod tests {
         assert_eq!(dna.decode(&out), b"NACGTT");
     }
 
+    /// Each ambiguity code keeps its own code (from DNA_OTHER on) and prints back as its
+    /// letter; U reads as T; complements of codes are the codes of IUPAC's complements.
     #[test]
-    fn dna_maps_u_to_t_and_ambiguity_to_other() {
+    fn dna_maps_u_to_t_and_keeps_each_ambiguity_code() {
         let a = Alphabet::Dna;
-        assert_eq!(a.encode(b"acgtuNRYSWKMBDHVnryswkmbdhv").unwrap()[..6], [0, 1, 2, 3, 3, 4]);
-        assert!(a.encode(b"NRYSWKMBDHVnryswkmbdhv").unwrap().iter().all(|&c| c == DNA_OTHER));
+        assert_eq!(a.encode(b"acgtuN").unwrap(), [0, 1, 2, 3, 3, 4]);
+        let codes = a.encode(b"NRYSWKMBDHVnryswkmbdhv").unwrap();
+        assert!(codes.iter().all(|&c| c >= DNA_OTHER && (c as usize) < a.size()));
+        assert_eq!(a.decode(&codes), b"NRYSWKMBDHVNRYSWKMBDHV");
+        for l in *b"ACGTNRYSWKMBDHV" {
+            let c = a.encode(&[l]).unwrap()[0];
+            assert_eq!(a.letter(Alphabet::complement(c)), Alphabet::complement_letter(l), "{}", l as char);
+        }
         assert_eq!(a.encode(b"AC.G"), Err(2));
     }
 

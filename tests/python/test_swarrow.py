@@ -329,3 +329,116 @@ def test_modes_equal_the_command_line(tmp_path):
         assert got.column("bits").null_count == got.num_rows
     with pytest.raises(swarrow.SwarrowError, match="mode: unknown mode"):
         swarrow.align(table, mode="glocal")
+
+
+# Issue 60 item 13: strand, window, region_cols and strand_col against parasail on the
+# test's own reverse complements and windows (sliced here, by hand).
+
+COMPLEMENT = str.maketrans("ACGT", "TGCA")
+
+
+def revcomp(s):
+    return s.translate(COMPLEMENT)[::-1]
+
+
+def parasail_dna_scores(pairs, match, mismatch, gap_open, gap_extend):
+    """parasail's local scores of (query, target) DNA pairs; our open o, extend e is its o + e, e."""
+    script = ("import json, sys, parasail\n"
+              "m, x, o, e, pairs = json.load(sys.stdin)\n"
+              "mat = parasail.matrix_create('ACGT', m, x)\n"
+              "print(json.dumps([parasail.sw_striped_32(q, t, o + e, e, mat).score for q, t in pairs]))\n")
+    try:
+        p = subprocess.run(["/usr/bin/python3", "-c", script], capture_output=True, text=True,
+                           input=json.dumps([match, mismatch, gap_open, gap_extend, pairs]))
+    except FileNotFoundError:
+        p = None
+    if p is None or p.returncode != 0:
+        if IN_CI:
+            raise AssertionError(f"parasail is missing: {p and p.stderr}")
+        pytest.skip("parasail (Debian python3-parasail) is not installed: bash scripts/install-test-deps.sh")
+    return json.loads(p.stdout)
+
+
+def dna_pairs(n, seed):
+    """Reads and the contigs they came from, on either strand, with a few changes."""
+    import random
+
+    rng = random.Random(seed)
+    base = lambda: rng.choice("ACGT")
+    ids, qs, tids, ts = [], [], [], []
+    for i in range(n):
+        contig = "".join(base() for _ in range(60 + rng.randrange(60)))
+        at = rng.randrange(len(contig) - 30)
+        read = "".join(c if rng.random() > 0.08 else base() for c in contig[at:at + 20 + rng.randrange(10)])
+        ids.append(f"r{i}")
+        qs.append(revcomp(read) if i % 2 else read)
+        tids.append(f"c{i}")
+        ts.append(contig)
+    return ids, qs, tids, ts
+
+
+SCORING = dict(dna=True, match_score=2, mismatch=-3, gap_open=5, gap_extend=2)
+
+
+def test_strand_aligns_the_reverse_complement_as_parasail_scores_it():
+    ids, qs, tids, ts = dna_pairs(40, 60)
+    table = pa.table({"query_id": ids, "query_seq": qs, "target_id": tids, "target_seq": ts})
+    plus = parasail_dna_scores(list(zip(qs, ts)), 2, -3, 5, 2)
+    minus = parasail_dna_scores([[revcomp(q), t] for q, t in zip(qs, ts)], 2, -3, 5, 2)
+    cols = "query,strand,score"
+    for strand, want_scores, want_strands in [
+        ("plus", plus, ["+"] * len(qs)),
+        ("minus", minus, ["-"] * len(qs)),
+        # both: the better strand, a tie going to plus.
+        ("both", [max(p, m) for p, m in zip(plus, minus)], ["-" if m > p else "+" for p, m in zip(plus, minus)]),
+    ]:
+        for got in [swarrow.align(table, columns=cols, strand=strand, **SCORING),
+                    swarrow.Aligner(strand=strand, **SCORING).align(table, columns=cols)]:
+            assert got.column("score").to_pylist() == want_scores, strand
+            assert got.column("strand").to_pylist() == want_strands, strand
+    assert any(m > p for p, m in zip(plus, minus)) and any(p > m for p, m in zip(plus, minus))
+    with pytest.raises(swarrow.SwarrowError, match="strand must be 'plus', 'minus' or 'both'"):
+        swarrow.Aligner(strand="reverse", **SCORING)
+
+
+def test_regions_strands_and_windows_place_candidates_as_sliced_by_hand():
+    import random
+
+    rng = random.Random(61)
+    ids, qs, tids, ts = dna_pairs(30, 62)
+    seqs = pa.table({"id": ids + tids, "sequence": qs + ts})
+    rows = []
+    for i in range(len(ids)):
+        q, t = qs[i], ts[i]
+        qs0 = rng.randrange(len(q))
+        qe0 = qs0 + 1 + rng.randrange(len(q) - qs0)  # not empty: parasail takes no empty sequence
+        ts0 = rng.randrange(len(t))
+        te0 = ts0 + 1 + rng.randrange(len(t) - ts0)
+        rows.append((ids[i], tids[i], qs0, qe0, ts0, te0, "-" if i % 2 else "+"))
+    cands = pa.table({name: [r[k] for r in rows] for k, name in
+                      enumerate(["query_id", "target_id", "qs", "qe", "ts", "te", "st"])})
+    by_id = {**dict(zip(ids, qs)), **dict(zip(tids, ts))}
+
+    def window(s, e, n, margin):
+        return (0, n) if margin is None else (max(s - margin, 0), min(e + margin, n))
+
+    for margin in [0, 5, None]:
+        pairs = []
+        for qid, tid, qs0, qe0, ts0, te0, st in rows:
+            q, t = by_id[qid], by_id[tid]
+            qa, qb = window(qs0, qe0, len(q), margin)
+            ta, tb = window(ts0, te0, len(t), margin)
+            qw = q[qa:qb]
+            pairs.append([revcomp(qw) if st == "-" else qw, t[ta:tb]])
+        want = parasail_dna_scores(pairs, 2, -3, 5, 2)
+        got = swarrow.align(cands, seqs=seqs, columns="query,target,strand,score", region_cols=["qs", "qe", "ts", "te"],
+                            strand_col="st", window="full" if margin is None else margin, **SCORING)
+        assert got.column("score").to_pylist() == want, margin
+        assert got.column("strand").to_pylist() == [r[6] for r in rows]
+    # The strand column alone: whole sequences on each candidate's strand.
+    whole = parasail_dna_scores([[revcomp(by_id[r[0]]) if r[6] == "-" else by_id[r[0]], by_id[r[1]]] for r in rows],
+                                2, -3, 5, 2)
+    got = swarrow.align(cands, seqs=seqs, columns="query,score", strand_col="st", **SCORING)
+    assert got.column("score").to_pylist() == whole
+    with pytest.raises(ValueError, match="region_cols: four column names"):
+        swarrow.align(cands, seqs=seqs, region_cols=["qs", "qe"], **SCORING)

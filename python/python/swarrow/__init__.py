@@ -22,7 +22,7 @@ from ._swarrow import SwarrowError, __version__
 __all__ = ["Aligner", "SwarrowError", "align", "align_batches", "search", "pairhmm", "main", "__version__"]
 
 _ENGINE_OPTIONS = ("matrix", "dna", "match_score", "mismatch", "gap_open", "gap_extend", "evalue_model",
-                   "device", "threads", "verbose", "progress", "batch_pairs", "mode", "free_ends")
+                   "device", "threads", "verbose", "progress", "batch_pairs", "mode", "free_ends", "strand")
 
 
 def _stream(obj, name):
@@ -63,7 +63,10 @@ class Aligner(_NativeAligner):
 
     Aligner(*, matrix=None, dna=False, match_score=2, mismatch=-3, gap_open=None,
             gap_extend=None, evalue_model="classic", device="auto", threads=None,
-            verbose=False, progress=False, batch_pairs=None, mode="local", free_ends=None)
+            verbose=False, progress=False, batch_pairs=None, mode="local", free_ends=None,
+            strand=None)
+
+    ``strand`` ("plus", "minus", "both"; DNA) is the command line's ``--strand``.
 
     ``align(pairs, seqs=None, target_seqs=None, *, columns=None, query_col="query_seq",
     target_col="target_seq", query_id_col="query_id", target_id_col="target_id",

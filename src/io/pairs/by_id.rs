@@ -28,6 +28,7 @@ use super::{
 };
 use crate::error::{quoted_id, Error, Result, Where};
 use crate::io::input::{read_error, skip_bom, Head, Input, MAX_LINE};
+use crate::scoring::Alphabet;
 use crate::seq::{window, Carried, Frame, PairBatch, Region, Strand};
 
 /// The id columns of a TSV candidate file, as its optional header names them.
@@ -273,26 +274,38 @@ impl Pick<'_> {
     }
 
     /// Takes a pair found in the sets, placed on regions or not; counts the residues it
-    /// will hold in the batch (its windows where it is placed).
-    pub fn push(&mut self, qi: u32, ti: u32, placed: Option<Placed>) {
+    /// will hold in the batch (its windows where it is placed). Every strand an input gives
+    /// a candidate enters here: a protein candidate on `-` is refused, naming it (`context`
+    /// prefixes the problem: a line number).
+    pub fn push(&mut self, qi: u32, ti: u32, placed: Option<Placed>, context: impl Fn() -> String) -> Result<()> {
         let (ql, tl) = (self.query.seq(qi).len(), self.target.seq(ti).len());
         self.residues += match placed {
             None => ql + tl,
             Some(placed) => {
+                if placed.strand == Some(Strand::Minus) && self.query.alphabet() != Alphabet::Dna {
+                    let problem = format!(
+                        "{}candidate of query {} on target {} names strand -: proteins have no minus strand \
+                         (strands are DNA's: --dna)",
+                        context(),
+                        quoted_id(self.query.id(qi)),
+                        quoted_id(self.target.id(ti))
+                    );
+                    return Err(Error::record(self.place, self.index(), self.query.id(qi), problem));
+                }
                 let n = window(&placed.query, ql, self.margin).len() + window(&placed.target, tl, self.margin).len();
                 self.placed.push(placed);
                 n
             }
         };
         self.picked.push((qi, ti));
+        Ok(())
     }
 
     /// Looks the pair's ids up and takes it; an id that is empty or in no set is an error
     /// naming the pair (`context` prefixes the problem: a TSV line number).
     fn take(&mut self, q: &[u8], t: &[u8], names: [&str; 2], context: impl Fn() -> String) -> Result<()> {
-        let (qi, ti) = self.find(q, t, names, context)?;
-        self.push(qi, ti, None);
-        Ok(())
+        let (qi, ti) = self.find(q, t, names, &context)?;
+        self.push(qi, ti, None, context)
     }
 
     /// The sequence numbers of the pair's ids; an id that is empty or in no set is an error
@@ -840,7 +853,7 @@ impl TsvIds {
                     .map_err(|problem| {
                         Error::record(p.place, p.index(), field(0), format!("line {number}: {problem}"))
                     })?;
-                p.push(qi, ti, Some(placed));
+                p.push(qi, ti, Some(placed), context)?;
             } else {
                 p.take(field(0), field(1), TSV_ID_COLUMNS, || format!("line {number}: "))?;
             }
@@ -1170,8 +1183,7 @@ impl TableIds {
                         let (regions, strand) = self.shape;
                         let placed = place_row(p, qi, ti, regions, strand, &values, &names)
                             .map_err(|problem| Error::record(p.place, p.index(), q, problem))?;
-                        p.push(qi, ti, Some(placed));
-                        Ok(())
+                        p.push(qi, ti, Some(placed), String::new)
                     };
                     if let Err(e) = placed(p) {
                         failed = Some(e);

@@ -12,6 +12,7 @@ mod seqset;
 mod table;
 mod tsv;
 
+pub(crate) use paf::looks_like_paf;
 pub use seqset::{table_records, SeqSet, SetColumns};
 pub use table::{Batches, Table};
 

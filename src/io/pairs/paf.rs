@@ -84,7 +84,7 @@ pub(super) fn parse_line(text: &[u8]) -> std::result::Result<PafLine<'_>, String
 
 /// Whether a first line reads as PAF: at least 12 tab-separated columns, `+` or `-` in
 /// column 5, numbers in columns 2-4 and 7-12.
-pub(super) fn looks_like_paf(line: &[u8]) -> bool {
+pub(crate) fn looks_like_paf(line: &[u8]) -> bool {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     parse_line(line).is_ok()
 }
@@ -151,7 +151,7 @@ impl PafRows {
                 }
             }
             let placed = Placed { query: line.query_region, target: line.target_region, strand: Some(line.strand) };
-            p.push(qi, ti, Some(placed));
+            p.push(qi, ti, Some(placed), || format!("line {number}: "))?;
         }
         Ok(())
     }
