@@ -314,9 +314,9 @@ extern "C" __global__ void __launch_bounds__(128)
     // above through the job's scratch row, which lane 31 writes. Every cell is computed,
     // but a strip stores only the words of a window of `width` columns around the
     // rectangle's diagonal ([strip][column - window_lo]): a path leaves it only through
-    // long gaps, and a walk that would read outside it reports a miss (the host traces that
-    // pair elsewhere). So a long rectangle holds a few MB, not 4 bits of every cell, and
-    // thousands of warps fit at once.
+    // long gaps, and a walk that would read outside it reports a miss (the host traces
+    // that pair again with every column stored). So a long rectangle holds a few MB, not
+    // 4 bits of every cell, and thousands of warps fit at once.
     const ulonglong2 reg = region[k];
     u64* dw = dirs + reg.x;
     int2* sw = scratch + (reg.y & ((1ull << 40) - 1));

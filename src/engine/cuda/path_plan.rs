@@ -77,13 +77,35 @@ pub fn window_lo(i0: u64, rows: u64, cols: u64, width: u64) -> u64 {
     center.saturating_sub(width / 2).min(cols - width)
 }
 
-/// Direction words and scratch cells of one rectangle in the warp variant: a window of
-/// [`warp_window`] words per strip over the shorter side, and a scratch row between bands
-/// of [`BAND_ROWS`].
-fn warp_region(m: u64, n: u64) -> (u64, u64) {
+/// Direction words and scratch cells of one rectangle in the warp variant, and the columns
+/// of each strip's window: [`warp_window`] (or every column, `full`) words per strip over
+/// the shorter side, and a scratch row between bands of [`BAND_ROWS`].
+fn warp_region(m: u64, n: u64, full: bool) -> (u64, u64, u64) {
     let (rows, cols) = (m.min(n), m.max(n));
     let bands = rows.div_ceil(BAND_ROWS);
-    (rows.div_ceil(PATH_ROWS) * warp_window(rows, cols), if bands > 1 { cols } else { 0 })
+    let width = if full { cols } else { warp_window(rows, cols) };
+    (rows.div_ceil(PATH_ROWS) * width, if bands > 1 { cols } else { 0 }, width)
+}
+
+/// Which rectangles a plan takes, and how the warp variant stores their directions.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant<'a> {
+    /// Threads per rectangle (`kernels::PATH_THREADS`).
+    pub threads: u32,
+    /// Shorter sides from which rectangles go to the warp variant ([`WARP_MIN_ROWS`]).
+    pub warp_min_rows: u64,
+    /// Every column of each strip stored (the warp variant's pass over the walks that left
+    /// their windows), not a window around the diagonal.
+    pub full_window: bool,
+    /// Only the pairs marked here (every pair when `None`).
+    pub only: Option<&'a [bool]>,
+}
+
+impl Variant<'_> {
+    /// Every pair `threads` takes from `warp_min_rows` on, windows around the diagonal.
+    pub fn of(threads: u32, warp_min_rows: u64) -> Variant<'static> {
+        Variant { threads, warp_min_rows, full_window: false, only: None }
+    }
 }
 
 /// Threads per rectangle of `m` by `n` when the warp variant takes shorter sides from
@@ -101,8 +123,8 @@ pub fn op_words(m: u64, n: u64) -> u64 {
     (m + n).div_ceil(16).max(1)
 }
 
-/// Jobs for the alignments of `mode` the kernel variant of `threads` per rectangle traces
-/// (those [`path_threads`] gives it with `warp_min_rows`): rectangles q[qstart..=qend] x
+/// Jobs for the alignments of `mode` the kernel variant of `variant.threads` per rectangle
+/// traces (those [`path_threads`] gives it, of `variant.only`): rectangles q[qstart..=qend] x
 /// t[tstart..=tend] (offsets into the piece's residues, as `pack_descs` lays them out),
 /// sorted by strips then columns (most first) so that a warp's or a launch's rectangles
 /// are alike; launches take whole warps (one thread per job) or jobs (a warp per job) while
@@ -119,15 +141,15 @@ pub fn plan_paths(
     budget_words: u64,
     mode: AlignMode,
     sc: &Scoring,
-    threads: u32,
-    warp_min_rows: u64,
+    variant: Variant<'_>,
 ) -> PathPlan {
+    let Variant { threads, warp_min_rows, full_window, only } = variant;
     let warp = threads as u64 == LANES;
     let offsets: Vec<usize> = pairs.offsets().collect();
     let mut plan = PathPlan { threads, ..PathPlan::default() };
     let mut order: Vec<((u64, u64), u32, [u32; 4])> = Vec::new();
     for (i, a) in alignments.iter().enumerate() {
-        if mode.is_local() && a.score <= 0 {
+        if (mode.is_local() && a.score <= 0) || only.is_some_and(|o| !o[i]) {
             continue;
         }
         if !mode.is_local() && (a.qstart == 0 || a.tstart == 0) {
@@ -139,7 +161,7 @@ pub fn plan_paths(
             continue;
         }
         let (strips, cols) = strips_cols(m, n);
-        let words = if warp { warp_region(m, n).0 } else { strips * cols * LANES };
+        let words = if warp { warp_region(m, n, full_window).0 } else { strips * cols * LANES };
         let fits = mode.is_local() || traceback::mode_values_fit(m as usize, n as usize, sc);
         if words > budget_words || cols >= 1 << 31 || !fits {
             plan.elsewhere.push(i as u32);
@@ -161,13 +183,13 @@ pub fn plan_paths(
     let unit = if warp { 1 } else { LANES as usize };
     let mut launch = PathLaunch { first: 0, count: 0, dirs_words: 0, scratch_cells: 0 };
     for (w, group) in order.chunks(unit).enumerate() {
-        let (words, scratch) = if warp {
+        let (words, scratch, width) = if warp {
             let job = &group[0].2;
-            warp_region(job[2] as u64, job[3] as u64)
+            warp_region(job[2] as u64, job[3] as u64, full_window)
         } else {
             let strips = group.iter().map(|(s, ..)| s.0).max().unwrap_or(1);
             let cols = group.iter().map(|(s, ..)| s.1).max().unwrap_or(1);
-            (strips * cols * LANES, if strips > 1 { cols * LANES } else { 0 })
+            (strips * cols * LANES, if strips > 1 { cols * LANES } else { 0 }, 0)
         };
         if launch.count > 0 && launch.dirs_words + words > budget_words {
             plan.launches.push(launch);
@@ -175,8 +197,6 @@ pub fn plan_paths(
         }
         plan.region.push(launch.dirs_words);
         if warp {
-            let job = &group[0].2;
-            let width = warp_window(job[2].min(job[3]) as u64, job[2].max(job[3]) as u64);
             plan.region.push(launch.scratch_cells | width << 40);
         } else {
             let cols = group.iter().map(|(s, ..)| s.1).max().unwrap_or(1);
@@ -410,14 +430,15 @@ mod tests {
     /// `trace_mode`: operations, statistics and the counting variant's counters.
     /// Both variants: every rectangle to one thread, then every rectangle to a warp.
     fn check_mode(sc: &Scoring, seqs: &[(Vec<u8>, Vec<u8>)], budget: u64, mode: AlignMode) -> Covered {
-        let warped = check_variant(sc, seqs, budget, mode, 32, 1);
-        let threaded = check_variant(sc, seqs, budget, mode, 1, u64::MAX);
+        let warped = check_variant(sc, seqs, budget, mode, 32, 1, false);
+        let threaded = check_variant(sc, seqs, budget, mode, 1, u64::MAX, false);
         assert_eq!(warped.empty_side, threaded.empty_side);
         threaded
     }
 
     /// [`check_mode`] of the variant of `threads` per rectangle, taking rectangles from
-    /// `warp_min_rows` on (1 or `u64::MAX`: every rectangle).
+    /// `warp_min_rows` on (1 or `u64::MAX`: every rectangle), every column stored if
+    /// `full_window`.
     fn check_variant(
         sc: &Scoring,
         seqs: &[(Vec<u8>, Vec<u8>)],
@@ -425,6 +446,7 @@ mod tests {
         mode: AlignMode,
         threads: u32,
         warp_min_rows: u64,
+        full_window: bool,
     ) -> Covered {
         let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
         let owned = crate::seq::SeqPairs::from_slices(&refs);
@@ -436,7 +458,14 @@ mod tests {
                 _ => scalar_modes::align_pair_mode(q, t, sc, mode).unwrap(),
             })
             .collect();
-        let plan = plan_paths(pairs, &alignments, budget, mode, sc, threads, warp_min_rows);
+        let plan = plan_paths(
+            pairs,
+            &alignments,
+            budget,
+            mode,
+            sc,
+            Variant { full_window, ..Variant::of(threads, warp_min_rows) },
+        );
         let modes = !mode.is_local();
         let residues = pairs.residues();
         let mut ops = vec![0u32; plan.out_words];
@@ -773,8 +802,7 @@ mod tests {
                 1 << 40,
                 AlignMode::Global,
                 &sc,
-                threads,
-                split,
+                Variant::of(threads, split),
             );
             assert_eq!((&plan.index[..], &plan.elsewhere[..]), (&[1u32][..], &[0u32][..]), "{threads} threads");
         }
@@ -789,7 +817,7 @@ mod tests {
         let refs: Vec<(&[u8], &[u8])> = seqs.iter().map(|(q, t)| (&q[..], &t[..])).collect();
         let owned = crate::seq::SeqPairs::from_slices(&refs);
         let alignments: Vec<Alignment> = refs.iter().map(|(q, t)| scalar::align_pair(q, t, &sc).unwrap()).collect();
-        let plan = plan_paths(owned.view(), &alignments, 1 << 13, AlignMode::Local, &sc, 1, u64::MAX);
+        let plan = plan_paths(owned.view(), &alignments, 1 << 13, AlignMode::Local, &sc, Variant::of(1, u64::MAX));
         assert!(plan.launches.len() >= 2, "{:?}", plan.launches);
         assert!(plan.launches.iter().all(|l| l.first % 32 == 0 && l.dirs_words <= 1 << 13));
         assert!(!plan.elsewhere.is_empty());
@@ -810,7 +838,7 @@ mod tests {
         seqs.push((t.clone(), [&q[..], &q[..]].concat()));
         assert!(seqs.len() >= 2, "{}", seqs.len());
         for mode in [AlignMode::Local, AlignMode::Global, AlignMode::SemiGlobal(FreeEnds::ALL)] {
-            let c = check_variant(&sc, &seqs, 1 << 30, mode, 32, WARP_MIN_ROWS);
+            let c = check_variant(&sc, &seqs, 1 << 30, mode, 32, WARP_MIN_ROWS, false);
             assert!(c.traced >= 2, "{mode}: {c:?}");
         }
         // A gap longer than the window's margin in the middle of a global alignment: the
@@ -830,16 +858,19 @@ mod tests {
         };
         let (x, y, insert) = (letters(34, 600), letters(35, 600), letters(36, 1500));
         let gapped = vec![([&x[..], &y[..]].concat(), [&x[..], &insert[..], &y[..]].concat())];
-        let c = check_variant(&sc, &gapped, 1 << 30, AlignMode::Global, 32, WARP_MIN_ROWS);
+        let c = check_variant(&sc, &gapped, 1 << 30, AlignMode::Global, 32, WARP_MIN_ROWS, false);
         assert_eq!((c.missed, c.traced), (1, 0), "{c:?}");
-        let c = check_variant(&sc, &gapped, 1 << 30, AlignMode::Global, 1, u64::MAX);
+        // The host's second pass over a miss: every column of each strip stored.
+        let c = check_variant(&sc, &gapped, 1 << 30, AlignMode::Global, 32, WARP_MIN_ROWS, true);
+        assert_eq!((c.missed, c.traced), (0, 1), "{c:?}");
+        let c = check_variant(&sc, &gapped, 1 << 30, AlignMode::Global, 1, u64::MAX, false);
         assert_eq!(c.traced, 1, "{c:?}");
         // The production split: short rectangles to threads, long ones to warps.
         let mut both = random_pairs(33, 40, 4, 120, true);
         both.extend(seqs);
         let sc = Scoring::new(Matrix::dna(1, -1), 0, 1).unwrap();
-        let warped = check_variant(&sc, &both, 1 << 30, AlignMode::Local, 32, WARP_MIN_ROWS);
-        let threaded = check_variant(&sc, &both, 1 << 30, AlignMode::Local, 1, WARP_MIN_ROWS);
+        let warped = check_variant(&sc, &both, 1 << 30, AlignMode::Local, 32, WARP_MIN_ROWS, false);
+        let threaded = check_variant(&sc, &both, 1 << 30, AlignMode::Local, 1, WARP_MIN_ROWS, false);
         assert!(warped.traced > 0 && threaded.traced > 0, "{warped:?} {threaded:?}");
     }
 }

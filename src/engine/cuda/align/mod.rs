@@ -24,7 +24,7 @@ use super::align_plan::*;
 use super::config::CudaConfig;
 use super::gpu_bins::{GpuBins, BUCKETS};
 use super::kernels;
-use super::path_plan::{plan_paths, PathLaunch, PathPlan, PATH_BUDGET_WORDS, WARP_MIN_ROWS};
+use super::path_plan::{plan_paths, PathLaunch, PathPlan, Variant, PATH_BUDGET_WORDS, WARP_MIN_ROWS};
 use super::runtime::{dev_err, Gpu};
 use crate::engine::mode::AlignMode;
 use crate::engine::traceback::{self, Traceback};
@@ -229,7 +229,7 @@ struct Counters {
     trace_upload_ns: AtomicU64,
     trace_ns: AtomicU64,
     decode_ns: AtomicU64,
-    /// Paths that left the warp variant's stored window (traced on the CPU instead).
+    /// Paths that left the warp variant's stored windows (traced again with every column).
     window_misses: AtomicU64,
 }
 

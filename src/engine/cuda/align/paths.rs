@@ -38,25 +38,17 @@ impl GpuAligner {
         alignments: &[Alignment],
     ) -> Result<Vec<Option<[u32; 3]>>> {
         let mut out: Vec<Option<[u32; 3]>> = vec![Some([0; 3]); pairs.len()];
-        for threads in kernels::PATH_THREADS {
-            let mut plan =
-                plan_paths(pairs, alignments, d.path_budget, self.mode, &self.scoring, threads, WARP_MIN_ROWS);
-            for &i in &plan.elsewhere {
-                out[i as usize] = None;
-            }
-            if plan.index.is_empty() {
-                continue;
-            }
+        let elsewhere = self.each_plan(d, pairs, alignments, &self.scoring, |plan| {
             let t0 = Instant::now();
             let words = 2 * plan.index.len();
-            let build = kernels::path_counts(self.kind, threads);
-            let (counts, meta) = self.trace_rectangles(d, si, pairs, &mut plan, build, words)?;
+            let build = kernels::path_counts(self.kind, plan.threads);
+            let (counts, meta) = self.trace_rectangles(d, si, pairs, plan, build, words)?;
+            let mut missed = Vec::new();
             for (k, &i) in plan.index.iter().enumerate() {
                 let i = i as usize;
                 let (h, ended, n) = (meta[4 * k + 1], meta[4 * k + 2], meta[4 * k + 3]);
                 if ended == WINDOW_MISS {
-                    self.counters.window_misses.fetch_add(1, Ordering::Relaxed);
-                    out[i] = None;
+                    missed.push(i as u32);
                     continue;
                 }
                 if h != alignments[i].score || ended != 1 || n < 0 {
@@ -69,8 +61,52 @@ impl GpuAligner {
                 out[i] = Some([n as u32, counts[2 * k], counts[2 * k + 1]]);
             }
             self.counters.stats_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            Ok(missed)
+        })?;
+        for i in elsewhere {
+            out[i as usize] = None;
         }
         Ok(out)
+    }
+
+    /// Runs `run` over the plans of a piece's paths: the thread variant's, the warp
+    /// variant's (windows around the diagonal), then the warp variant's again with every
+    /// column stored for the pairs whose walks left their windows (`run` returns those).
+    /// Returns the pairs no plan takes (`PathPlan::elsewhere`).
+    fn each_plan(
+        &self,
+        d: &Device,
+        pairs: PairSeqs<'_>,
+        alignments: &[Alignment],
+        sc: &Scoring,
+        mut run: impl FnMut(&mut PathPlan) -> Result<Vec<u32>>,
+    ) -> Result<Vec<u32>> {
+        let mut elsewhere = Vec::new();
+        for threads in kernels::PATH_THREADS {
+            let variant = Variant::of(threads, WARP_MIN_ROWS);
+            let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, sc, variant);
+            elsewhere.extend_from_slice(&plan.elsewhere);
+            if plan.index.is_empty() {
+                continue;
+            }
+            let missed = run(&mut plan)?;
+            if missed.is_empty() {
+                continue;
+            }
+            self.counters.window_misses.fetch_add(missed.len() as u64, Ordering::Relaxed);
+            let mut only = vec![false; alignments.len()];
+            for &i in &missed {
+                only[i as usize] = true;
+            }
+            let full = Variant { full_window: true, only: Some(&only), ..variant };
+            let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, sc, full);
+            elsewhere.extend_from_slice(&plan.elsewhere);
+            if !plan.index.is_empty() {
+                // Every column stored: no walk leaves it (any that did would go elsewhere).
+                elsewhere.extend(run(&mut plan)?);
+            }
+        }
+        Ok(elsewhere)
     }
 
     /// Runs the traceback kernel `build` over `plan`'s rectangles on stream `si` (their
@@ -173,19 +209,17 @@ impl GpuAligner {
         sc: &Scoring,
     ) -> Result<Vec<Option<Traceback>>> {
         let mut out: Vec<Option<Traceback>> = vec![Some(Traceback::default()); pairs.len()];
-        for threads in kernels::PATH_THREADS {
-            let mut plan = plan_paths(pairs, alignments, d.path_budget, self.mode, sc, threads, WARP_MIN_ROWS);
-            for &i in &plan.elsewhere {
-                out[i as usize] = None;
-            }
-            if !plan.index.is_empty() {
-                self.trace_plan(d, si, pairs, alignments, sc, &mut plan, &mut out)?;
-            }
+        let elsewhere = self.each_plan(d, pairs, alignments, sc, |plan| {
+            self.trace_plan(d, si, pairs, alignments, sc, plan, &mut out)
+        })?;
+        for i in elsewhere {
+            out[i as usize] = None;
         }
         Ok(out)
     }
 
-    /// The paths of `plan`'s rectangles (one variant of the traceback kernel) into `out`.
+    /// The paths of `plan`'s rectangles (one variant of the traceback kernel) into `out`;
+    /// returns the pairs whose walks left the warp variant's windows.
     #[allow(clippy::too_many_arguments)]
     fn trace_plan(
         &self,
@@ -196,7 +230,7 @@ impl GpuAligner {
         sc: &Scoring,
         plan: &mut PathPlan,
         out: &mut [Option<Traceback>],
-    ) -> Result<()> {
+    ) -> Result<Vec<u32>> {
         use rayon::prelude::*;
         let out_words = plan.out_words;
         let build = kernels::path_trace(self.kind, plan.threads);
@@ -210,7 +244,6 @@ impl GpuAligner {
                 let (n, h, ended) = (meta[4 * k], meta[4 * k + 1], meta[4 * k + 2]);
                 let a = &alignments[i];
                 if ended == WINDOW_MISS {
-                    self.counters.window_misses.fetch_add(1, Ordering::Relaxed);
                     return (i, Ok(None));
                 }
                 if h != a.score || ended != 1 || n < 0 {
@@ -228,11 +261,15 @@ impl GpuAligner {
                 (i, traceback::from_ops(q, t, sc, a, self.mode, n as usize, op).map(Some))
             })
             .collect();
+        let mut missed = Vec::new();
         for (i, tb) in traced {
-            out[i] = tb?;
+            match tb? {
+                Some(tb) => out[i] = Some(tb),
+                None => missed.push(i as u32),
+            }
         }
         self.counters.decode_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(())
+        Ok(missed)
     }
 
     /// `staging`'s device buffer and its pinned twin, of at least `total` bytes.
