@@ -22,18 +22,24 @@
 //! One per pair whose alignment holds a residue of each sequence (pairs without one, such
 //! as score 0 in local mode, have no record, as in the PAF output; `samtools flagstat`
 //! counts the records written).
-//! - FLAG 16 on the minus strand; 256 (secondary) for every record of a query after its
-//!   first (queries tracked across batches, in output order).
-//! - RNAME, POS (1-based `tstart`), MAPQ 255, CIGAR in target order (`M`/`I`/`D`, `=`/`X`
+//! - FLAG 16 on the minus strand; 256 (secondary) or 2048 (supplementary), MAPQ and `SA:Z`
+//!   as [`super::mapping`] decides them for the read's group of rows, before encoding (a
+//!   record is encoded from its row and that decision alone).
+//! - RNAME, POS (1-based `tstart`), CIGAR in target order (`M`/`I`/`D`, `=`/`X`
 //!   with `--eqx`) with the unaligned ends of the query as soft clips, so that it covers the
 //!   whole SEQ; on the minus strand the clips swap (leading `qlen - qend`, trailing
 //!   `qstart - 1`).
 //! - SEQ: the whole query, reverse-complemented on the minus strand; QUAL: the FASTQ
 //!   qualities (reversed on minus), else `*`. Where the input gives no whole query
 //!   ([`ResultBatch::query_text`]), SEQ is the aligned part and the ends are hard clips.
-//! - Tags `AS:i` (score), `NM:i` (mismatches + inserted + deleted residues) and `MD:Z`, both
+//! - Tags `AS:i` (score), `NM:i` (mismatches + inserted + deleted residues; in BAM the
+//!   smallest unsigned integer type that holds it, as htslib stores it) and `MD:Z`, both
 //!   from the aligned strings, with samtools' rule for a match: same letter, and for DNA not
-//!   `N` (so `samtools calmd` agrees with them).
+//!   `N` (so `samtools calmd` agrees with them); `SA:Z` on a chimeric read's primary and
+//!   supplementary records (its CIGAR elements as the records' own, soft clips included).
+//! - One target name with two lengths (two sequences of one name: a sequence set, a search
+//!   database, pairs with their residues) is refused, naming both lengths; the same name
+//!   with the same length is one target (the residues are not compared).
 //! - Protein: SAM is written (residue letters in SEQ); BAM is refused (its 4-bit SEQ holds
 //!   nucleotide codes only).
 
@@ -47,11 +53,12 @@ use std::sync::Arc;
 use noodles_sam::alignment::io::Write as _;
 use noodles_sam::alignment::record::cigar::{op::Kind, Op};
 use noodles_sam::alignment::record::data::field::Tag;
-use noodles_sam::alignment::record::Flags;
+use noodles_sam::alignment::record::{Flags, MappingQuality};
 use noodles_sam::alignment::record_buf::{data::field::Value, Cigar, QualityScores, Sequence};
 use noodles_sam::alignment::RecordBuf;
 use noodles_sam::header::record::value::map::{self, header::Version, Map, Program, ReferenceSequence};
 
+use super::mapping::Decision;
 use super::sink::{Sink, Status};
 use super::{AlignmentOutput, ResultBatch, ResultWriter};
 use crate::atomic::AtomicFile;
@@ -191,20 +198,31 @@ struct TargetIndex {
 }
 
 impl TargetIndex {
-    fn new(targets: Option<&[(Vec<u8>, usize)]>) -> TargetIndex {
+    fn new(targets: Option<&[(Vec<u8>, usize)]>) -> Result<TargetIndex> {
         let mut t = TargetIndex { index: HashMap::new(), list: Vec::new(), fixed: targets.is_some() };
         for (name, len) in targets.into_iter().flatten() {
-            if *len > 0 && !t.index.contains_key(name.as_slice()) {
-                t.index.insert(name.clone().into_boxed_slice(), t.list.len());
-                t.list.push((name.clone().into_boxed_slice(), *len));
+            match t.index.get(name.as_slice()) {
+                Some(&id) if t.list[id].1 != *len => return Err(name_clash(name, t.list[id].1, *len)),
+                Some(_) => {}
+                None if *len > 0 => {
+                    t.index.insert(name.clone().into_boxed_slice(), t.list.len());
+                    t.list.push((name.clone().into_boxed_slice(), *len));
+                }
+                None => {}
             }
         }
-        t
+        Ok(t)
     }
 
-    /// The reference id of `name` (`len` residues); a new one where the list grows.
+    /// The reference id of `name` (`len` residues); a new one where the list grows. One
+    /// name with two lengths is refused (SAM's `@SQ` holds one length a name); one name with
+    /// the same length twice is taken as one target (its residues are not compared).
     fn id(&mut self, name: &str, len: i32) -> Result<usize> {
         if let Some(&id) = self.index.get(name.as_bytes()) {
+            let known = self.list[id].1;
+            if known != len.max(0) as usize {
+                return Err(name_clash(name.as_bytes(), known, len.max(0) as usize));
+            }
             return Ok(id);
         }
         if self.fixed {
@@ -248,6 +266,15 @@ impl TargetIndex {
     }
 }
 
+/// The refusal of one target name with two lengths (SAM/BAM's `@SQ`, PAF's column 7).
+pub(super) fn name_clash(name: &[u8], first: usize, second: usize) -> Error {
+    Error::Input(format!(
+        "target {} has two lengths, {first} and {second}: two sequences share its name, and an alignment \
+         output holds one length a target name (SAM/BAM @SQ LN, PAF column 7); rename one of them",
+        crate::error::quoted_id(name)
+    ))
+}
+
 /// SAM's rule for a reference name (`@SQ SN`, RNAME): `[0-9A-Za-z!#$%&+./:;?@^_|~-]`, then
 /// `*` and `=` allowed too.
 fn check_reference_name(name: &[u8]) -> Result<()> {
@@ -272,8 +299,6 @@ pub(super) struct SamWriter {
     targets: TargetIndex,
     /// The header records are encoded against (in spool mode: its reference list grows).
     header: Arc<noodles_sam::Header>,
-    /// Queries with a record written (for the secondary flag).
-    seen: std::collections::HashSet<Box<[u8]>>,
     options: AlignmentOutput,
 }
 
@@ -283,7 +308,7 @@ impl SamWriter {
             return Err(Error::usage(BAM_PROTEIN));
         }
         let status = sink.status();
-        let targets = TargetIndex::new(options.targets.as_deref().map(|t| t.as_slice()));
+        let targets = TargetIndex::new(options.targets.as_deref().map(|t| t.as_slice()))?;
         let header = Arc::new(targets.header(&options.command_line)?);
         let body = if targets.fixed {
             let mut encoder = Encoder::start(kind, sink);
@@ -292,15 +317,7 @@ impl SamWriter {
         } else {
             Body::Spool { sink, spool: Spool::create(output)? }
         };
-        Ok(SamWriter {
-            kind,
-            status,
-            body: Some(body),
-            targets,
-            header,
-            seen: Default::default(),
-            options: options.clone(),
-        })
+        Ok(SamWriter { kind, status, body: Some(body), targets, header, options: options.clone() })
     }
 }
 
@@ -313,8 +330,8 @@ impl ResultWriter for SamWriter {
         if self.status.has_failed() {
             return Err(self.status.fail("an earlier write"));
         }
-        // In order: each record's reference id and whether its query was seen before.
-        let mut plan: Vec<Option<(usize, bool)>> = Vec::with_capacity(batch.len());
+        // In order: each record's reference id (the header's list grows in output order).
+        let mut plan: Vec<Option<usize>> = Vec::with_capacity(batch.len());
         let grown = self.targets.list.len();
         for i in 0..batch.len() {
             if !super::paf::is_aligned(batch, i) {
@@ -322,12 +339,7 @@ impl ResultWriter for SamWriter {
                 continue;
             }
             let row = batch.row(i);
-            let id = self.targets.id(row.target, row.tlen)?;
-            let secondary = self.seen.contains(row.query.as_bytes());
-            if !secondary {
-                self.seen.insert(row.query.as_bytes().into());
-            }
-            plan.push(Some((id, secondary)));
+            plan.push(Some(self.targets.id(row.target, row.tlen)?));
         }
         if self.targets.list.len() > grown {
             let header = Arc::make_mut(&mut self.header);
@@ -347,7 +359,8 @@ impl ResultWriter for SamWriter {
                 let rows = k * ROWS_PER_TASK..((k + 1) * ROWS_PER_TASK).min(batch.len());
                 let mut bytes = Vec::with_capacity(rows.len() * 256);
                 for i in rows {
-                    let Some((id, secondary)) = plan[i] else { continue };
+                    let Some(id) = plan[i] else { continue };
+                    let decision = decision_of(batch, i)?;
                     let failed = |e: io::Error| {
                         Error::Input(format!(
                             "{kind:?} output: the record of query {} and target {}: {e}",
@@ -358,10 +371,10 @@ impl ResultWriter for SamWriter {
                     let r = row_of(batch, i)?;
                     let protein = options.alphabet == Some(Alphabet::Protein);
                     match kind {
-                        Kind2::Sam => push_sam_line(&mut bytes, &r, &names[id].0, secondary, options.eqx, protein)?,
+                        Kind2::Sam => push_sam_line(&mut bytes, &r, &names[id].0, decision, options.eqx, protein)?,
                         Kind2::Bam => {
                             check_query_name(r.query)?;
-                            let record = sam_record(&r, id, secondary, options.eqx, protein)?;
+                            let record = sam_record(&r, id, decision, options.eqx, protein)?;
                             noodles_bam::io::Writer::from(&mut bytes)
                                 .write_alignment_record(header, &record)
                                 .map_err(failed)?
@@ -424,12 +437,34 @@ impl ResultWriter for SamWriter {
     }
 }
 
+/// Row `i`'s decision ([`super::mapping`]: every SAM/BAM writer's rows are decided).
+fn decision_of(batch: &ResultBatch, i: usize) -> Result<&Decision> {
+    batch.decision(i).ok_or_else(|| Error::Internal("SAM: the reads' records were not decided".into()))
+}
+
+/// How [`super::mapping`] makes `SA:Z` elements: `rname,pos,strand,CIGAR,` and NM of a
+/// row's record, as this writer encodes it.
+pub(super) fn sa_maker(options: &AlignmentOutput) -> super::mapping::SaMaker {
+    let (eqx, protein) = (options.eqx, options.alphabet == Some(Alphabet::Protein));
+    Box::new(move |batch: &ResultBatch, i: usize| {
+        let r = row_of(batch, i)?;
+        let p = record_parts(&r, eqx, protein)?;
+        let mut head = format!("{},{},{},", r.target, r.tstart, if r.strand == Strand::Minus { '-' } else { '+' });
+        let mut cigar = Vec::new();
+        push_cigar_text(&mut cigar, &p.cigar);
+        head.push_str(&String::from_utf8_lossy(&cigar));
+        head.push(',');
+        Ok((head, p.nm))
+    })
+}
+
 /// Row `i` of `batch`, as a SAM record is made of it.
 fn row_of(batch: &ResultBatch, i: usize) -> Result<SamRow<'_>> {
     let row = batch.row(i);
     let (_, qaln, taln) = batch.path_of(i).ok_or_else(|| Error::Internal("SAM: the path was not computed".into()))?;
     Ok(SamRow {
         query: row.query,
+        target: row.target,
         strand: batch.strand(i),
         qstart: row.qstart,
         qend: row.qend,
@@ -447,6 +482,7 @@ fn row_of(batch: &ResultBatch, i: usize) -> Result<SamRow<'_>> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SamRow<'a> {
     pub query: &'a str,
+    pub target: &'a str,
     pub strand: Strand,
     /// 1-based inclusive, on the query as given.
     pub qstart: i32,
@@ -467,12 +503,11 @@ pub(crate) struct SamRow<'a> {
 /// The fields of a SAM record that the row decides, before encoding.
 #[derive(Debug, Clone)]
 pub(crate) struct Parts {
-    pub flags: Flags,
     pub cigar: Vec<Op>,
     pub seq: Vec<u8>,
     /// Phred scores (no offset); empty: none (`*`).
     pub quals: Vec<u8>,
-    pub nm: i32,
+    pub nm: u32,
     pub md: String,
 }
 
@@ -480,23 +515,37 @@ pub(crate) struct Parts {
 pub(crate) fn sam_record(
     r: &SamRow<'_>,
     reference: usize,
-    secondary: bool,
+    decision: &Decision,
     eqx: bool,
     protein: bool,
 ) -> Result<RecordBuf> {
-    let p = record_parts(r, secondary, eqx, protein)?;
+    let p = record_parts(r, eqx, protein)?;
     let position = noodles_core::Position::new(r.tstart as usize)
         .ok_or_else(|| Error::Internal(format!("SAM record of query {}: target start {}", r.query, r.tstart)))?;
-    let data = [
+    // NM in the smallest unsigned type that holds it (as htslib stores it).
+    let nm = match (u8::try_from(p.nm), u16::try_from(p.nm)) {
+        (Ok(n), _) => Value::UInt8(n),
+        (_, Ok(n)) => Value::UInt16(n),
+        _ => Value::UInt32(p.nm),
+    };
+    let mut data: noodles_sam::alignment::record_buf::Data = [
         (Tag::ALIGNMENT_SCORE, Value::from(r.score)),
-        (Tag::EDIT_DISTANCE, Value::from(p.nm)),
+        (Tag::EDIT_DISTANCE, nm),
         (Tag::MISMATCHED_POSITIONS, Value::String(p.md.into())),
     ]
     .into_iter()
     .collect();
+    if let Some(sa) = &decision.sa {
+        data.insert(Tag::OTHER_ALIGNMENTS, Value::String(sa.as_bytes().into()));
+    }
+    let flags = Flags::from(decision.flag(r.strand == Strand::Minus));
     Ok(RecordBuf::builder()
         .set_name(r.query.as_bytes().to_vec())
-        .set_flags(p.flags)
+        .set_flags(flags)
+        .set_mapping_quality(
+            MappingQuality::new(decision.mapq)
+                .ok_or_else(|| Error::Internal(format!("SAM record of query {}: MAPQ {}", r.query, decision.mapq)))?,
+        )
         .set_reference_sequence_id(reference)
         .set_alignment_start(position)
         .set_cigar(Cigar::from(p.cigar))
@@ -513,17 +562,40 @@ pub(crate) fn push_sam_line(
     out: &mut Vec<u8>,
     r: &SamRow<'_>,
     rname: &[u8],
-    secondary: bool,
+    decision: &Decision,
     eqx: bool,
     protein: bool,
 ) -> Result<()> {
     use std::io::Write as _;
     check_query_name(r.query)?;
-    let p = record_parts(r, secondary, eqx, protein)?;
-    let _ = write!(out, "{}\t{}\t", r.query, p.flags.bits());
+    let p = record_parts(r, eqx, protein)?;
+    let _ = write!(out, "{}\t{}\t", r.query, decision.flag(r.strand == Strand::Minus));
     out.extend_from_slice(rname);
-    let _ = write!(out, "\t{}\t255\t", r.tstart);
-    for op in &p.cigar {
+    let _ = write!(out, "\t{}\t{}\t", r.tstart, decision.mapq);
+    push_cigar_text(out, &p.cigar);
+    out.extend_from_slice(b"\t*\t0\t0\t");
+    match p.seq.is_empty() {
+        true => out.push(b'*'),
+        false => out.extend_from_slice(&p.seq),
+    }
+    out.push(b'\t');
+    match p.quals.is_empty() {
+        true => out.push(b'*'),
+        false => out.extend(p.quals.iter().map(|q| q.min(&93) + 33)),
+    }
+    let _ = write!(out, "\tAS:i:{}\tNM:i:{}\tMD:Z:{}", r.score, p.nm, p.md);
+    if let Some(sa) = &decision.sa {
+        out.extend_from_slice(b"\tSA:Z:");
+        out.extend_from_slice(sa.as_bytes());
+    }
+    out.push(b'\n');
+    Ok(())
+}
+
+/// Appends a CIGAR's text (`2S10M1D3M`).
+fn push_cigar_text(out: &mut Vec<u8>, cigar: &[Op]) {
+    use std::io::Write as _;
+    for op in cigar {
         let letter = match op.kind() {
             Kind::Match => 'M',
             Kind::Insertion => 'I',
@@ -537,18 +609,6 @@ pub(crate) fn push_sam_line(
         };
         let _ = write!(out, "{}{letter}", op.len());
     }
-    out.extend_from_slice(b"\t*\t0\t0\t");
-    match p.seq.is_empty() {
-        true => out.push(b'*'),
-        false => out.extend_from_slice(&p.seq),
-    }
-    out.push(b'\t');
-    match p.quals.is_empty() {
-        true => out.push(b'*'),
-        false => out.extend(p.quals.iter().map(|q| q.min(&93) + 33)),
-    }
-    let _ = writeln!(out, "\tAS:i:{}\tNM:i:{}\tMD:Z:{}", r.score, p.nm, p.md);
-    Ok(())
 }
 
 /// SAM's rule for QNAME: 1 to 254 printable characters, no `@` (`[!-?A-~]{1,254}`).
@@ -565,7 +625,7 @@ fn check_query_name(name: &str) -> Result<()> {
 }
 
 /// The fields of `r`'s record.
-fn record_parts(r: &SamRow<'_>, secondary: bool, eqx: bool, protein: bool) -> Result<Parts> {
+fn record_parts(r: &SamRow<'_>, eqx: bool, protein: bool) -> Result<Parts> {
     let wrong = |problem: String| Error::Internal(format!("SAM record of query {}: {problem}", r.query));
     let (q, t) = (r.qaln.as_bytes(), r.taln.as_bytes());
     if q.len() != t.len() {
@@ -577,7 +637,7 @@ fn record_parts(r: &SamRow<'_>, secondary: bool, eqx: bool, protein: bool) -> Re
         _ => ops.push(Op::new(kind, n)),
     };
     let mut md = String::with_capacity(16);
-    let (mut run, mut nm, mut in_deletion) = (0usize, 0i32, false);
+    let (mut run, mut nm, mut in_deletion) = (0usize, 0u32, false);
     let mut aligned: Vec<u8> = Vec::with_capacity(q.len());
     for (&qc, &tc) in q.iter().zip(t) {
         let (qc, tc) = (qc.to_ascii_uppercase(), tc.to_ascii_uppercase());
@@ -669,29 +729,27 @@ fn record_parts(r: &SamRow<'_>, secondary: bool, eqx: bool, protein: bool) -> Re
     if trail > 0 {
         cigar.push(Op::new(clip, trail));
     }
-    let mut flags = Flags::empty();
-    if minus {
-        flags |= Flags::REVERSE_COMPLEMENTED;
-    }
-    if secondary {
-        flags |= Flags::SECONDARY;
-    }
-    Ok(Parts { flags, cigar, seq, quals, nm, md })
+    Ok(Parts { cigar, seq, quals, nm, md })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::mapping::Role;
 
-    fn line(r: &SamRow<'_>, secondary: bool, eqx: bool) -> String {
-        let targets = TargetIndex::new(Some(&[(b"ctg1".to_vec(), 100)]));
+    fn decided(role: Role, mapq: u8, sa: Option<&str>) -> Decision {
+        Decision { role, mapq, sa: sa.map(Into::into) }
+    }
+
+    fn line(r: &SamRow<'_>, decision: &Decision, eqx: bool) -> String {
+        let targets = TargetIndex::new(Some(&[(b"ctg1".to_vec(), 100)])).unwrap();
         let header = targets.header("swarrow align test").unwrap();
-        let record = sam_record(r, 0, secondary, eqx, false).unwrap();
+        let record = sam_record(r, 0, decision, eqx, false).unwrap();
         let mut out = Vec::new();
         noodles_sam::io::Writer::new(&mut out).write_alignment_record(&header, &record).unwrap();
         let by_noodles = String::from_utf8(out).unwrap();
         let mut ours = Vec::new();
-        push_sam_line(&mut ours, r, b"ctg1", secondary, eqx, false).unwrap();
+        push_sam_line(&mut ours, r, b"ctg1", decision, eqx, false).unwrap();
         assert_eq!(String::from_utf8(ours).unwrap(), by_noodles, "our SAM line differs from noodles' encoding");
         by_noodles
     }
@@ -706,6 +764,7 @@ mod tests {
     fn minus_strand_records_have_swapped_soft_clips_and_reversed_sequence() {
         let r = SamRow {
             query: "r1",
+            target: "ctg1",
             strand: Strand::Minus,
             qstart: 3,
             qend: 8,
@@ -719,34 +778,41 @@ mod tests {
         };
         // Leading clip qlen - qend = 2, trailing qstart - 1 = 2; SEQ the reverse complement,
         // QUAL reversed.
+        let primary = decided(Role::Primary, 60, None);
         assert_eq!(
-            line(&r, false, false),
-            "r1\t16\tctg1\t21\t255\t2S2M1D4M2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n"
+            line(&r, &primary, false),
+            "r1\t16\tctg1\t21\t60\t2S2M1D4M2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n"
         );
         let mismatch = SamRow { taln: "CATACGA", ..r };
         assert_eq!(
-            line(&mismatch, true, true),
-            "r1\t272\tctg1\t21\t255\t2S2=1D3=1X2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:2\tMD:Z:2^T3A0\n"
+            line(&mismatch, &decided(Role::Secondary, 0, None), true),
+            "r1\t272\tctg1\t21\t0\t2S2=1D3=1X2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:2\tMD:Z:2^T3A0\n"
+        );
+        // Supplementary, with SA:Z after MD (0x800 + 0x10).
+        assert_eq!(
+            line(&r, &decided(Role::Supplementary, 17, Some("ctg1,5,+,4M6S,60,0;")), false),
+            "r1\t2064\tctg1\t21\t17\t2S2M1D4M2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:1\tMD:Z:2^T4\t\
+             SA:Z:ctg1,5,+,4M6S,60,0;\n"
         );
         // Plus strand of the same query: residues 3..=8 `CCGTTG`, clips 2 and 2, no reverse.
         let plus = SamRow { strand: Strand::Plus, qaln: "CCG-TTG", taln: "CCGATTG", qual: None, ..r };
         assert_eq!(
-            line(&plus, false, false),
-            "r1\t0\tctg1\t21\t255\t2S3M1D3M2S\t*\t0\t0\tAACCGTTGCA\t*\tAS:i:7\tNM:i:1\tMD:Z:3^A3\n"
+            line(&plus, &primary, false),
+            "r1\t0\tctg1\t21\t60\t2S3M1D3M2S\t*\t0\t0\tAACCGTTGCA\t*\tAS:i:7\tNM:i:1\tMD:Z:3^A3\n"
         );
         // Unequal clips on minus: residues 1..=7 of 10 are the last 7 of the reverse
         // complement (AACGGTT), so 3 clipped before (10 - 7) and none after; a deletion, then
         // an insertion (which MD does not show).
         let r2 = SamRow { qstart: 1, qend: 7, qaln: "AAC-GGTT", taln: "AACAGG-T", qual: None, ..r };
         assert_eq!(
-            line(&r2, false, false),
-            "r1\t16\tctg1\t21\t255\t3S3M1D2M1I1M\t*\t0\t0\tTGCAACGGTT\t*\tAS:i:7\tNM:i:2\tMD:Z:3^A3\n"
+            line(&r2, &primary, false),
+            "r1\t16\tctg1\t21\t60\t3S3M1D2M1I1M\t*\t0\t0\tTGCAACGGTT\t*\tAS:i:7\tNM:i:2\tMD:Z:3^A3\n"
         );
         // Without the whole query: the aligned part, hard clips.
         let bare = SamRow { text: None, qual: None, ..r };
         assert_eq!(
-            line(&bare, false, false),
-            "r1\t16\tctg1\t21\t255\t2H2M1D4M2H\t*\t0\t0\tCAACGG\t*\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n"
+            line(&bare, &primary, false),
+            "r1\t16\tctg1\t21\t60\t2H2M1D4M2H\t*\t0\t0\tCAACGG\t*\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n"
         );
     }
 
@@ -763,8 +829,9 @@ mod tests {
         }
     }
 
-    /// The writer takes strands, whole queries and qualities from the rows, flags a
-    /// query's second record secondary across batches, and lists the set's targets.
+    /// The writer takes strands, whole queries and qualities from the rows, decides a
+    /// read's records across batches (two equal rows of one read: the first primary with
+    /// MAPQ 0, the second secondary), and lists the set's targets.
     #[test]
     fn the_writer_uses_each_rows_strand_query_and_qualities() {
         use crate::output::ResultRow;
@@ -804,7 +871,8 @@ mod tests {
             command_line: "swarrow align".into(),
             ..Default::default()
         };
-        let mut w = SamWriter::new(Sink::test(Box::new(kept.clone())), Kind2::Sam, &options, None).unwrap();
+        let w = SamWriter::new(Sink::test(Box::new(kept.clone())), Kind2::Sam, &options, None).unwrap();
+        let mut w = super::super::mapping::Grouped::new(Box::new(w), Some(sa_maker(&options)));
         w.write(&batch(Strand::Minus)).unwrap();
         w.write(&batch(Strand::Plus)).unwrap();
         Box::new(w).finish().unwrap();
@@ -812,8 +880,8 @@ mod tests {
         let want = format!(
             "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:ctg0\tLN:5\n@SQ\tSN:ctg1\tLN:100\n\
              @PG\tID:swarrow\tPN:swarrow\tVN:{}\tCL:swarrow align\n\
-             r1\t16\tctg1\t21\t255\t2S2M1D4M2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n\
-             r1\t256\tctg1\t21\t255\t2S3M1D3M2S\t*\t0\t0\tAACCGTTGCA\tABCDEFGHIJ\tAS:i:7\tNM:i:1\tMD:Z:3^A3\n",
+             r1\t16\tctg1\t21\t0\t2S2M1D4M2S\t*\t0\t0\tTGCAACGGTT\tJIHGFEDCBA\tAS:i:7\tNM:i:1\tMD:Z:2^T4\n\
+             r1\t256\tctg1\t21\t0\t2S3M1D3M2S\t*\t0\t0\tAACCGTTGCA\tABCDEFGHIJ\tAS:i:7\tNM:i:1\tMD:Z:3^A3\n",
             env!("CARGO_PKG_VERSION")
         );
         assert_eq!(text, want);
@@ -833,6 +901,7 @@ mod tests {
     fn inconsistent_rows_are_internal_errors() {
         let r = SamRow {
             query: "r1",
+            target: "ctg1",
             strand: Strand::Plus,
             qstart: 1,
             qend: 4,
@@ -844,9 +913,10 @@ mod tests {
             text: Some("ACGA"),
             qual: None,
         };
-        assert!(sam_record(&r, 0, false, false, false).is_err());
-        assert!(sam_record(&SamRow { text: Some("ACG"), ..r }, 0, false, false, false).is_err());
-        assert!(sam_record(&SamRow { qaln: "AC-T", ..r }, 0, false, false, false).is_err());
-        assert!(sam_record(&SamRow { text: Some("ACGT"), ..r }, 0, false, false, false).is_ok());
+        let d = decided(Role::Primary, 60, None);
+        assert!(sam_record(&r, 0, &d, false, false).is_err());
+        assert!(sam_record(&SamRow { text: Some("ACG"), ..r }, 0, &d, false, false).is_err());
+        assert!(sam_record(&SamRow { qaln: "AC-T", ..r }, 0, &d, false, false).is_err());
+        assert!(sam_record(&SamRow { text: Some("ACGT"), ..r }, 0, &d, false, false).is_ok());
     }
 }

@@ -69,7 +69,7 @@ pub fn search(
         progress.items(batch.len() as u64);
         rows
     };
-    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
+    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write_owned(rows));
     // One batch at a time: a search call already keeps every core (or GPU) busy.
     let mut times = run_ordered(1, read, compute, write)?;
     progress.phase("writing");
