@@ -887,6 +887,46 @@ mod tests {
         assert_eq!(text, want);
     }
 
+    /// BAM stores NM in the smallest unsigned integer type (htslib's rule: CoverM and
+    /// MetaBAT2's depth read it so), MAPQ as decided, and SA:Z as a string.
+    #[test]
+    fn bam_records_store_nm_unsigned_and_the_decided_mapq() {
+        let targets = TargetIndex::new(Some(&[(b"ctg1".to_vec(), 1000)])).unwrap();
+        let header = targets.header("t").unwrap();
+        let bam = |nm_columns: usize, decision: &Decision| {
+            let (q, t) = ("A".repeat(nm_columns + 2), format!("AC{}", "G".repeat(nm_columns)));
+            let r = SamRow {
+                query: "r1",
+                target: "ctg1",
+                strand: Strand::Plus,
+                qstart: 1,
+                qend: q.len() as i32,
+                qlen: q.len() as i32,
+                tstart: 1,
+                score: 1,
+                qaln: &q,
+                taln: &t,
+                text: None,
+                qual: None,
+            };
+            let record = sam_record(&r, 0, decision, false, false).unwrap();
+            let mut bytes = Vec::new();
+            noodles_bam::io::Writer::from(&mut bytes).write_alignment_record(&header, &record).unwrap();
+            bytes
+        };
+        let primary = decided(Role::Primary, 37, None);
+        // BAM's fixed fields: block_size, refID, pos (4 bytes each), l_read_name, mapq (1 each),
+        // bin, n_cigar_op, flag (2 each).
+        let small = bam(3, &primary);
+        assert_eq!(small[13], 37);
+        assert!(small.windows(4).any(|w| w == [b'N', b'M', b'C', 4]), "NM:C:4");
+        let large = bam(300, &primary);
+        assert!(large.windows(5).any(|w| w == [b'N', b'M', b'S', 45, 1]), "NM:S:301");
+        let sa = bam(3, &decided(Role::Supplementary, 0, Some("ctg1,5,+,4M,60,0;")));
+        assert!(sa.windows(21).any(|w| w == b"SAZctg1,5,+,4M,60,0;\0"), "SA:Z");
+        assert_eq!(u16::from_le_bytes([sa[18], sa[19]]), 0x800, "FLAG");
+    }
+
     #[test]
     fn reference_names_follow_sams_rule() {
         for good in ["ctg1", "sp|P1|A_HUMAN", "chr1:2-3", "a*b=c"] {
