@@ -40,6 +40,13 @@ fn snakemake_sharded_runs_equal_unsharded_runs() {
     run_part("snakemake");
 }
 
+/// The assembler stages of the Snakemake workflow (issue 60, item 12): overlaps to PAF and
+/// reads to a sorted, indexed BAM, sharded, equal to unsharded runs.
+#[test]
+fn snakemake_assembly_stages_equal_unsharded_runs() {
+    run_part("assembly");
+}
+
 #[test]
 fn parquet_and_arrow_stream_read_by_duckdb_polars_pyarrow() {
     run_part("lake");
