@@ -342,6 +342,11 @@ impl ResultBatch {
         self.score.is_empty()
     }
 
+    /// Row `i`'s query id.
+    pub fn query(&self, i: usize) -> &str {
+        self.query.get(i)
+    }
+
     /// Row `i` (panics when `i >= len()`, like slice indexing).
     pub fn row(&self, i: usize) -> ResultRow<'_> {
         ResultRow {

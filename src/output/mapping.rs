@@ -151,20 +151,30 @@ pub(super) struct Grouped {
     queue: VecDeque<ResultBatch>,
     /// Where the open group starts: (index in `queue`, row).
     open: Option<(usize, usize)>,
-    /// Rows of the group being decided: (index in `queue`, row), reused.
+    /// Rows of the group being decided: (index in `queue`, row), and of them those with an
+    /// alignment and their candidates; reused.
     rows: Vec<(usize, usize)>,
+    aligned: Vec<(usize, usize)>,
     cands: Vec<Candidate>,
 }
 
 impl Grouped {
     pub(super) fn new(inner: Box<dyn ResultWriter>, sa: Option<SaMaker>) -> Grouped {
-        Grouped { inner, sa, queue: VecDeque::new(), open: None, rows: Vec::new(), cands: Vec::new() }
+        Grouped {
+            inner,
+            sa,
+            queue: VecDeque::new(),
+            open: None,
+            rows: Vec::new(),
+            aligned: Vec::new(),
+            cands: Vec::new(),
+        }
     }
 
     /// Decides the group of `self.rows`.
     fn decide_rows(&mut self) -> Result<()> {
         self.cands.clear();
-        let mut aligned: Vec<(usize, usize)> = Vec::with_capacity(self.rows.len());
+        self.aligned.clear();
         for &(b, i) in &self.rows {
             let batch = &self.queue[b];
             if !super::paf::is_aligned(batch, i) {
@@ -176,7 +186,14 @@ impl Grouped {
                 n => f64::from(s.nident) / f64::from(n),
             });
             self.cands.push(Candidate { score: row.score, qstart: row.qstart, qend: row.qend, identity });
-            aligned.push((b, i));
+            self.aligned.push((b, i));
+        }
+        let aligned = &self.aligned;
+        if let ([(b, i)], [one]) = (aligned.as_slice(), self.cands.as_slice()) {
+            // Most reads: one candidate, primary (what `decide` says, without its vectors).
+            let mapq = mapq(one.score, 0, one.identity);
+            self.queue[*b].decisions_mut()[*i] = Decision { role: Role::Primary, mapq, sa: None };
+            return Ok(());
         }
         if aligned.is_empty() {
             return Ok(());
@@ -235,8 +252,8 @@ impl Grouped {
 
 /// The end of the run of rows of one query that starts at `from`.
 fn run_end(batch: &ResultBatch, from: usize) -> usize {
-    let query = batch.row(from).query;
-    (from + 1..batch.len()).find(|&i| batch.row(i).query != query).unwrap_or(batch.len())
+    let query = batch.query(from);
+    (from + 1..batch.len()).find(|&i| batch.query(i) != query).unwrap_or(batch.len())
 }
 
 impl ResultWriter for Grouped {
@@ -251,7 +268,7 @@ impl ResultWriter for Grouped {
         batch.decisions_mut().resize(n, Decision::default());
         let mut start = 0;
         if let Some((b, i)) = self.open {
-            let continues = n > 0 && batch.row(0).query == self.queue[b].row(i).query;
+            let continues = n > 0 && batch.query(0) == self.queue[b].query(i);
             let head = if continues { run_end(&batch, 0) } else { 0 };
             self.queue.push_back(batch);
             if head == n {
