@@ -342,6 +342,96 @@ mod tests {
         assert_eq!(roles[1].0, Role::Secondary);
     }
 
+    /// What the writer under [`Grouped`] receives: every row's decision, in order.
+    #[derive(Clone, Default)]
+    struct Seen(std::sync::Arc<std::sync::Mutex<Vec<(String, Decision)>>>);
+
+    impl ResultWriter for Seen {
+        fn write(&mut self, batch: &ResultBatch) -> Result<()> {
+            let mut seen = self.0.lock().unwrap();
+            for i in 0..batch.len() {
+                seen.push((batch.query(i).to_string(), batch.decision(i).cloned().unwrap()));
+            }
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Rows cut into batches anywhere (empty batches, a read spanning three batches, a
+    /// batch holding one read only) get the decisions of their whole group: the same as
+    /// one batch of every row, whose groups [`decide`] takes whole here.
+    #[test]
+    fn groups_spanning_batches_are_decided_whole() {
+        // (query, score, qstart, qend); score 0: no alignment (coordinates 0).
+        let rows: Vec<(&str, i32, i32, i32)> = vec![
+            ("a", 10, 1, 50),
+            ("b", 5, 1, 40),
+            ("b", 9, 1, 40),
+            ("b", 0, 0, 0),
+            ("b", 9, 41, 90),
+            ("b", 7, 45, 90),
+            ("c", 3, 1, 10),
+            ("a", 8, 1, 50),
+        ];
+        let batch_of = |part: &[(&str, i32, i32, i32)]| {
+            let mut b = ResultBatch::new();
+            for &(q, score, qstart, qend) in part {
+                b.push(crate::output::ResultRow {
+                    query: q,
+                    target: "t",
+                    score,
+                    bits: None,
+                    evalue: None,
+                    qstart,
+                    qend,
+                    tstart: qstart,
+                    tend: qend,
+                    qlen: 100,
+                    tlen: 100,
+                    recomputed: false,
+                    rank: 0,
+                });
+            }
+            b
+        };
+        // The account: each run of one query decided whole.
+        let mut want: Vec<(String, Decision)> = Vec::new();
+        let mut start = 0;
+        while start < rows.len() {
+            let end = (start..rows.len()).find(|&k| rows[k].0 != rows[start].0).unwrap_or(rows.len());
+            let aligned: Vec<usize> = (start..end).filter(|&k| rows[k].1 > 0).collect();
+            let cands: Vec<Candidate> = aligned
+                .iter()
+                .map(|&k| Candidate { score: rows[k].1, qstart: rows[k].2, qend: rows[k].3, identity: 1.0 })
+                .collect();
+            let (roles, _) = decide(&cands);
+            for k in start..end {
+                let d = match aligned.iter().position(|&a| a == k) {
+                    Some(j) => Decision { role: roles[j].0, mapq: roles[j].1, sa: None },
+                    None => Decision::default(),
+                };
+                want.push((rows[k].0.to_string(), d));
+            }
+            start = end;
+        }
+        assert_eq!(want[2].1.role, Role::Primary);
+        assert_eq!(want[4].1.role, Role::Supplementary);
+        assert_eq!(want[7].1.role, Role::Primary, "a's second run is a group of its own");
+        for cuts in [vec![8], vec![1, 1, 1, 1, 1, 1, 1, 1], vec![0, 2, 0, 3, 0, 3, 0], vec![3, 3, 2], vec![5, 3]] {
+            let seen = Seen::default();
+            let mut w = Grouped::new(Box::new(seen.clone()), None);
+            let mut at = 0;
+            for n in &cuts {
+                w.write_owned(batch_of(&rows[at..at + n])).unwrap();
+                at += n;
+            }
+            Box::new(w).finish().unwrap();
+            assert_eq!(*seen.0.lock().unwrap(), want, "batches of {cuts:?}");
+        }
+    }
+
     #[test]
     fn mapq_follows_the_written_formula() {
         assert_eq!(mapq(100, 0, 1.0), 60);
