@@ -1,10 +1,12 @@
 //! SAM and BAM, written with noodles: `noodles-sam` builds and writes the header,
-//! `noodles-bam` encodes BAM's header and records (noodles' `RecordBuf`), `noodles-bgzf`
-//! compresses BAM on several threads. SAM's record lines are formatted here from the same
-//! fields ([`push_sam_line`]: a few appends a line, where a noodles record costs a dozen
-//! allocations), checked against noodles' SAM encoding of the same records in the unit tests
-//! and against the BAM records through samtools in `tests/alignment_formats.rs`. Records are
-//! encoded on the rayon pool, in pieces of a batch written in order.
+//! `noodles-bam` encodes BAM's header (and a record whose CIGAR exceeds BAM's 65,535
+//! operations), `noodles-bgzf` compresses BAM on several threads. SAM's record lines and BAM's
+//! records are encoded here from the same fields ([`push_sam_line`], [`push_bam_record`]: a
+//! few appends a record, where a noodles `RecordBuf` costs a dozen allocations), checked
+//! against noodles' encoding of the same records in the unit tests (BAM byte for byte, on
+//! random alignments) and through samtools in `tests/alignment_formats.rs`. Records are
+//! encoded on the rayon pool, in pieces of a batch concatenated in order; the writer thread
+//! only looks up the targets' ids in order and hands the bytes on.
 //!
 //! # Header
 //! `@HD VN:1.6 SO:unsorted`, one `@SQ SN LN` per target, `@PG ID:swarrow PN:swarrow VN CL`.
@@ -374,10 +376,12 @@ impl ResultWriter for SamWriter {
                         Kind2::Sam => push_sam_line(&mut bytes, &r, &names[id].0, decision, options.eqx, protein)?,
                         Kind2::Bam => {
                             check_query_name(r.query)?;
-                            let record = sam_record(&r, id, decision, options.eqx, protein)?;
-                            noodles_bam::io::Writer::from(&mut bytes)
-                                .write_alignment_record(header, &record)
-                                .map_err(failed)?
+                            if !push_bam_record(&mut bytes, &r, id, decision, options.eqx, protein)? {
+                                let record = sam_record(&r, id, decision, options.eqx, protein)?;
+                                noodles_bam::io::Writer::from(&mut bytes)
+                                    .write_alignment_record(header, &record)
+                                    .map_err(failed)?
+                            }
                         }
                     }
                 }
@@ -522,12 +526,9 @@ pub(crate) fn sam_record(
     let p = record_parts(r, eqx, protein)?;
     let position = noodles_core::Position::new(r.tstart as usize)
         .ok_or_else(|| Error::Internal(format!("SAM record of query {}: target start {}", r.query, r.tstart)))?;
-    // NM in the smallest unsigned type that holds it (as htslib stores it).
-    let nm = match (u8::try_from(p.nm), u16::try_from(p.nm)) {
-        (Ok(n), _) => Value::UInt8(n),
-        (_, Ok(n)) => Value::UInt16(n),
-        _ => Value::UInt32(p.nm),
-    };
+    // Integers in the smallest type that holds them, unsigned where not negative (NM: C, S
+    // or I, as htslib stores it; noodles' rule).
+    let nm = Value::from(p.nm);
     let mut data: noodles_sam::alignment::record_buf::Data = [
         (Tag::ALIGNMENT_SCORE, Value::from(r.score)),
         (Tag::EDIT_DISTANCE, nm),
@@ -590,6 +591,150 @@ pub(crate) fn push_sam_line(
     }
     out.push(b'\n');
     Ok(())
+}
+
+/// Appends the BAM record of `r` on reference `reference` (block size first), encoded here
+/// from the same fields as [`sam_record`] (a record costs a few appends, where building and
+/// encoding a noodles record costs a dozen allocations), checked byte for byte against
+/// noodles' encoding in the tests. False, with nothing appended, for a CIGAR of more than
+/// 65,535 operations: noodles encodes those (BAM's `CG:B,I` tag).
+pub(crate) fn push_bam_record(
+    out: &mut Vec<u8>,
+    r: &SamRow<'_>,
+    reference: usize,
+    decision: &Decision,
+    eqx: bool,
+    protein: bool,
+) -> Result<bool> {
+    let p = record_parts(r, eqx, protein)?;
+    let Ok(n_ops) = u16::try_from(p.cigar.len()) else { return Ok(false) };
+    let wrong = |problem: &str| {
+        Error::Input(format!(
+            "BAM output: the record of query {} and target {}: {problem}",
+            crate::error::quoted_id(r.query.as_bytes()),
+            crate::error::quoted_id(r.target.as_bytes())
+        ))
+    };
+    if p.quals.iter().any(|&q| q > 93) {
+        return Err(wrong("a quality score above 93"));
+    }
+    let (reference, start) = (i32::try_from(reference), r.tstart - 1);
+    let reference = reference.map_err(|_| wrong("too many targets"))?;
+    let code = |kind: Kind| match kind {
+        Kind::Match => 0u32,
+        Kind::Insertion => 1,
+        Kind::Deletion => 2,
+        Kind::Skip => 3,
+        Kind::SoftClip => 4,
+        Kind::HardClip => 5,
+        Kind::Pad => 6,
+        Kind::SequenceMatch => 7,
+        Kind::SequenceMismatch => 8,
+    };
+    let span: usize = p
+        .cigar
+        .iter()
+        .filter(|op| {
+            matches!(
+                op.kind(),
+                Kind::Match | Kind::Deletion | Kind::Skip | Kind::SequenceMatch | Kind::SequenceMismatch
+            )
+        })
+        .map(|op| op.len())
+        .sum();
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]); // block_size, set at the end
+    out.extend_from_slice(&reference.to_le_bytes());
+    out.extend_from_slice(&start.to_le_bytes());
+    out.push((r.query.len() + 1) as u8);
+    out.push(decision.mapq);
+    out.extend_from_slice(&region_to_bin(start as usize, start as usize + span.max(1) - 1).to_le_bytes());
+    out.extend_from_slice(&n_ops.to_le_bytes());
+    out.extend_from_slice(&decision.flag(r.strand == Strand::Minus).to_le_bytes());
+    out.extend_from_slice(&(p.seq.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(-1i32).to_le_bytes());
+    out.extend_from_slice(&(-1i32).to_le_bytes());
+    out.extend_from_slice(&0i32.to_le_bytes());
+    out.extend_from_slice(r.query.as_bytes());
+    out.push(0);
+    for op in &p.cigar {
+        out.extend_from_slice(&(((op.len() as u32) << 4) | code(op.kind())).to_le_bytes());
+    }
+    for pair in p.seq.chunks(2) {
+        let low = pair.get(1).map_or(0, |&b| BAM_BASE[b as usize]);
+        out.push(BAM_BASE[pair[0] as usize] << 4 | low);
+    }
+    match p.quals.is_empty() {
+        true => out.extend(std::iter::repeat_n(0xff, p.seq.len())),
+        false => out.extend_from_slice(&p.quals),
+    }
+    push_int_tag(out, b"AS", i64::from(r.score));
+    push_int_tag(out, b"NM", i64::from(p.nm));
+    out.extend_from_slice(b"MDZ");
+    out.extend_from_slice(p.md.as_bytes());
+    out.push(0);
+    if let Some(sa) = &decision.sa {
+        out.extend_from_slice(b"SAZ");
+        out.extend_from_slice(sa.as_bytes());
+        out.push(0);
+    }
+    let size = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&size.to_le_bytes());
+    Ok(true)
+}
+
+/// An integer tag in the smallest BAM type that holds it, unsigned where it is not negative
+/// (htslib's and noodles' rule).
+fn push_int_tag(out: &mut Vec<u8>, tag: &[u8; 2], n: i64) {
+    out.extend_from_slice(tag);
+    if let Ok(n) = u8::try_from(n) {
+        out.extend_from_slice(&[b'C', n]);
+    } else if let Ok(n) = u16::try_from(n) {
+        out.push(b'S');
+        out.extend_from_slice(&n.to_le_bytes());
+    } else if let Ok(n) = u32::try_from(n) {
+        out.push(b'I');
+        out.extend_from_slice(&n.to_le_bytes());
+    } else if let Ok(n) = i8::try_from(n) {
+        out.extend_from_slice(&[b'c', n as u8]);
+    } else if let Ok(n) = i16::try_from(n) {
+        out.push(b's');
+        out.extend_from_slice(&n.to_le_bytes());
+    } else {
+        out.push(b'i');
+        out.extend_from_slice(&(n as i32).to_le_bytes());
+    }
+}
+
+/// BAM's 4-bit base codes (`=ACMGRSVTWYHKDBN`, either case; anything else `N`).
+const BAM_BASE: [u8; 256] = {
+    let bases = *b"=ACMGRSVTWYHKDBN";
+    let mut codes = [15u8; 256];
+    let mut i = 0;
+    while i < 16 {
+        codes[bases[i] as usize] = i as u8;
+        codes[bases[i].to_ascii_lowercase() as usize] = i as u8;
+        i += 1;
+    }
+    codes
+};
+
+/// The SAM specification's `reg2bin` of 0-based `start..=end` (its section 5.3).
+fn region_to_bin(start: usize, end: usize) -> u16 {
+    let bin = if start >> 14 == end >> 14 {
+        ((1 << 15) - 1) / 7 + (start >> 14)
+    } else if start >> 17 == end >> 17 {
+        ((1 << 12) - 1) / 7 + (start >> 17)
+    } else if start >> 20 == end >> 20 {
+        ((1 << 9) - 1) / 7 + (start >> 20)
+    } else if start >> 23 == end >> 23 {
+        ((1 << 6) - 1) / 7 + (start >> 23)
+    } else if start >> 26 == end >> 26 {
+        ((1 << 3) - 1) / 7 + (start >> 26)
+    } else {
+        0
+    };
+    bin as u16
 }
 
 /// Appends a CIGAR's text (`2S10M1D3M`).
@@ -751,7 +896,103 @@ mod tests {
         let mut ours = Vec::new();
         push_sam_line(&mut ours, r, b"ctg1", decision, eqx, false).unwrap();
         assert_eq!(String::from_utf8(ours).unwrap(), by_noodles, "our SAM line differs from noodles' encoding");
+        assert_eq!(bam_ours(r, decision, eqx), bam_noodles(r, decision, eqx), "our BAM record differs from noodles'");
         by_noodles
+    }
+
+    fn bam_noodles(r: &SamRow<'_>, decision: &Decision, eqx: bool) -> Vec<u8> {
+        let targets = TargetIndex::new(Some(&[(b"ctg0".to_vec(), 5), (b"ctg1".to_vec(), 1 << 30)])).unwrap();
+        let header = targets.header("t").unwrap();
+        let record = sam_record(r, 1, decision, eqx, false).unwrap();
+        let mut bytes = Vec::new();
+        noodles_bam::io::Writer::from(&mut bytes).write_alignment_record(&header, &record).unwrap();
+        bytes
+    }
+
+    fn bam_ours(r: &SamRow<'_>, decision: &Decision, eqx: bool) -> Vec<u8> {
+        let mut bytes = vec![7u8; 3]; // appended after what the buffer holds
+        assert!(push_bam_record(&mut bytes, r, 1, decision, eqx, false).unwrap());
+        bytes.split_off(3)
+    }
+
+    /// Random alignments (every operation, both strands, clips, qualities or none, whole
+    /// query or the aligned part, positions in every BAM bin level, large NM, SA:Z): our BAM
+    /// records are noodles' byte for byte.
+    #[test]
+    fn bam_records_are_noodles_encoding_byte_for_byte() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for case in 0..300 {
+            let columns = 1 + next(if case % 10 == 0 { 400 } else { 40 });
+            let (mut qaln, mut taln) = (String::new(), String::new());
+            for _ in 0..columns {
+                let base = |k: usize| b"ACGTN"[k] as char;
+                match next(10) {
+                    0 => {
+                        qaln.push('-');
+                        taln.push(base(next(5)));
+                    }
+                    1 => {
+                        qaln.push(base(next(5)));
+                        taln.push('-');
+                    }
+                    2 => {
+                        qaln.push(base(next(5)));
+                        taln.push(base(next(5)));
+                    }
+                    _ => {
+                        let b = base(next(4));
+                        qaln.push(b);
+                        taln.push(b);
+                    }
+                }
+            }
+            if !taln.bytes().any(|b| b != b'-') || !qaln.bytes().any(|b| b != b'-') {
+                continue;
+            }
+            let aligned: String = qaln.chars().filter(|&c| c != '-').collect();
+            let (lead, trail) = (next(4) * next(3), next(5));
+            let mut seq = String::new();
+            (0..lead).for_each(|_| seq.push(b"ACGT"[next(4)] as char));
+            seq.push_str(&aligned);
+            (0..trail).for_each(|_| seq.push(b"ACGT"[next(4)] as char));
+            let strand = if next(2) == 0 { Strand::Plus } else { Strand::Minus };
+            let text: String = match strand {
+                Strand::Plus => seq.clone(),
+                Strand::Minus => seq.bytes().rev().map(|b| Alphabet::complement_letter(b) as char).collect(),
+            };
+            let qual: String = (0..text.len()).map(|_| (33 + next(60) as u8) as char).collect();
+            let qlen = text.len() as i32;
+            let (qstart, qend) = match strand {
+                Strand::Plus => (lead as i32 + 1, (lead + aligned.len()) as i32),
+                Strand::Minus => (trail as i32 + 1, (trail + aligned.len()) as i32),
+            };
+            let r = SamRow {
+                query: if case % 2 == 0 { "read" } else { "r:1/2" },
+                target: "ctg1",
+                strand,
+                qstart,
+                qend,
+                qlen,
+                tstart: 1 + [next(1000), next(1 << 16), next(1 << 21), next(1 << 25), next(1 << 29)][case % 5] as i32,
+                score: next(500) as i32 - 50,
+                qaln: &qaln,
+                taln: &taln,
+                text: (case % 7 != 0).then_some(text.as_str()),
+                qual: (case % 3 != 0 && case % 7 != 0).then_some(qual.as_str()),
+            };
+            let role = [Role::Primary, Role::Secondary, Role::Supplementary][case % 3];
+            let sa = (case % 4 == 0).then_some("ctg0,3,-,2S3M,7,1;");
+            let d = decided(role, next(61) as u8, sa);
+            for eqx in [false, true] {
+                assert_eq!(bam_ours(&r, &d, eqx), bam_noodles(&r, &d, eqx), "case {case}: {r:?}");
+            }
+        }
     }
 
     /// Query `AACCGTTGCA` (10): its residues 3..=8 on the minus strand. Its reverse
