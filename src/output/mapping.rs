@@ -407,12 +407,12 @@ mod tests {
                 .map(|&k| Candidate { score: rows[k].1, qstart: rows[k].2, qend: rows[k].3, identity: 1.0 })
                 .collect();
             let (roles, _) = decide(&cands);
-            for k in start..end {
+            for (k, row) in rows.iter().enumerate().take(end).skip(start) {
                 let d = match aligned.iter().position(|&a| a == k) {
                     Some(j) => Decision { role: roles[j].0, mapq: roles[j].1, sa: None },
                     None => Decision::default(),
                 };
-                want.push((rows[k].0.to_string(), d));
+                want.push((row.0.to_string(), d));
             }
             start = end;
         }

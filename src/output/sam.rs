@@ -719,7 +719,9 @@ const BAM_BASE: [u8; 256] = {
     codes
 };
 
-/// The SAM specification's `reg2bin` of 0-based `start..=end` (its section 5.3).
+/// The SAM specification's `reg2bin` of 0-based `start..=end` (its section 5.3, written as
+/// there: `((1 << 3) - 1) / 7` is its level 1 offset).
+#[allow(clippy::eq_op)]
 fn region_to_bin(start: usize, end: usize) -> u16 {
     let bin = if start >> 14 == end >> 14 {
         ((1 << 15) - 1) / 7 + (start >> 14)
