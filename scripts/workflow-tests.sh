@@ -4,7 +4,7 @@
 # runs, DuckDB/Polars/pyarrow reading Parquet and Arrow streams, the example recipes against
 # their expected outputs, and a Groovy syntax check of the Nextflow files.
 #
-#   SWARROW_BIN=/path/to/swarrow bash scripts/workflow-tests.sh snakemake|lake|recipes|nextflow
+#   SWARROW_BIN=/path/to/swarrow bash scripts/workflow-tests.sh snakemake|lake|recipes|assembly|nextflow
 #   bash scripts/workflow-tests.sh nextflow-task MODULE/main.nf BINDING.json
 #       prints the script of one task of a Nextflow module (scripts/nextflow-task.groovy), which
 #       tests/workflows.rs runs with its inputs staged as symlinks, as Nextflow stages them
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-part=${1:?usage: workflow-tests.sh snakemake|lake|recipes|nextflow|nextflow-task}
+part=${1:?usage: workflow-tests.sh snakemake|lake|recipes|assembly|nextflow|nextflow-task}
 # The repository's venv (scripts/python-env.sh).
 venv=$root/.venv
 py=$venv/bin/python
@@ -47,8 +47,11 @@ case $part in
     # shellcheck disable=SC2086
     exec groovy scripts/groovy-syntax-check.groovy $files
     ;;
-  snakemake|lake|recipes)
+  snakemake|lake|recipes|assembly)
     : "${SWARROW_BIN:?set SWARROW_BIN to the swarrow binary}"
+    if [ "$part" = assembly ]; then
+      for tool in minimap2 samtools; do command -v $tool >/dev/null || missing "$tool"; done
+    fi
     [ -x "$py" ] || missing "the Python venv .venv"
     "$py" -c 'import duckdb, polars, pyarrow' 2>/dev/null || missing "duckdb/polars/pyarrow in .venv"
     [ -x "$venv/bin/snakemake" ] || missing "snakemake in .venv"

@@ -7,6 +7,10 @@
   lake       Parquet layout (zstd, row groups, run metadata, stable types) read by pyarrow,
              DuckDB and Polars; an Arrow IPC stream read from a pipe by pyarrow and Polars.
   recipes    examples/recipes/*.sh against their expected outputs.
+  assembly   the Snakemake assembler stages (target `assembly`, minimap2 and samtools) on
+             simulated reads: overlaps.paf equals the unsharded run's PAF byte for byte;
+             reads.sorted.bam is valid, indexed, sorted, with the unsharded run's records and
+             one primary record a read.
 
 Oracles are independent of swarrow's own output: planted homologs must rank first, a
 self-alignment scores the sum of BLOSUM62's diagonal over the full length, unsharded runs
@@ -98,10 +102,48 @@ def same_table(a, b, what):
     check(ok, what)
 
 
-def snakemake(workdir, config):
+def snakemake(workdir, config, targets=()):
     args = ["snakemake", "-s", ROOT / "workflows/snakemake/Snakefile", "--cores", "2",
-            "--directory", workdir, "--quiet", "--config"] + [f"{k}={v}" for k, v in config.items()]
+            *targets, "--directory", workdir, "--quiet", "--config"] + [f"{k}={v}" for k, v in config.items()]
     sh(args)
+
+
+def part_assembly():
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        sh([sys.executable, ROOT / "scripts/assembly-sim.py", tmp, "--seed", 7, "--contigs", 2,
+            "--contig-len", "10000-14000", "--long", 40, "--long-len", "1500-2500"])
+        reads, contigs = tmp / "long.fq", tmp / "genome.fa"
+        config = dict(swarrow=SW, reads=reads, contigs=contigs, map_preset="map-pb", outdir="out",
+                      shards=3, device="cpu", threads=1)
+        snakemake(tmp, config, ["assembly"])
+        out = tmp / "out"
+        run = ["--device", "cpu", "--quiet"]
+        cands = out / "shards/overlap-candidates.paf"
+        sh([SW, "align", "--dna", "--mode", "semi-global", "--pairs", cands, "--seqs", reads,
+            "-o", tmp / "whole.paf"] + run)
+        paf = (out / "overlaps.paf").read_text()
+        check(len(paf.splitlines()) == len(cands.read_text().splitlines()) > 0,
+              f"overlaps.paf: one line a candidate ({len(paf.splitlines())})")
+        check(paf == (tmp / "whole.paf").read_text(), "sharded overlaps.paf == unsharded PAF, byte for byte")
+        bam = out / "reads.sorted.bam"
+        sh(["samtools", "quickcheck", "-v", bam])
+        check((out / "reads.sorted.bam.bai").exists(), "reads.sorted.bam is indexed")
+        check("SO:coordinate" in sh(["samtools", "view", "-H", bam]), "reads.sorted.bam is sorted")
+        rc = out / "shards/read-candidates.paf"
+        sh([SW, "align", "--dna", "--mode", "semi-global", "--free-ends", "target-start,target-end",
+            "--pairs", rc, "--seqs", reads, "--target-seqs", contigs, "-o", tmp / "whole.bam"] + run)
+        sh(["samtools", "sort", "-o", tmp / "whole.sorted.bam", tmp / "whole.bam"])
+        ours = sh(["samtools", "view", bam])
+        check(ours == sh(["samtools", "view", tmp / "whole.sorted.bam"]) and ours,
+              "sharded reads.sorted.bam records == unsharded run's, sorted")
+        placed = {l.split("\t", 1)[0] for l in rc.read_text().splitlines()}
+        primary = sh(["samtools", "view", "-F", "0x900", bam]).splitlines()
+        check(sorted(l.split("\t", 1)[0] for l in primary) == sorted(placed),
+              f"one primary record a read with candidates ({len(primary)} of {len(placed)})")
+        idx = sh(["samtools", "idxstats", bam])
+        check(sum(int(l.split("\t")[2]) for l in idx.splitlines()) == len(ours.splitlines()),
+              "samtools idxstats counts every record mapped")
 
 
 def part_snakemake():
@@ -305,7 +347,8 @@ def part_recipes():
 
 def main():
     part = sys.argv[1]
-    {"snakemake": part_snakemake, "lake": part_lake, "recipes": part_recipes}[part]()
+    {"snakemake": part_snakemake, "lake": part_lake, "recipes": part_recipes,
+     "assembly": part_assembly}[part]()
     passed = "all" if not failures else f"{len(failures)} FAILED:"
     print(f"workflow checks ({part}): {passed}", *failures, sep="\n  " if failures else " ")
     sys.exit(1 if failures else 0)

@@ -40,6 +40,13 @@ fn snakemake_sharded_runs_equal_unsharded_runs() {
     run_part("snakemake");
 }
 
+/// The assembler stages of the Snakemake workflow (issue 60, item 12): overlaps to PAF and
+/// reads to a sorted, indexed BAM, sharded, equal to unsharded runs.
+#[test]
+fn snakemake_assembly_stages_equal_unsharded_runs() {
+    run_part("assembly");
+}
+
 #[test]
 fn parquet_and_arrow_stream_read_by_duckdb_polars_pyarrow() {
     run_part("lake");
@@ -80,7 +87,7 @@ fn nextflow_modules_install_swarrow_and_gpus_are_a_parameter() {
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let msrv = manifest.lines().find_map(|l| l.strip_prefix("rust-version = ")).expect("rust-version in Cargo.toml");
     assert!(rust.contains(&format!(">={}", msrv.trim_matches('"'))), "{rust} (Cargo.toml: rust-version = {msrv})");
-    for module in ["search", "merge", "align"] {
+    for module in ["search", "merge", "align", "overlap", "map"] {
         let nf = std::fs::read_to_string(modules.join(module).join("main.nf")).unwrap();
         let line = nf.lines().find(|l| l.trim_start().starts_with("conda ")).expect("conda directive");
         let file = line.split('"').nth(1).unwrap().replace("${moduleDir}", &modules.join(module).display().to_string());
@@ -131,13 +138,17 @@ fn declared_outputs(main_nf: &str) -> Vec<String> {
         .skip(1)
         .take_while(|l| !l.trim().ends_with(':'))
         .filter(|l| !l.trim_start().starts_with("//"))
-        .filter_map(|l| l.split("path").nth(1)?.split('"').nth(1).map(String::from))
+        .flat_map(|l| l.split("path").skip(1).filter_map(|p| p.split('"').nth(1).map(String::from)).collect::<Vec<_>>())
         .collect()
 }
 
-/// Whether `name` matches `pattern` (`*.hits.parquet` or a plain name), as the glob of a
-/// Nextflow output does for files of the work directory.
+/// Whether `name` matches `pattern` (`*.hits.parquet`, `*.aligned.{sam,bam}` or a plain
+/// name), as the glob of a Nextflow output does for files of the work directory.
 fn glob_matches(pattern: &str, name: &str) -> bool {
+    if let Some((head, rest)) = pattern.split_once('{') {
+        let (alternatives, tail) = rest.split_once('}').unwrap();
+        return alternatives.split(',').any(|a| glob_matches(&format!("{head}{a}{tail}"), name));
+    }
     match pattern.split_once('*') {
         Some((head, tail)) => name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
         None => name == pattern,
@@ -164,6 +175,32 @@ fn pairs_parquet(path: &std::path::Path) {
     writer.close().unwrap();
 }
 
+/// Simulated long reads on two contigs and minimap2's candidates (`ava.paf` overlaps,
+/// `map.paf` reads on contigs), in `dir`; None where python3, minimap2 or samtools is missing
+/// outside CI (the assembler modules' runs are then skipped loudly).
+fn assembly_fixtures(dir: &std::path::Path) -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let found = |tool: &str| {
+        Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success())
+    };
+    if let Some(tool) = ["python3", "minimap2", "samtools"].into_iter().find(|t| !found(t)) {
+        let in_ci = std::env::var("CI").map(|v| v == "true" || v == "1").unwrap_or(false);
+        assert!(!in_ci, "{tool} is missing in CI (scripts/install-test-deps.sh installs it)");
+        eprintln!("\n*** SKIPPED the assembler modules' runs: {tool} is not installed ***\n");
+        return None;
+    }
+    let sim = root.join("scripts/assembly-sim.py");
+    let script = format!(
+        "python3 {} . --seed 3 --contigs 2 --contig-len 8000-10000 --long 25 --long-len 1500-2500 && \
+         minimap2 -x ava-pb long.fq long.fq > ava.paf 2>/dev/null && \
+         minimap2 -x map-pb genome.fa long.fq > map.paf 2>/dev/null",
+        sim.display()
+    );
+    let o = Command::new("sh").args(["-c", &script]).current_dir(dir).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(dir.to_path_buf())
+}
+
 /// Issue 35, item 14: every module's task runs as Nextflow runs it: its script (rendered by
 /// scripts/nextflow-task.groovy) in a work directory whose inputs are symlinks under their
 /// staged names, and it writes the outputs its `output:` block declares, under names apart
@@ -182,6 +219,8 @@ fn nextflow_modules_run_with_inputs_staged_as_symlinks() {
     std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(db), &mut set).unwrap();
     std::fs::write(fixtures.path().join("set.fasta"), set).unwrap();
     let search_out = tempfile::tempdir().unwrap();
+    // The assembler stages' inputs: simulated reads and contigs, minimap2's candidates.
+    let assembly = assembly_fixtures(fixtures.path());
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_swarrow"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     // (module, meta.id, input variable -> file, other variables as JSON, task.ext as JSON)
@@ -196,6 +235,7 @@ fn nextflow_modules_run_with_inputs_staged_as_symlinks() {
             r#"{"args": "--top 5"}"#,
         ),
         ("align", "pairs", vec![("pairs", fixtures.path().join("pairs.parquet"))], r#""seqs": []"#, "{}"),
+        ("align", "pairs", vec![("pairs", examples.join("pairs.tsv"))], r#""seqs": []"#, r#"{"format": "sam"}"#),
         (
             "align",
             "candidates",
@@ -206,6 +246,17 @@ fn nextflow_modules_run_with_inputs_staged_as_symlinks() {
         // The merged top is the shards' own (merge refuses a larger one: issue 44, item 3).
         ("merge", "hits", vec![("shards", search_hits.clone())], r#""top": 5"#, "{}"),
     ];
+    let mut cases = cases;
+    if let Some(d) = &assembly {
+        cases.push(("overlap", "ava", vec![("candidates", d.join("ava.paf")), ("reads", d.join("long.fq"))], "", "{}"));
+        cases.push((
+            "map",
+            "reads",
+            vec![("candidates", d.join("map.paf")), ("reads", d.join("long.fq")), ("contigs", d.join("genome.fa"))],
+            "",
+            "{}",
+        ));
+    }
     for (module, id, inputs, extra, ext) in cases {
         let main_nf = modules.join(module).join("main.nf");
         let work = tempfile::tempdir().unwrap();
@@ -254,6 +305,36 @@ fn nextflow_modules_run_with_inputs_staged_as_symlinks() {
         if module == "search" {
             let hits = files.iter().find(|(n, _)| n.ends_with(".parquet")).unwrap();
             std::fs::copy(work.path().join(&hits.0), &search_hits).unwrap();
+        }
+        let tool = |args: &[&str]| {
+            let o = Command::new(args[0]).args(&args[1..]).current_dir(work.path()).output().unwrap();
+            assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8(o.stdout).unwrap()
+        };
+        match module {
+            "align" if ext.contains("sam") => {
+                let sam = std::fs::read_to_string(work.path().join("pairs.aligned.sam")).unwrap();
+                assert!(sam.starts_with("@HD") && sam.lines().filter(|l| !l.starts_with('@')).count() > 0, "{sam}");
+            }
+            // One line a candidate (every candidate overlaps), a read's primary first decided.
+            "overlap" => {
+                let paf = std::fs::read_to_string(work.path().join("ava.overlaps.paf")).unwrap();
+                let candidates = std::fs::read_to_string(&inputs[0].1).unwrap();
+                assert_eq!(paf.lines().count(), candidates.lines().count(), "{paf}");
+                assert!(paf.lines().all(|l| l.contains("\ttp:A:P\t") || l.contains("\ttp:A:S\t")), "{paf}");
+            }
+            // Sorted, indexed, one primary record a read with candidates.
+            "map" => {
+                tool(&["samtools", "quickcheck", "-v", "reads.sorted.bam"]);
+                assert!(tool(&["samtools", "view", "-H", "reads.sorted.bam"]).contains("SO:coordinate"));
+                tool(&["samtools", "idxstats", "reads.sorted.bam"]);
+                let primary = tool(&["samtools", "view", "-c", "-F", "0x900", "reads.sorted.bam"]);
+                let candidates = std::fs::read_to_string(&inputs[0].1).unwrap();
+                let reads: std::collections::HashSet<&str> =
+                    candidates.lines().map(|l| l.split('\t').next().unwrap()).collect();
+                assert_eq!(primary.trim(), reads.len().to_string());
+            }
+            _ => {}
         }
     }
 }

@@ -7,6 +7,7 @@ use arrow::buffer::NullBuffer;
 use arrow::datatypes::{Metadata, Schema, SchemaRef};
 
 use super::columns::{Column, Columns};
+use super::mapping::Decision;
 use super::{Format, Mode, RunMetadata};
 use crate::engine::traceback::PathStats;
 use crate::error::{Error, Result};
@@ -165,6 +166,9 @@ pub struct ResultBatch {
     /// Search: every query of the batch with its number of rows, in row order (queries
     /// without hits too), for outputs that list queries (`-outfmt 7`); empty for align.
     queries: Vec<QueryRows>,
+    /// Each row's record decisions (primary, MAPQ, ...: [`super::mapping`]), set by the
+    /// writers that need them, after the rows are final; empty otherwise.
+    decisions: Vec<Decision>,
 }
 
 /// A query of a search batch: its FASTA header (its id where it has none) and its rows.
@@ -208,7 +212,24 @@ impl ResultBatch {
             query_text: Ids::default(),
             query_quals: Ids::default(),
             queries: Vec::new(),
+            decisions: Vec::new(),
         }
+    }
+
+    /// Row `i`'s record decision, where decided.
+    pub(crate) fn decision(&self, i: usize) -> Option<&Decision> {
+        self.decisions.get(i)
+    }
+
+    /// The decisions, row for row ([`super::mapping::Grouped`] fills them).
+    pub(crate) fn decisions_mut(&mut self) -> &mut Vec<Decision> {
+        &mut self.decisions
+    }
+
+    fn decided(&self, i: usize, column: Column) -> Result<&Decision> {
+        self.decisions.get(i).ok_or_else(|| {
+            Error::Internal(format!("column {} asked, the reads' records were not decided", column.name()))
+        })
     }
 
     /// The strand of each row's query, row for row (empty: every row plus).
@@ -325,6 +346,11 @@ impl ResultBatch {
         self.score.is_empty()
     }
 
+    /// Row `i`'s query id.
+    pub fn query(&self, i: usize) -> &str {
+        self.query.get(i)
+    }
+
     /// Row `i` (panics when `i >= len()`, like slice indexing).
     pub fn row(&self, i: usize) -> ResultRow<'_> {
         ResultRow {
@@ -357,6 +383,7 @@ impl ResultBatch {
         self.query_text = Ids::default();
         self.query_quals = Ids::default();
         self.queries.clear();
+        self.decisions.clear();
         self.score.clear();
         self.bits.clear();
         self.evalue.clear();
@@ -386,6 +413,8 @@ impl ResultBatch {
         if keep.iter().all(|&k| k) {
             return Ok(());
         }
+        // Decided after the rows are final.
+        self.decisions.clear();
         fn vec<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
             if v.len() == keep.len() {
                 let mut k = keep.iter();
@@ -610,6 +639,8 @@ impl ResultBatch {
             Cigar | Qaln | Taln => Value::Text(self.path_text(i, column)?),
             Qheader | Theader => Value::Text(self.header(column, i).unwrap_or("")),
             Qcovhsp => Value::Int(Column::qcovhsp_of(self.qstart[i], self.qend[i], self.qlen[i])),
+            Mapq => Value::Int(i32::from(self.decided(i, column)?.mapq)),
+            Flag => Value::Int(i32::from(self.decided(i, column)?.flag(self.strand(i) == crate::seq::Strand::Minus))),
             Strand => Value::Text(match self.strand(i) {
                 crate::seq::Strand::Plus => "+",
                 crate::seq::Strand::Minus => "-",

@@ -38,6 +38,8 @@ pub enum Column {
     Theader,
     Qcovhsp,
     Strand,
+    Mapq,
+    Flag,
 }
 
 /// What a column's values come from, from the least work to the most: each level
@@ -81,7 +83,7 @@ struct Spec {
     help: &'static str,
 }
 
-const SPECS: [Spec; 29] = [
+const SPECS: [Spec; 31] = [
     spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::ScoreEnd, "query id"),
     spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::ScoreEnd, "target id"),
     spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::ScoreEnd, "raw alignment score"),
@@ -159,6 +161,22 @@ const SPECS: [Spec; 29] = [
         Kind::Text,
         Need::ScoreEnd,
         "the query's strand against the target: + as given, - reverse-complemented (DNA, --strand)",
+    ),
+    spec(
+        Column::Mapq,
+        "mapq",
+        &[],
+        Kind::Int,
+        Need::PathStats,
+        "mapping quality 0-60 from the read's rows (README: a read's records), 0 for secondary rows",
+    ),
+    spec(
+        Column::Flag,
+        "flag",
+        &[],
+        Kind::Int,
+        Need::Coordinates,
+        "SAM FLAG of the row's record: 16 minus, 256 secondary, 2048 supplementary, 4 no alignment",
     ),
 ];
 
@@ -248,7 +266,7 @@ impl Column {
             Theader => "subject title",
             Qcovhsp => "% query coverage per hsp",
             Qheader => "query title",
-            Recomputed | Rank | Qnum | Qcov | Tcov | Cigar | Strand => self.name(),
+            Recomputed | Rank | Qnum | Qcov | Tcov | Cigar | Strand | Mapq | Flag => self.name(),
         }
     }
 }
@@ -372,6 +390,12 @@ impl Columns {
     pub fn contains(&self, c: Column) -> bool {
         self.0.contains(&c)
     }
+
+    /// True when a column's values come from the reads' record decisions
+    /// ([`super::mapping`]): the rows are grouped by read before they are written.
+    pub fn are_decided(&self) -> bool {
+        self.contains(Column::Mapq) || self.contains(Column::Flag)
+    }
 }
 
 /// PAF's mandatory columns, in the order its 12 fields use them (`Nident`, `Length` and
@@ -408,7 +432,9 @@ const PATH_COLUMNS: [Column; 3] = [Column::Cigar, Column::Qaln, Column::Taln];
 /// refused (named), not dropped in silence.
 pub fn for_alignment_format(format: Format, given: Option<&Columns>, eqx: bool) -> Result<Columns> {
     let mut out: Vec<Column> = PAF_MANDATORY.to_vec();
-    let writes = |c: Column| PAF_MANDATORY.contains(&c) || PATH_COLUMNS.contains(&c);
+    // MAPQ and FLAG are fields of every alignment format (PAF: column 12 and tp:A).
+    let decided = [Column::Mapq, Column::Flag];
+    let writes = |c: Column| PAF_MANDATORY.contains(&c) || PATH_COLUMNS.contains(&c) || decided.contains(&c);
     if let Some(given) = given {
         if let Some(&c) = given.0.iter().find(|&&c| !writes(c)) {
             let (name, path) = match format {
@@ -419,7 +445,13 @@ pub fn for_alignment_format(format: Format, given: Option<&Columns>, eqx: bool) 
                 "--columns: {name} output has no field for '{}': it writes {path}; the columns it can take are \
                  {} (write TSV, Arrow or Parquet for other columns)",
                 c.name(),
-                PAF_MANDATORY.iter().chain(&PATH_COLUMNS).map(|c| c.name()).collect::<Vec<_>>().join(" ")
+                PAF_MANDATORY
+                    .iter()
+                    .chain(&PATH_COLUMNS)
+                    .chain(&decided)
+                    .map(|c| c.name())
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )));
         }
     }

@@ -22,6 +22,7 @@ pub mod columns;
 mod filter;
 mod format;
 mod ipc;
+pub mod mapping;
 mod paf;
 mod pq;
 mod sam;
@@ -151,6 +152,11 @@ pub fn check_format_alphabet(format: Format, alphabet: crate::scoring::Alphabet)
 /// it writes footers, flushes and (for files) renames the temporary file onto the target.
 pub trait ResultWriter: Send {
     fn write(&mut self, batch: &ResultBatch) -> Result<()>;
+    /// [`ResultWriter::write`] of rows the caller gives away: a writer that holds batches
+    /// (grouping a read's rows across batches, [`mapping::Grouped`]) keeps them uncopied.
+    fn write_owned(&mut self, batch: ResultBatch) -> Result<()> {
+        self.write(&batch)
+    }
     fn finish(self: Box<Self>) -> Result<()>;
     /// The time its output takes bytes, for outputs into a file or pipe.
     fn output_time(&self) -> Option<OutputTime> {
@@ -185,6 +191,10 @@ impl ResultWriter for Announced<dyn ResultWriter> {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
         self.announce();
         self.inner.write(batch)
+    }
+    fn write_owned(&mut self, batch: ResultBatch) -> Result<()> {
+        self.announce();
+        self.inner.write_owned(batch)
     }
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.announce();
@@ -253,7 +263,23 @@ pub fn create_writer_with(
         p.output = output.map(Path::to_path_buf);
         p.alignment = alignment.clone();
     }
-    Ok(writer)
+    Ok(grouped(writer, format, columns, alignment))
+}
+
+/// `writer`, its rows grouped by read and decided ([`mapping`]) where `format` or `columns`
+/// need the decisions: PAF, SAM, BAM, and the `mapq` and `flag` columns.
+fn grouped(
+    writer: Box<dyn ResultWriter>,
+    format: Format,
+    columns: &Columns,
+    alignment: &AlignmentOutput,
+) -> Box<dyn ResultWriter> {
+    match format {
+        Format::Sam | Format::Bam => Box::new(mapping::Grouped::new(writer, Some(sam::sa_maker(alignment)))),
+        Format::Paf => Box::new(mapping::Grouped::new(writer, None)),
+        _ if columns.are_decided() => Box::new(mapping::Grouped::new(writer, None)),
+        _ => writer,
+    }
 }
 
 /// What receives the record batches of an in-memory output (the Python package hands them
@@ -271,7 +297,7 @@ pub fn batch_writer(
 ) -> (SchemaRef, Box<dyn ResultWriter>) {
     let schema = schema_with_metadata(columns, carried, metadata);
     let writer = Batches { columns: columns.clone(), schema: schema.clone(), deliver };
-    (schema, Box::new(writer))
+    (schema, grouped(Box::new(writer), Format::ArrowStream, columns, &AlignmentOutput::default()))
 }
 
 struct Batches {
@@ -372,7 +398,9 @@ fn writer_on(
     carried: &Schema,
     metadata: &RunMetadata,
 ) -> Result<Box<dyn ResultWriter>> {
-    writer_on_with(sink, format, columns, carried, metadata, None, &AlignmentOutput::default())
+    let alignment = AlignmentOutput::default();
+    let writer = writer_on_with(sink, format, columns, carried, metadata, None, &alignment)?;
+    Ok(grouped(writer, format, columns, &alignment))
 }
 
 fn writer_on_with(

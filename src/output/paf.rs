@@ -7,21 +7,25 @@
 //! | 6-9 | target name, length, start, end | 0-based half-open, on the target's forward strand |
 //! | 10 | identical pairs | `nident` |
 //! | 11 | alignment columns, gaps included | `length` |
-//! | 12 | mapping quality | 255 (none) |
+//! | 12 | mapping quality | the row's MAPQ ([`super::mapping`]: 0-60, 0 for secondary) |
 //!
-//! then the tags `tp:A:P` (every alignment is a primary one: swarrow reports each pair it
-//! was given), `NM:i` (columns minus identical pairs: mismatches and gap positions, as
+//! then the tags `tp:A` (`P` for the read's primary and supplementary alignments, `S` for
+//! secondary ones, as minimap2 writes them; [`super::mapping`] decides), `NM:i` (columns minus identical pairs: mismatches and gap positions, as
 //! minimap2's `blen - mlen + n_ambi`), `AS:i` (the score), `de:f` (gap-compressed divergence,
 //! minimap2's `1 - mm_event_identity`: `1 - nident / (pairs + gap opens)`, `%.4f`, `0` for
 //! none) and, when a path is asked (`--columns cigar`, or `--eqx`), `cg:Z` (M/I/D; `=`/`X`
 //! with `--eqx`). The 12 columns and the first four tags come from the path's statistics,
 //! which every engine computes without storing a path.
 //!
+//! One target name with two lengths is refused (column 7 would disagree with itself), as for
+//! SAM's `@SQ`; the same name with the same length is taken as one target.
+//!
 //! A pair whose alignment holds no residue of one of its sequences (score 0 in local mode,
 //! or a path through gaps only) has no PAF line, as minimap2 writes no line for no hit.
 //! Differences from minimap2 with ambiguous bases: minimap2 counts no pair with an `N` in
 //! column 11 nor in `de`; swarrow counts every column (an ambiguity code is a mismatch).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
 
@@ -36,6 +40,8 @@ pub(super) struct PafWriter {
     path: bool,
     /// `cg:Z` with `=`/`X` (`--eqx`) instead of `M`.
     eqx: bool,
+    /// Every target name written, with its length (one length a name).
+    targets: HashMap<Box<str>, i32>,
 }
 
 /// Rows formatted per task (as the text writers).
@@ -44,13 +50,30 @@ const ROWS_PER_TASK: usize = 4096;
 impl PafWriter {
     pub(super) fn new(sink: Sink, path: bool, eqx: bool) -> Self {
         let status = sink.status();
-        PafWriter { out: sink.buffered(), status, path, eqx }
+        PafWriter { out: sink.buffered(), status, path, eqx, targets: HashMap::new() }
     }
 }
 
 impl ResultWriter for PafWriter {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
         use rayon::prelude::*;
+        let mut last: Option<(&str, i32)> = None;
+        for i in (0..batch.len()).filter(|&i| is_aligned(batch, i)) {
+            let row = batch.row(i);
+            if last == Some((row.target, row.tlen)) {
+                continue;
+            }
+            match self.targets.get(row.target) {
+                Some(&len) if len != row.tlen => {
+                    return Err(super::sam::name_clash(row.target.as_bytes(), len as usize, row.tlen as usize));
+                }
+                Some(_) => {}
+                None => {
+                    self.targets.insert(row.target.into(), row.tlen);
+                }
+            }
+            last = Some((row.target, row.tlen));
+        }
         let (path, eqx) = (self.path, self.eqx);
         let tasks = batch.len().div_ceil(ROWS_PER_TASK);
         let texts: Vec<Result<String>> = (0..tasks)
@@ -145,18 +168,22 @@ fn push_line(line: &mut String, batch: &ResultBatch, i: usize, path: bool, eqx: 
     let row = batch.row(i);
     let stats =
         batch.stats_of(i).ok_or_else(|| Error::Internal("PAF: the path's statistics were not computed".into()))?;
+    let decision =
+        batch.decision(i).ok_or_else(|| Error::Internal("PAF: the reads' records were not decided".into()))?;
     let strand = batch.strand(i).sign();
     push_name(line, row.query);
     let _ = write!(line, "\t{}\t{}\t{}\t{strand}\t", row.qlen, row.qstart - 1, row.qend);
     push_name(line, row.target);
     let _ = write!(
         line,
-        "\t{}\t{}\t{}\t{}\t{}\t255\ttp:A:P\tNM:i:{}\tAS:i:{}\tde:f:",
+        "\t{}\t{}\t{}\t{}\t{}\t{}\ttp:A:{}\tNM:i:{}\tAS:i:{}\tde:f:",
         row.tlen,
         row.tstart - 1,
         row.tend,
         stats.nident,
         stats.length,
+        decision.mapq,
+        decision.paf_type(),
         stats.length - stats.nident,
         row.score
     );
@@ -238,11 +265,16 @@ mod tests {
         batch.push_stats(PathStats { length: 14, nident: 12, mismatch: 1, gapopen: 1, gaps: 1 });
         batch.push_path("5=1X1D7=", "ACGTAC-ACGTACG", "ACGTATTACGTACG").unwrap();
         batch.set_strands(vec![Strand::Minus]);
+        batch.decisions_mut().push(crate::output::mapping::Decision {
+            role: crate::output::mapping::Role::Primary,
+            mapq: 60,
+            sa: None,
+        });
         let mut line = String::new();
         push_line(&mut line, &batch, 0, true, false).unwrap();
         assert_eq!(
             line,
-            "read1\t20\t2\t15\t-\tctg7\t1000\t100\t114\t12\t14\t255\ttp:A:P\tNM:i:2\tAS:i:17\tde:f:0.1429\tcg:Z:6M1D7M\n"
+            "read1\t20\t2\t15\t-\tctg7\t1000\t100\t114\t12\t14\t60\ttp:A:P\tNM:i:2\tAS:i:17\tde:f:0.1429\tcg:Z:6M1D7M\n"
         );
         line.clear();
         push_line(&mut line, &batch, 0, false, false).unwrap();

@@ -74,7 +74,7 @@ pub fn align(
         progress.items(batch.len() as u64);
         Ok(rows)
     };
-    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write(&rows));
+    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write_owned(rows));
     let in_flight = opts.in_flight.unwrap_or_else(|| engine.align_calls_in_flight());
     let mut times = run_ordered(in_flight, read, compute, write)?;
     progress.phase("writing");
@@ -295,7 +295,7 @@ pub fn align_paired(
         Ok(out)
     };
     let write = |rows: Vec<ResultBatch>| {
-        rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write(&r)))
+        rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write_owned(r)))
     };
     // Three batches: one's plan and rows on the host while the others' kernels run.
     let in_flight = opts.in_flight.unwrap_or(3);

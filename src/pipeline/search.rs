@@ -73,7 +73,7 @@ pub fn search(
     let mut queries_before = 0;
     let write = |mut rows: ResultBatch| {
         queries_before = rows.number_queries(queries_before)?;
-        progress.suspend(rows.len() as u64, || writer.write(&rows))
+        progress.suspend(rows.len() as u64, || writer.write_owned(rows))
     };
     // One batch at a time: a search call already keeps every core (or GPU) busy.
     let mut times = run_ordered(1, read, compute, write)?;

@@ -7,6 +7,14 @@
  *   nextflow run workflows/nextflow/main.nf --queries q.fasta --db db.fasta.gz --split queries
  *   nextflow run workflows/nextflow/main.nf --pairs pairs.parquet            (one-to-one align)
  *   nextflow run workflows/nextflow/main.nf --pairs cand.tsv --seqs set.fa   (pairs by id)
+ *   nextflow run workflows/nextflow/main.nf --pairs pairs.tsv --format sam   (PAF, SAM, BAM too)
+ *   nextflow run workflows/nextflow/main.nf --overlaps ava.paf --reads reads.fq
+ *   nextflow run workflows/nextflow/main.nf --candidates sr.paf --reads reads.fq --contigs contigs.fa
+ *
+ * The assembler stages take minimap2's candidates (a read's candidates adjacent, as minimap2
+ * writes them): --overlaps (`minimap2 -x ava-pb reads.fq reads.fq`) gives the overlaps as
+ * PAF for miniasm; --candidates (`minimap2 -x sr contigs.fa reads.fq`) places the reads on
+ * the contigs, to a sorted, indexed BAM.
  *
  * --chunk_size is the number of records per shard (shards = records / chunk_size).
  *
@@ -19,6 +27,8 @@ nextflow.enable.dsl = 2
 include { SWARROW_SEARCH } from './modules/local/swarrow/search/main'
 include { SWARROW_MERGE  } from './modules/local/swarrow/merge/main'
 include { SWARROW_ALIGN  } from './modules/local/swarrow/align/main'
+include { SWARROW_OVERLAP } from './modules/local/swarrow/overlap/main'
+include { SWARROW_MAP    } from './modules/local/swarrow/map/main'
 
 params.queries    = "${projectDir}/../../examples/queries.fasta"
 params.db         = "${projectDir}/../../examples/db.fasta.gz"
@@ -28,6 +38,11 @@ params.top        = 10
 params.outdir     = 'swarrow-results'
 params.pairs      = null     // a pair table: align it instead of searching
 params.seqs       = null     // with --pairs of candidate ids: the sequences they name
+params.format     = 'parquet' // --pairs: parquet, arrow, tsv, paf, sam or bam
+params.reads      = null     // assembler stages: the reads (FASTQ or FASTA)
+params.overlaps   = null     // with --reads: minimap2's overlap candidates (PAF)
+params.candidates = null     // with --reads and --contigs: minimap2's read candidates (PAF)
+params.contigs    = null     // the contigs the reads are placed on
 
 /* Numbers the chunks of one FASTA in file order: [meta, chunk] with meta.shard = 0, 1, ... */
 def numbered(chunks) {
@@ -35,6 +50,18 @@ def numbered(chunks) {
 }
 
 workflow {
+    if (params.overlaps || params.candidates) {
+        reads = channel.fromPath(params.reads, checkIfExists: true).first()
+        if (params.overlaps) {
+            overlaps = channel.fromPath(params.overlaps, checkIfExists: true).map { p -> [[id: p.baseName], p] }
+            SWARROW_OVERLAP(overlaps, reads)
+        }
+        if (params.candidates) {
+            candidates = channel.fromPath(params.candidates, checkIfExists: true).map { p -> [[id: p.baseName], p] }
+            SWARROW_MAP(candidates, reads, channel.fromPath(params.contigs, checkIfExists: true).first())
+        }
+        return
+    }
     if (params.pairs) {
         pairs = channel.fromPath(params.pairs, checkIfExists: true).map { p -> [[id: p.baseName], p] }
         seqs  = params.seqs ? channel.fromPath(params.seqs, checkIfExists: true).first() : []

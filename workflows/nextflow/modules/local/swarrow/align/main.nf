@@ -16,8 +16,9 @@ process SWARROW_ALIGN {
 
     output:
     // Named apart from every input (`.aligned.parquet`): an input staged as pairs.parquet
-    // of meta.id `pairs` must not be the output too.
-    tuple val(meta), path("*.aligned.parquet"), emit: alignments
+    // of meta.id `pairs` must not be the output too. ext.format: parquet (default), arrow,
+    // tsv, paf, sam or bam (the README's read rules: a read's candidates adjacent).
+    tuple val(meta), path("*.aligned.{parquet,arrow,tsv,paf,sam,bam}"), emit: alignments
     path "versions.yml"               , emit: versions
 
     when:
@@ -28,11 +29,12 @@ process SWARROW_ALIGN {
     def args = task.ext.args ?: ''
     def prefix = task.ext.prefix ?: "${meta.id}"
     def by_id = seqs ? "--seqs ${seqs}" : ''
+    def format = task.ext.format ?: 'parquet'
     """
     swarrow align \\
         --pairs ${pairs} \\
         ${by_id} \\
-        -o ${prefix}.aligned.parquet \\
+        -o ${prefix}.aligned.${format} \\
         --threads ${task.cpus} \\
         --quiet \\
         ${args}
@@ -45,8 +47,9 @@ process SWARROW_ALIGN {
 
     stub:
     def prefix = task.ext.prefix ?: "${meta.id}"
+    def format = task.ext.format ?: 'parquet'
     """
-    touch ${prefix}.aligned.parquet
+    touch ${prefix}.aligned.${format}
 
     cat <<-END_VERSIONS > versions.yml
     "${task.process}":
