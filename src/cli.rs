@@ -1076,7 +1076,6 @@ fn starting_phase(device: Device) -> &'static str {
     }
 }
 
-/// The engine of `align`: `--device` in `--mode` (`engine::select_mode`).
 /// Gets `engine`'s aligner ready on a thread of its own while the pairs open and the first
 /// batch is read (the first `align` call waits for it; a failure there is met again, and
 /// reported, by that call). Nothing for a CPU engine.
@@ -1089,6 +1088,7 @@ fn prepare_in_background(engine: &Arc<dyn engine::Engine>) {
     }
 }
 
+/// The engine of `align`: `--device` in `--mode` (`engine::select_mode`).
 fn select_align_engine(args: &AlignArgs, scoring: &Scoring) -> Result<Arc<dyn engine::Engine>> {
     let mode = engine::mode::AlignMode::parse(&args.mode, args.free_ends.as_deref())?;
     engine::select_mode(args.run.device, mode, scoring, &args.run.engine_options(), args.run.verbose)

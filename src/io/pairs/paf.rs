@@ -170,8 +170,9 @@ impl PafRows {
                     let _ = self.recycle.try_send(piece.buf);
                 }
             }
-            // Enough pieces for the rest of the batch as far as they have come in; one at
-            // least, waited for.
+            // Enough pieces for the rest of the batch as far as they have come in (counting
+            // a line per 128 bytes: minimap2's lines without cg:Z are ~100-130), one at least,
+            // waited for; they are parsed together, spread over the pool.
             let want = p.room();
             let mut lines_ahead: usize = self.pieces.iter().map(|piece| piece.len / 128 + 1).sum();
             while self.stopped.is_none() && (self.pieces.is_empty() || lines_ahead < want) {
