@@ -6,7 +6,8 @@
 #
 #   reads    500k 150 bp reads on 20 contigs (scripts/assembly-sim.py) and minimap2 -x sr's
 #            candidates: minimap2 -x sr, minimap2 -ax sr, swarrow to Arrow, PAF, SAM and BAM
-#            (rate of SAM and BAM over Arrow's), BAM --strand both; samtools quickcheck of
+#            (each one's rate over Arrow's, and over Arrow's with the path computed as they
+#            compute it), BAM --strand both; samtools quickcheck of
 #            the BAM; again at READS2 (2M) reads for the SAM/BAM rates
 #   short    10M short protein pairs (100-200 residues) from a TSV file, Parquet and by id,
 #            beside gpu_align_bench (scripts/bench-short-pairs.sh protein-short)
@@ -51,7 +52,7 @@ secs() {
 }
 # --stats lines worth reading, indented.
 stats() { grep -E 'wall|before the first|stage|bound by|cpu sw-' "$W/err" | sed 's/^swarrow stats: /    /'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (a > 0 && b > 0 ? a / b : 0)}'; }
 
 reads_on_contigs() {
     local n=$1 d=$W/sr$1
@@ -66,12 +67,17 @@ reads_on_contigs() {
     [ -s "$d/sr.paf" ] || { echo "no candidates (minimap2 missing?)"; return; }
     echo "candidates: $(wc -l < "$d/sr.paf")"
     local sr="align --dna --mode semi-global --free-ends target-start,target-end --pairs $d/sr.paf --seqs $d/short.fq --target-seqs $d/genome.fa --device $DEVICE --stats"
-    local arrow=0
-    for f in arrow paf sam bam; do
+    # Arrow as the reference twice: its default columns, and the same work as SAM/BAM/PAF
+    # (the path computed); each writer's rate over both.
+    local arrow=0 same=0
+    for f in arrow arrow-path paf sam bam; do
         local s
-        s=$(secs "$d/out.$f" $SW $sr --format $f)
+        case $f in
+            arrow-path) s=$(secs /dev/null $SW $sr --format arrow --columns query,target,score,qstart,qend,tstart,tend,cigar); same=$s ;;
+            *) s=$(secs "$d/out.$f" $SW $sr --format $f) ;;
+        esac
         [ $f = arrow ] && arrow=$s
-        echo "swarrow $f: $s s (Arrow's rate over this one's: $(ratio "$s" "$arrow"))"
+        echo "swarrow $f: $s s (rate over Arrow's: $(ratio "$arrow" "$s"), over Arrow's with the path: $(ratio "$same" "$s"))"
         stats
     done
     echo "swarrow bam --strand both: $(secs /dev/null $SW $sr --format bam --strand both) s"
