@@ -185,7 +185,7 @@ pub trait RowEncoder: Send + Sync {
 /// A batch of rows on its way to a writer: as they are, or already encoded by the writer's
 /// [`RowEncoder`].
 pub enum Rows {
-    Batch(ResultBatch),
+    Batch(Box<ResultBatch>),
     Encoded { rows: usize, bytes: Vec<u8> },
 }
 
@@ -194,7 +194,7 @@ impl Rows {
     pub fn encoded(batch: ResultBatch, encoder: Option<&dyn RowEncoder>) -> Result<Rows> {
         Ok(match encoder {
             Some(e) => Rows::Encoded { rows: batch.len(), bytes: e.encode(&batch)? },
-            None => Rows::Batch(batch),
+            None => Rows::Batch(Box::new(batch)),
         })
     }
 
