@@ -168,15 +168,15 @@ pub trait ResultWriter: Send {
         Err(Error::Internal("rows encoded for a writer without an encoder".into()))
     }
     /// Writes `rows`, encoded or not.
-    fn write_rows(&mut self, rows: &Rows) -> Result<()> {
+    fn write_rows(&mut self, rows: Rows) -> Result<()> {
         match rows {
-            Rows::Batch(batch) => self.write(batch),
-            Rows::Encoded { bytes, .. } => self.write_encoded(bytes),
+            Rows::Batch(batch) => self.write(&batch),
+            Rows::Encoded { bytes, .. } => self.write_encoded(&bytes),
         }
     }
 }
 
-/// Encodes a batch of rows as a writer writes them (TSV, BLAST tabular, PAF lines), on any
+/// Encodes a batch of rows as a writer writes them (TSV and BLAST tabular lines), on any
 /// thread ([`ResultWriter::encoder`]).
 pub trait RowEncoder: Send + Sync {
     fn encode(&self, batch: &ResultBatch) -> Result<Vec<u8>>;
@@ -341,7 +341,7 @@ pub fn create_writer_with(
     if let Some(p) = writer.pending.as_mut() {
         p.output = output.map(Path::to_path_buf);
         p.alignment = alignment.clone();
-        writer.encoder = encoder_of(format, columns, alignment);
+        writer.encoder = encoder_of(format, columns);
     }
     Ok(writer)
 }
@@ -394,18 +394,18 @@ fn lazy_on(sink: sink::Sink, format: Format, columns: &Columns, carried: &Schema
         alignment: AlignmentOutput::default(),
     };
     let output_time = pending.sink.status().output_time;
-    let encoder = encoder_of(format, columns, &pending.alignment);
+    let encoder = encoder_of(format, columns);
     Box::new(Lazy { pending: Some(pending), started: None, output_time, encoder })
 }
 
 /// The encoder of the writer of `format` ([`ResultWriter::encoder`]), for the formats that
-/// keep no state between batches: TSV, BLAST tabular without comments, PAF.
-fn encoder_of(format: Format, columns: &Columns, alignment: &AlignmentOutput) -> Option<Arc<dyn RowEncoder>> {
+/// keep no state between batches: TSV, BLAST tabular without comments.
+fn encoder_of(format: Format, columns: &Columns) -> Option<Arc<dyn RowEncoder>> {
     let c = columns.clone();
     match format {
         Format::Tsv => Some(Arc::new(text::TextEncoder { columns: c, style: text::Style::Tsv })),
         Format::Blast => Some(Arc::new(text::TextEncoder { columns: c, style: text::Style::Blast })),
-        Format::Paf => Some(Arc::new(paf::PafEncoder { path: c.contains(Column::Cigar), eqx: alignment.eqx })),
+        // PAF keeps to its writer: its lines take per-read decisions made across batches.
         _ => None,
     }
 }

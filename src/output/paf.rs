@@ -38,6 +38,9 @@ pub(super) struct PafWriter {
     eqx: bool,
 }
 
+/// Rows formatted per task (as the text writers).
+const ROWS_PER_TASK: usize = 4096;
+
 impl PafWriter {
     pub(super) fn new(sink: Sink, path: bool, eqx: bool) -> Self {
         let status = sink.status();
@@ -45,27 +48,25 @@ impl PafWriter {
     }
 }
 
-/// PAF lines apart from the writer ([`super::RowEncoder`]).
-pub(super) struct PafEncoder {
-    pub(super) path: bool,
-    pub(super) eqx: bool,
-}
-
-impl super::RowEncoder for PafEncoder {
-    fn encode(&self, batch: &ResultBatch) -> Result<Vec<u8>> {
-        let (path, eqx) = (self.path, self.eqx);
-        super::encode_lines(batch.len(), 128, |text, i| push_line(text, batch, i, path, eqx))
-    }
-}
-
 impl ResultWriter for PafWriter {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
-        let bytes = super::RowEncoder::encode(&PafEncoder { path: self.path, eqx: self.eqx }, batch)?;
-        self.write_encoded(&bytes)
-    }
-
-    fn write_encoded(&mut self, bytes: &[u8]) -> Result<()> {
-        self.out.write_all(bytes).map_err(|e| self.status.io_fail(e))?;
+        use rayon::prelude::*;
+        let (path, eqx) = (self.path, self.eqx);
+        let tasks = batch.len().div_ceil(ROWS_PER_TASK);
+        let texts: Vec<Result<String>> = (0..tasks)
+            .into_par_iter()
+            .map(|k| {
+                let rows = k * ROWS_PER_TASK..((k + 1) * ROWS_PER_TASK).min(batch.len());
+                let mut text = String::with_capacity(rows.len() * 128);
+                for i in rows {
+                    push_line(&mut text, batch, i, path, eqx)?;
+                }
+                Ok(text)
+            })
+            .collect();
+        for text in texts {
+            self.out.write_all(text?.as_bytes()).map_err(|e| self.status.io_fail(e))?;
+        }
         if self.status.is_stdout() {
             self.out.flush().map_err(|e| self.status.io_fail(e))?;
         }

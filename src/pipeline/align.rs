@@ -77,7 +77,7 @@ pub fn align(
         progress.items(batch.len() as u64);
         Rows::encoded(rows, encoder.as_deref())
     };
-    let write = |rows: Rows| progress.suspend(rows.len() as u64, || writer.write_rows(&rows));
+    let write = |rows: Rows| progress.suspend(rows.len() as u64, || writer.write_rows(rows));
     let in_flight = opts.in_flight.unwrap_or_else(|| engine.align_calls_in_flight());
     let mut times = run_ordered(in_flight, read, compute, write)?;
     progress.phase("writing");
@@ -300,7 +300,7 @@ pub fn align_paired(
         Ok(out)
     };
     let write =
-        |rows: Vec<Rows>| rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write_rows(&r)));
+        |rows: Vec<Rows>| rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write_rows(r)));
     // Three batches: one's plan and rows on the host while the others' kernels run.
     let in_flight = opts.in_flight.unwrap_or(3);
     let mut times = run_ordered(in_flight, read, compute, write)?;
