@@ -731,6 +731,7 @@ pub struct MergeArgs {
 /// installed, errors printed; returns the exit status. Help, version and argument errors
 /// print and exit as clap does.
 pub fn main_with<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> u8 {
+    crate::pipeline::mark_start();
     let args = blast_argv(args);
     if let Err(e) = check_blast_words(&args).and_then(|()| check_single_dash_longs(&args)) {
         eprintln!("swarrow: error: {}", e);
@@ -1075,6 +1076,18 @@ fn starting_phase(device: Device) -> &'static str {
     }
 }
 
+/// Gets `engine`'s aligner ready on a thread of its own while the pairs open and the first
+/// batch is read (the first `align` call waits for it; a failure there is met again, and
+/// reported, by that call). Nothing for a CPU engine.
+fn prepare_in_background(engine: &Arc<dyn engine::Engine>) {
+    if engine.name().starts_with("cuda") {
+        let engine = engine.clone();
+        crate::threads::spawn("sw-gpu-start", move || {
+            let _ = engine.prepare_align();
+        });
+    }
+}
+
 /// The engine of `align`: `--device` in `--mode` (`engine::select_mode`).
 fn select_align_engine(args: &AlignArgs, scoring: &Scoring) -> Result<Arc<dyn engine::Engine>> {
     let mode = engine::mode::AlignMode::parse(&args.mode, args.free_ends.as_deref())?;
@@ -1151,6 +1164,7 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
     output::check_format_alphabet(format, scoring.alphabet())?;
     progress.phase(starting_phase(args.run.device));
     let engine = select_align_engine(&args, &scoring)?;
+    prepare_in_background(&engine);
     let aligner = Aligner::new(engine, args.evalue_model, args.batch, args.in_flight)?
         .with_thresholds(thresholds)?
         .with_statistics_written(statistics_written(&out_columns))
@@ -1317,7 +1331,8 @@ fn align_by_id(
             }
             Ok::<_, Error>((query, target))
         });
-        let engine = select_align_engine(&args, &scoring);
+        // The GPU's aligner too (context, modules, first allocations), not on the first batch.
+        let engine = select_align_engine(&args, &scoring).and_then(|e| e.prepare_align().map(|()| e));
         engine_ready.store(true, Ordering::Relaxed);
         let sets = sets.join().unwrap_or_else(|_| Err(Error::Internal("loading the sequences panicked".into())));
         (engine, sets)

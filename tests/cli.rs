@@ -734,7 +734,9 @@ fn stats_say_per_stage_where_the_time_went() {
     ];
     for (args, output, batches) in runs {
         let args: Vec<&str> = args.iter().chain(output).copied().collect();
+        let started = std::time::Instant::now();
         let o = run(&args);
+        let process = started.elapsed().as_secs_f64();
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let lines = stats_lines(&stderr(&o));
         let get = |name: &str| {
@@ -763,6 +765,10 @@ fn stats_say_per_stage_where_the_time_went() {
         assert!(writing + seconds_after(&write, "waiting for results") <= wall + slack, "{write}");
         assert!(seconds_after(&write, "output") <= writing + slack, "{write}");
         assert!(["read", "compute", "write"].contains(&get("bound by").as_str()));
+        // The time before the first pair: within the process's.
+        let before = get("before the first pair");
+        let before = secs(before.split(" (").next().unwrap());
+        assert!(before > 0.0 && before <= process, "{before} of {process} s");
         // The reader's and the engine's threads, by stage; each thread's CPU within the wall.
         for stage in ["cpu sw-read", "cpu sw-simd"] {
             let v = get(stage);

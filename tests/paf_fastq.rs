@@ -282,6 +282,56 @@ fn region_and_strand_columns_place_tsv_and_parquet_candidates_as_paf_does() {
     }
 }
 
+// Issue 59: PAF is read in pieces of whole lines parsed in parallel. Many pieces' worth of
+// candidates (with blank lines and CRLF line ends) come out in input order, and a damaged
+// line deep in the input is named by its own line number.
+#[test]
+fn paf_read_in_parallel_pieces_keeps_order_and_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = sets(0x59);
+    let cands = candidates(&s, 0x5a, 30_000);
+    let reads = load(&write(dir.path(), "reads.fa", fasta(&s.reads).as_bytes()), false);
+    let contigs = load(&write(dir.path(), "contigs.fa", fasta(&s.contigs).as_bytes()), false);
+    let lines: Vec<String> = paf(&s, &cands).lines().map(String::from).collect();
+    let mut text = String::new();
+    for (k, line) in lines.iter().enumerate() {
+        text.push_str(line);
+        text.push_str(if k % 3 == 0 { "\r\n" } else { "\n" });
+        if k % 1000 == 999 {
+            text.push('\n');
+        }
+    }
+    assert!(text.len() > 1 << 20, "several pieces of 256 KiB");
+    let path = write(dir.path(), "many.paf", text.as_bytes());
+    for limits in [SMALL, BatchLimits { pairs: 4096, residues: 1 << 30 }] {
+        let batches = read_batches(&path, &reads, &contigs, &PairOptions::default(), limits).unwrap();
+        check_windows(&s, &cands, &batches, Some(200), true);
+    }
+    // Line 25,000 of the candidates (blank lines before it counted) damaged: column 5.
+    let bad = 24_999;
+    let mut text = String::new();
+    let mut number = 0;
+    for (k, line) in lines.iter().enumerate() {
+        let line =
+            if k == bad { line.replacen("\t+\t", "\t*\t", 1).replacen("\t-\t", "\t*\t", 1) } else { line.clone() };
+        text.push_str(&line);
+        text.push('\n');
+        number += 1;
+        if k == bad {
+            break;
+        }
+        if k % 1000 == 999 {
+            text.push('\n');
+            number += 1;
+        }
+    }
+    let path = write(dir.path(), "bad.paf", text.as_bytes());
+    let msg = read_batches(&path, &reads, &contigs, &PairOptions::default(), SMALL).err().unwrap().to_string();
+    let name = &s.reads[cands[bad].read].0;
+    let want = format!("{}: record {} ({name}): line {number}: column 5 (strand) is \"*\"", path.display(), bad + 1);
+    assert!(msg.starts_with(&want), "got {msg}\nwant {want}");
+}
+
 #[test]
 fn damaged_paf_lines_are_errors_naming_file_line_and_problem() {
     let dir = tempfile::tempdir().unwrap();

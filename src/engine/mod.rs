@@ -140,6 +140,13 @@ pub trait Engine: Send + Sync {
         traceback::trace_all(pairs, alignments, self.scoring(), path)
     }
 
+    /// Gets [`Engine::align`] ready (a GPU engine's aligner: its modules and first
+    /// allocations), so that a caller can do it while its inputs load instead of on the
+    /// first batch; nothing for engines that are ready once built.
+    fn prepare_align(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Pairs per `align` call that keep this engine busy; the align pipeline batches by it.
     fn align_batch_pairs(&self) -> usize {
         65_536

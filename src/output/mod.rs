@@ -18,6 +18,7 @@
 //! with exit status 0.
 
 mod batch;
+mod bgzf;
 pub mod columns;
 mod filter;
 mod format;
@@ -162,6 +163,87 @@ pub trait ResultWriter: Send {
     fn output_time(&self) -> Option<OutputTime> {
         None
     }
+    /// The writer's encoding of rows, where it keeps no state between batches: a pipeline
+    /// may run it on its own workers (several batches at once) and hand the bytes to
+    /// [`ResultWriter::write_encoded`] in order, so that its write stage only puts bytes out.
+    fn encoder(&self) -> Option<Arc<dyn RowEncoder>> {
+        None
+    }
+    /// Writes a batch that this writer's [`ResultWriter::encoder`] encoded.
+    fn write_encoded(&mut self, _bytes: &[u8]) -> Result<()> {
+        Err(Error::Internal("rows encoded for a writer without an encoder".into()))
+    }
+    /// Writes `rows`, encoded or not.
+    fn write_rows(&mut self, rows: Rows) -> Result<()> {
+        match rows {
+            Rows::Batch(batch) => self.write_owned(*batch),
+            Rows::Encoded { bytes, .. } => self.write_encoded(&bytes),
+        }
+    }
+}
+
+/// Encodes a batch of rows as a writer writes them (TSV and BLAST tabular lines), on any
+/// thread ([`ResultWriter::encoder`]).
+pub trait RowEncoder: Send + Sync {
+    fn encode(&self, batch: &ResultBatch) -> Result<Vec<u8>>;
+}
+
+/// A batch of rows on its way to a writer: as they are, or already encoded by the writer's
+/// [`RowEncoder`].
+pub enum Rows {
+    Batch(Box<ResultBatch>),
+    Encoded { rows: usize, bytes: Vec<u8> },
+}
+
+impl Rows {
+    /// `batch`, encoded by `encoder` where there is one.
+    pub fn encoded(batch: ResultBatch, encoder: Option<&dyn RowEncoder>) -> Result<Rows> {
+        Ok(match encoder {
+            Some(e) => Rows::Encoded { rows: batch.len(), bytes: e.encode(&batch)? },
+            None => Rows::Batch(Box::new(batch)),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::Batch(batch) => batch.len(),
+            Rows::Encoded { rows, .. } => *rows,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Rows formatted per task by [`encode_lines`]: large enough that a task's overhead
+/// vanishes, small enough that a batch spreads over every core.
+const ROWS_PER_TASK: usize = 4096;
+
+/// Rows `0..n` as text, `line(text, i)` appending row `i`: formatted on every core (numbers
+/// printed one by one, ~1 us a row, bound text outputs), in pieces concatenated in order.
+pub(crate) fn encode_lines(
+    n: usize,
+    bytes_per_row: usize,
+    line: impl Fn(&mut String, usize) -> Result<()> + Sync,
+) -> Result<Vec<u8>> {
+    use rayon::prelude::*;
+    let texts: Vec<String> = (0..n.div_ceil(ROWS_PER_TASK))
+        .into_par_iter()
+        .map(|k| {
+            let rows = k * ROWS_PER_TASK..((k + 1) * ROWS_PER_TASK).min(n);
+            let mut text = String::with_capacity(rows.len() * bytes_per_row);
+            for i in rows {
+                line(&mut text, i)?;
+            }
+            Ok(text)
+        })
+        .collect::<Result<_>>()?;
+    let mut bytes = Vec::with_capacity(texts.iter().map(String::len).sum());
+    for text in &texts {
+        bytes.extend_from_slice(text.as_bytes());
+    }
+    Ok(bytes)
 }
 
 /// What a run says once, just before its output takes its first results (or is finished
@@ -202,6 +284,13 @@ impl ResultWriter for Announced<dyn ResultWriter> {
     }
     fn output_time(&self) -> Option<OutputTime> {
         self.inner.output_time()
+    }
+    fn encoder(&self) -> Option<Arc<dyn RowEncoder>> {
+        self.inner.encoder()
+    }
+    fn write_encoded(&mut self, bytes: &[u8]) -> Result<()> {
+        self.announce();
+        self.inner.write_encoded(bytes)
     }
 }
 
@@ -262,6 +351,7 @@ pub fn create_writer_with(
     if let Some(p) = writer.pending.as_mut() {
         p.output = output.map(Path::to_path_buf);
         p.alignment = alignment.clone();
+        writer.encoder = encoder_of(format, columns);
     }
     Ok(grouped(writer, format, columns, alignment))
 }
@@ -330,7 +420,20 @@ fn lazy_on(sink: sink::Sink, format: Format, columns: &Columns, carried: &Schema
         alignment: AlignmentOutput::default(),
     };
     let output_time = pending.sink.status().output_time;
-    Box::new(Lazy { pending: Some(pending), started: None, output_time })
+    let encoder = encoder_of(format, columns);
+    Box::new(Lazy { pending: Some(pending), started: None, output_time, encoder })
+}
+
+/// The encoder of the writer of `format` ([`ResultWriter::encoder`]), for the formats that
+/// keep no state between batches: TSV, BLAST tabular without comments.
+fn encoder_of(format: Format, columns: &Columns) -> Option<Arc<dyn RowEncoder>> {
+    let c = columns.clone();
+    match format {
+        Format::Tsv => Some(Arc::new(text::TextEncoder { columns: c, style: text::Style::Tsv })),
+        Format::Blast => Some(Arc::new(text::TextEncoder { columns: c, style: text::Style::Blast })),
+        // PAF keeps to its writer: its lines take per-read decisions made across batches.
+        _ => None,
+    }
 }
 
 /// What a writer needs to start.
@@ -353,6 +456,8 @@ struct Lazy {
     pending: Option<Pending>,
     started: Option<Box<dyn ResultWriter>>,
     output_time: OutputTime,
+    /// The writer's encoder, known before it starts.
+    encoder: Option<Arc<dyn RowEncoder>>,
 }
 
 impl Lazy {
@@ -387,6 +492,14 @@ impl ResultWriter for Lazy {
 
     fn output_time(&self) -> Option<OutputTime> {
         Some(self.output_time.clone())
+    }
+
+    fn encoder(&self) -> Option<Arc<dyn RowEncoder>> {
+        self.encoder.clone()
+    }
+
+    fn write_encoded(&mut self, bytes: &[u8]) -> Result<()> {
+        self.started()?.write_encoded(bytes)
     }
 }
 

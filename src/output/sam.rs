@@ -90,7 +90,7 @@ enum Body {
 /// The output's encoder: SAM text through a buffer, BAM through BGZF on several threads.
 enum Encoder {
     Sam(BufWriter<Sink>),
-    Bam(noodles_bgzf::io::MultithreadedWriter<Swallowing>),
+    Bam(super::bgzf::BgzfWriter<Swallowing>),
 }
 
 /// The sink under the BGZF writer's own thread: an I/O error is kept by the sink's status
@@ -113,11 +113,7 @@ impl Encoder {
     fn start(kind: Kind2, sink: Sink) -> Encoder {
         match kind {
             Kind2::Sam => Encoder::Sam(sink.buffered()),
-            Kind2::Bam => {
-                let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 32);
-                let workers = NonZero::new(workers).unwrap_or(NonZero::<usize>::MIN);
-                Encoder::Bam(noodles_bgzf::io::MultithreadedWriter::with_worker_count(workers, Swallowing(sink)))
-            }
+            Kind2::Bam => Encoder::Bam(super::bgzf::BgzfWriter::new(Swallowing(sink))),
         }
     }
 
@@ -147,7 +143,7 @@ impl Encoder {
     fn finish(self, status: &Status) -> Result<()> {
         match self {
             Encoder::Sam(out) => Sink::commit_buffered(out, status),
-            Encoder::Bam(mut out) => {
+            Encoder::Bam(out) => {
                 let Swallowing(sink) = out.finish().map_err(|e| status.io_fail(e))?;
                 if status.has_failed() {
                     return Err(status.fail("BGZF"));

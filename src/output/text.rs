@@ -103,37 +103,34 @@ impl TextWriter {
     }
 }
 
-/// Rows formatted per task: large enough that a task's overhead vanishes, small enough that
-/// a batch spreads over every core.
-const ROWS_PER_TASK: usize = 4096;
+/// TSV or BLAST tabular lines of the chosen columns (and TSV's carried ones), apart from
+/// the writer ([`super::RowEncoder`]); `-outfmt 7`'s comments are the writer's own.
+pub(super) struct TextEncoder {
+    pub(super) columns: Columns,
+    pub(super) style: Style,
+}
+
+impl super::RowEncoder for TextEncoder {
+    fn encode(&self, batch: &ResultBatch) -> Result<Vec<u8>> {
+        let carried = if self.style == Style::Tsv { carried_text(batch)? } else { None };
+        let (columns, style, carried) = (&self.columns, self.style, carried.as_deref());
+        super::encode_lines(batch.len(), 96, |text, i| push_line(text, columns, style, batch, carried, i))
+    }
+}
 
 impl ResultWriter for TextWriter {
     fn write(&mut self, batch: &ResultBatch) -> Result<()> {
-        use rayon::prelude::*;
         if self.comments.is_some() {
             self.write_commented(batch)?;
             return self.flush_to_stdout();
         }
-        let carried = if self.style == Style::Tsv { carried_text(batch)? } else { None };
-        // Formatting, not writing, bounds a text output (numbers, E-values and identities
-        // printed one by one: ~1 us a row): the rows are formatted on every core, in
-        // pieces written in order.
-        let (columns, style, carried) = (&self.columns, self.style, carried.as_deref());
-        let tasks = batch.len().div_ceil(ROWS_PER_TASK);
-        let texts: Vec<Result<String>> = (0..tasks)
-            .into_par_iter()
-            .map(|k| {
-                let rows = k * ROWS_PER_TASK..((k + 1) * ROWS_PER_TASK).min(batch.len());
-                let mut text = String::with_capacity(rows.len() * 96);
-                for i in rows {
-                    push_line(&mut text, columns, style, batch, carried, i)?;
-                }
-                Ok(text)
-            })
-            .collect();
-        for text in texts {
-            self.out.write_all(text?.as_bytes()).map_err(|e| self.status.io_fail(e))?;
-        }
+        let bytes =
+            super::RowEncoder::encode(&TextEncoder { columns: self.columns.clone(), style: self.style }, batch)?;
+        self.write_encoded(&bytes)
+    }
+
+    fn write_encoded(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes).map_err(|e| self.status.io_fail(e))?;
         self.flush_to_stdout()
     }
 

@@ -8,7 +8,7 @@ use crate::engine::{Alignment, Engine, Level};
 use crate::error::{Error, Result};
 use crate::io::pairs::SeqSet;
 use crate::io::pairs::{BatchLimits, PairReader};
-use crate::output::{Need, ResultBatch, ResultRow, ResultWriter, Thresholds};
+use crate::output::{Need, ResultBatch, ResultRow, ResultWriter, Rows, Thresholds};
 use crate::progress::Progress;
 use crate::scoring::stats::{EvalueModel, KarlinAltschul};
 use crate::scoring::Scoring;
@@ -67,14 +67,17 @@ pub fn align(
     let progress = &opts.progress;
     check_statistics(&opts)?;
     let read = read_stage(pairs.as_mut(), progress, |b| b.seqs.view().cells());
+    // Rows are encoded by the compute workers where the writer allows it (several batches
+    // at once): the write stage then only puts the bytes out.
+    let encoder = writer.encoder();
     let compute = |batch: &mut PairBatch| {
         check_representable(batch, &opts.scoring, engine.mode().is_local())?;
         let rows = align_batch(engine.as_ref(), batch, &opts, None)?;
         progress.work().add(batch.seqs.view().cells());
         progress.items(batch.len() as u64);
-        Ok(rows)
+        Rows::encoded(rows, encoder.as_deref())
     };
-    let write = |rows: ResultBatch| progress.suspend(rows.len() as u64, || writer.write_owned(rows));
+    let write = |rows: Rows| progress.suspend(rows.len() as u64, || writer.write_rows(rows));
     let in_flight = opts.in_flight.unwrap_or_else(|| engine.align_calls_in_flight());
     let mut times = run_ordered(in_flight, read, compute, write)?;
     progress.phase("writing");
@@ -216,6 +219,7 @@ pub fn align_paired(
     let residues_needed = opts.work_need() > Need::ScoreEnd;
     // Where compute's time goes, summed over calls and chunks, for `--stats`.
     let steps = Steps::default();
+    let encoder = writer.encoder();
     let compute = |batch: &mut PairBatch| {
         let all = &batch.set_pairs;
         check_lengths(
@@ -230,10 +234,10 @@ pub fn align_paired(
         let chunks = all.len().div_ceil(chunk);
         // The chunks run side by side, as many as the engine takes calls at once (their
         // starts and paths go to the engine), their rows kept in order.
-        let done: Vec<std::sync::Mutex<Option<Result<ResultBatch>>>> =
+        let done: Vec<std::sync::Mutex<Option<Result<Rows>>>> =
             (0..chunks).map(|_| std::sync::Mutex::new(None)).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let run_chunk = |c: usize| -> Result<ResultBatch> {
+        let run_chunk = |c: usize| -> Result<Rows> {
             let start = c * chunk;
             let sp = &all[start..(start + chunk).min(all.len())];
             let ends = &ends[start..start + sp.len()];
@@ -264,7 +268,8 @@ pub fn align_paired(
                 }
             }
             let lens = |i: usize| len_of(&sp[i]);
-            steps.time(3, || align_batch(engine.as_ref(), &mut sub, &opts, Some((first, &lens))))
+            let rows = steps.time(3, || align_batch(engine.as_ref(), &mut sub, &opts, Some((first, &lens))))?;
+            Rows::encoded(rows, encoder.as_deref())
         };
         let workers = engine.align_calls_in_flight().clamp(1, chunks.max(1));
         std::thread::scope(|s| {
@@ -294,9 +299,8 @@ pub fn align_paired(
         progress.items(all.len() as u64);
         Ok(out)
     };
-    let write = |rows: Vec<ResultBatch>| {
-        rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write_owned(r)))
-    };
+    let write =
+        |rows: Vec<Rows>| rows.into_iter().try_for_each(|r| progress.suspend(r.len() as u64, || writer.write_rows(r)));
     // Three batches: one's plan and rows on the host while the others' kernels run.
     let in_flight = opts.in_flight.unwrap_or(3);
     let mut times = run_ordered(in_flight, read, compute, write)?;

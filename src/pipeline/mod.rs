@@ -12,7 +12,7 @@ pub mod search;
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::engine::{Alignment, Engine};
@@ -46,6 +46,17 @@ pub struct StageTimes {
     pub write_out: Option<Duration>,
     /// A pipeline's own `--stats` lines (its steps within compute).
     pub notes: Vec<(String, String)>,
+    /// From the start of the run ([`mark_start`]; else of the pipeline) to the first batch
+    /// computing: loading sets, starting the engine, reading the first batch.
+    pub before_first: Option<Duration>,
+}
+
+/// When the run started (the command line's entry), for [`StageTimes::before_first`].
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+/// Notes the start of the run (once; later calls keep the first).
+pub fn mark_start() {
+    STARTED.get_or_init(Instant::now);
 }
 
 impl StageTimes {
@@ -60,6 +71,13 @@ impl StageTimes {
         let mut lines = vec![
             ("pipeline wall".into(), s(self.wall)),
             ("pipeline batches".into(), format!("{} ({} computing at once at most)", self.batches, self.workers)),
+            (
+                "before the first pair".into(),
+                match self.before_first {
+                    Some(d) => format!("{} (start to the first batch computing: sets, engine start, first read)", s(d)),
+                    None => "no pairs".into(),
+                },
+            ),
             (
                 "stage read".into(),
                 format!("busy {}, blocked on compute {} (reading, parsing, id lookup and gathering)", s(self.read), s(self.read_blocked)),
@@ -141,6 +159,7 @@ where
     let (spare_tx, spare_rx) = sync_channel::<B>(in_flight + 2);
     let (done_tx, done_rx) = sync_channel::<(u64, Result<R>)>(in_flight);
     let work_rx = Arc::new(Mutex::new(work_rx));
+    let first = OnceLock::new();
     let (read_times, worker_times, write_starved) = std::thread::scope(|scope| {
         let reader = crate::threads::spawn_scoped(scope, "sw-read", move || -> Result<(Duration, Duration)> {
             let (mut busy, mut blocked) = (Duration::ZERO, Duration::ZERO);
@@ -157,12 +176,12 @@ where
             }
             Ok((busy, blocked))
         });
-        let compute = &compute;
+        let (compute, first) = (&compute, &first);
         let workers: Vec<_> = (0..in_flight)
             .map(|_| {
                 let (work_rx, spare_tx, done_tx) = (work_rx.clone(), spare_tx.clone(), done_tx.clone());
                 crate::threads::spawn_scoped(scope, "sw-compute", move || {
-                    worker(&work_rx, &spare_tx, &done_tx, compute)
+                    worker(&work_rx, &spare_tx, &done_tx, compute, first)
                 })
             })
             .collect();
@@ -187,6 +206,7 @@ where
     }
     times.write_starved = write_starved;
     times.wall = started.elapsed();
+    times.before_first = first.get().map(|&t: &Instant| t.duration_since(*STARTED.get().unwrap_or(&started)));
     Ok(times)
 }
 
@@ -196,6 +216,7 @@ fn worker<B, R>(
     spare: &SyncSender<B>,
     done: &SyncSender<(u64, Result<R>)>,
     compute: &(impl Fn(&mut B) -> Result<R> + Sync),
+    first: &OnceLock<Instant>,
 ) -> WorkerTimes {
     let mut times = WorkerTimes::default();
     loop {
@@ -207,6 +228,7 @@ fn worker<B, R>(
         times.starved += t.elapsed();
         let Ok((seq, mut batch)) = job else { return times };
         let t = Instant::now();
+        first.get_or_init(|| t);
         let result = compute(&mut batch);
         times.busy += t.elapsed();
         let failed = result.is_err();

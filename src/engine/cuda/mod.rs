@@ -244,6 +244,10 @@ impl Engine for CudaEngine {
     fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
         self.aligner()?.align(pairs, level)
     }
+
+    fn prepare_align(&self) -> Result<()> {
+        self.aligner().map(|_| ())
+    }
 }
 
 impl CudaEngine {

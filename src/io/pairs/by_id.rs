@@ -268,6 +268,11 @@ impl Pick<'_> {
         self.picked.len() >= self.limits.pairs || (!self.picked.is_empty() && self.residues >= self.limits.residues)
     }
 
+    /// Pairs the batch can still take (its residue limit aside).
+    pub fn room(&self) -> usize {
+        self.limits.pairs.saturating_sub(self.picked.len())
+    }
+
     /// The 0-based number of the next pair in the input.
     pub fn index(&self) -> usize {
         (self.first + self.picked.len() as u64) as usize
@@ -466,10 +471,10 @@ enum Next {
 /// Bytes per read of the reading thread: the unit of parallel parsing.
 const PIECE: usize = 256 << 10;
 /// Pieces read ahead at most (16 MiB).
-const AHEAD: usize = 64;
+pub(super) const AHEAD: usize = 64;
 
 /// What the reading thread sends.
-enum Read {
+pub(super) enum Read {
     /// Whole lines (the input's last one may lack its newline): the first `n` bytes.
     Lines(Vec<u8>, usize),
     /// Whole lines (the first `n` bytes) being looked up on the thread pool, which gives
@@ -481,7 +486,7 @@ enum Read {
 }
 
 /// The sets a piece's lines are looked up in, once `on` (no column is carried).
-struct Lookup {
+pub(super) struct Lookup {
     query: Arc<SeqSet>,
     target: Arc<SeqSet>,
     on: Arc<AtomicBool>,
@@ -492,7 +497,7 @@ struct Lookup {
 /// the buffer). One read per piece, so a slow producer's lines come through at once. Each
 /// piece's ids are looked up on the thread pool as it is sent (`lookup`), pieces in
 /// parallel: the consumer only takes the results in order.
-fn read_lines(mut input: Input, tx: SyncSender<Read>, recycled: Receiver<Vec<u8>>, lookup: Lookup) {
+pub(super) fn read_lines(mut input: Input, tx: SyncSender<Read>, recycled: Receiver<Vec<u8>>, lookup: Option<Lookup>) {
     let fresh = |recycled: &Receiver<Vec<u8>>| recycled.try_recv().unwrap_or_else(|_| vec![0; PIECE]);
     let mut buf = fresh(&recycled);
     // Bytes of `buf` holding the start of a line.
@@ -531,7 +536,7 @@ fn read_lines(mut input: Input, tx: SyncSender<Read>, recycled: Receiver<Vec<u8>
         }
         next[..rest].copy_from_slice(&buf[cut..held + n]);
         let full = std::mem::replace(&mut buf, next);
-        let read = if lookup.on.load(Ordering::Acquire) {
+        let read = if let Some(lookup) = lookup.as_ref().filter(|l| l.on.load(Ordering::Acquire)) {
             let (done, looking) = sync_channel(1);
             let (query, target) = (lookup.query.clone(), lookup.target.clone());
             rayon::spawn(move || {
@@ -570,14 +575,14 @@ struct Looked {
 
 /// One candidate line, as [`TsvIds::pick_block`] looks it up.
 #[derive(Clone, Copy)]
-struct Line {
+pub(super) struct Line {
     kind: Kind,
     /// Where the line (with its newline) ends in the piece.
     end: u32,
 }
 
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     /// Sequence numbers and their residue count.
     Pair(u32, u32, usize),
     Blank,
@@ -636,7 +641,7 @@ impl TsvIds {
         let (recycle, recycled) = sync_channel(AHEAD);
         let look_up = Arc::new(AtomicBool::new(false));
         let lookup = Lookup { query, target, on: look_up.clone() };
-        crate::threads::spawn("sw-cand-read", move || read_lines(input, tx, recycled, lookup));
+        crate::threads::spawn("sw-cand-read", move || read_lines(input, tx, recycled, Some(lookup)));
         TsvIds {
             look_up,
             reads,

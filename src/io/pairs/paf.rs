@@ -5,11 +5,16 @@
 //! sequence sets, the regions of columns 3-4 (query) and 8-9 (target), 0-based half-open on
 //! each sequence's forward strand, checked to lie within it. Each candidate is aligned in
 //! its window (`PairOptions::window`) through the same gathering as every candidate by id
-//! (`by_id`). Read line by line on the reading thread; gzip and BGZF through `Input`.
+//! (`by_id`). A thread reads pieces of whole lines (gzip and BGZF through `Input`); the
+//! pieces are parsed and looked up in parallel, and the candidates taken in input order.
 
-use super::by_id::{Pick, Placed};
+use std::collections::VecDeque;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+
+use super::by_id::{read_lines, Pick, Placed, Read, AHEAD};
+use super::seqset::SeqSet;
 use crate::error::{Error, Result, Where};
-use crate::io::input::{read_error, read_line_bounded, Input, Line, MAX_LINE};
+use crate::io::input::{read_error, Input};
 use crate::seq::Strand;
 
 /// The names of PAF's columns used, as messages name them.
@@ -100,61 +105,192 @@ pub(super) fn named_paf(place: &Where) -> bool {
     }
 }
 
-/// The candidate lines of a PAF input.
+/// The candidate lines of a PAF input, read by a thread in pieces of whole lines
+/// ([`read_lines`]) and parsed and looked up a piece at a time on the thread pool; taken
+/// in order. A line that does not parse or whose names or lengths do not check out goes
+/// through the one-line path ([`PafRows::take_line`]), whose error names it.
 pub(super) struct PafRows {
-    input: Input,
-    /// Lines read so far (the last one's number).
+    reads: Receiver<Read>,
+    recycle: SyncSender<Vec<u8>>,
+    /// Pieces received and not yet taken whole.
+    pieces: VecDeque<Piece>,
+    /// Why the reads stopped (once every piece before it is taken): `None` at the end.
+    stopped: Option<Option<Read>>,
+    /// Lines taken so far (the last one's number).
     line: usize,
+}
+
+/// A piece of whole lines, parsed (`lines`, from `next` on not yet taken).
+struct Piece {
     buf: Vec<u8>,
+    len: usize,
+    lines: Option<Vec<Parsed>>,
+    next: usize,
+}
+
+/// One line of a piece, as parsed in parallel.
+enum Parsed {
+    Pair(u32, u32, Placed),
+    Blank,
+    /// Taken by the one-line path (which says what is wrong): its bytes in the piece.
+    Bad(usize, usize),
 }
 
 impl PafRows {
     pub(super) fn new(input: Input) -> PafRows {
-        PafRows { input, line: 0, buf: Vec::new() }
+        let (tx, reads) = sync_channel(AHEAD);
+        let (recycle, recycled) = sync_channel(AHEAD);
+        crate::threads::spawn("sw-paf-read", move || read_lines(input, tx, recycled, None));
+        PafRows { reads, recycle, pieces: VecDeque::new(), stopped: None, line: 0 }
+    }
+
+    /// Takes what the reading thread sent; false when it has stopped.
+    fn receive(&mut self, read: Option<Read>) -> bool {
+        match read {
+            Some(Read::Lines(buf, len)) => {
+                self.pieces.push_back(Piece { buf, len, lines: None, next: 0 });
+                true
+            }
+            // Pieces are sent with no lookup: nothing else comes.
+            Some(Read::Looking(..)) => true,
+            stop => {
+                self.stopped = Some(stop);
+                false
+            }
+        }
     }
 
     /// Takes candidates into `p` until the batch is full or the input ends.
     pub(super) fn pick(&mut self, p: &mut Pick<'_>) -> Result<()> {
+        use rayon::prelude::*;
         while !p.full() {
-            let got =
-                read_line_bounded(&mut self.input, &mut self.buf, MAX_LINE).map_err(|e| read_error(p.place, e))?;
-            match got {
-                Line::End => return Ok(()),
-                Line::TooLong => {
-                    let problem = format!("line {} longer than 1 GiB: not a PAF file?", self.line + 1);
-                    return Err(Error::file(p.place, problem));
-                }
-                Line::Read => {}
-            }
-            self.line += 1;
-            let number = self.line;
-            let text = self.buf.strip_suffix(b"\r").unwrap_or(&self.buf);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let index = p.index();
-            let line = match parse_line(text) {
-                Ok(line) => line,
-                Err(problem) => {
-                    let name = text.split(|&b| b == b'\t').next().unwrap_or_default();
-                    return Err(Error::record(p.place, index, name, format!("line {number}: {problem}")));
-                }
-            };
-            let (qi, ti) = p.find(line.query, line.target, NAMES, || format!("line {number}: "))?;
-            for (side, said, set, i) in
-                [("query", line.query_len, p.query, qi), ("target", line.target_len, p.target, ti)]
-            {
-                let len = set.seq(i).len();
-                if said != len {
-                    let problem = format!("line {number}: {side} length {said} in the PAF, {len} in {}", set.place());
-                    return Err(Error::record(p.place, index, line.query, problem));
+            // Pieces done with go back to the reading thread.
+            while self.pieces.front().is_some_and(|piece| piece.lines.as_ref().is_some_and(|l| piece.next == l.len())) {
+                if let Some(piece) = self.pieces.pop_front() {
+                    let _ = self.recycle.try_send(piece.buf);
                 }
             }
-            let placed = Placed { query: line.query_region, target: line.target_region, strand: Some(line.strand) };
-            p.push(qi, ti, Some(placed), || format!("line {number}: "))?;
+            // Enough pieces for the rest of the batch as far as they have come in (counting
+            // a line per 128 bytes: minimap2's lines without cg:Z are ~100-130), one at least,
+            // waited for; they are parsed together, spread over the pool.
+            let want = p.room();
+            let mut lines_ahead: usize = self.pieces.iter().map(|piece| piece.len / 128 + 1).sum();
+            while self.stopped.is_none() && (self.pieces.is_empty() || lines_ahead < want) {
+                let read = match self.pieces.is_empty() {
+                    true => self.reads.recv().ok(),
+                    false => match self.reads.try_recv() {
+                        Ok(read) => Some(read),
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Disconnected) => None,
+                    },
+                };
+                if let Some(Read::Lines(_, len)) = &read {
+                    lines_ahead += len / 128 + 1;
+                }
+                self.receive(read);
+            }
+            if self.pieces.is_empty() {
+                return match self.stopped.take() {
+                    Some(Some(Read::TooLong)) => {
+                        let problem = format!("line {} longer than 1 GiB: not a PAF file?", self.line + 1);
+                        Err(Error::file(p.place, problem))
+                    }
+                    Some(Some(Read::Failed(e))) => Err(read_error(p.place, e)),
+                    _ => {
+                        self.stopped = Some(None);
+                        Ok(())
+                    }
+                };
+            }
+            let (query, target) = (p.query, p.target);
+            self.pieces
+                .par_iter_mut()
+                .filter(|piece| piece.lines.is_none())
+                .for_each(|piece| piece.lines = Some(parse_piece(&piece.buf[..piece.len], query, target)));
+            // Taken in order, as far as the batch has room.
+            'pieces: for piece in &mut self.pieces {
+                let Some(lines) = &piece.lines else { break };
+                while piece.next < lines.len() {
+                    if p.full() {
+                        break 'pieces;
+                    }
+                    self.line += 1;
+                    match &lines[piece.next] {
+                        Parsed::Pair(qi, ti, placed) => {
+                            let number = self.line;
+                            p.push(*qi, *ti, Some(placed.clone()), || format!("line {number}: "))?
+                        }
+                        Parsed::Blank => {}
+                        &Parsed::Bad(start, end) => take_line(p, &piece.buf[start..end], self.line)?,
+                    }
+                    piece.next += 1;
+                }
+            }
         }
         Ok(())
     }
+}
+
+/// The lines of a piece, parsed and looked up; a line that does not check out is `Bad`.
+fn parse_piece(piece: &[u8], query: &SeqSet, target: &SeqSet) -> Vec<Parsed> {
+    let mut lines = Vec::with_capacity(piece.len() / 96 + 1);
+    let mut at = 0;
+    while at < piece.len() {
+        let end = memchr::memchr(b'\n', &piece[at..]).map_or(piece.len(), |i| at + i);
+        let line = &piece[at..end];
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
+        let parsed = if text.iter().all(u8::is_ascii_whitespace) {
+            Parsed::Blank
+        } else {
+            match checked(text, query, target) {
+                Some((qi, ti, placed)) => Parsed::Pair(qi, ti, placed),
+                None => Parsed::Bad(at, end),
+            }
+        };
+        lines.push(parsed);
+        at = (end + 1).min(piece.len());
+    }
+    lines
+}
+
+/// A line's pair when it parses, both names are found and the lengths agree.
+fn checked(text: &[u8], query: &SeqSet, target: &SeqSet) -> Option<(u32, u32, Placed)> {
+    let line = parse_line(text).ok()?;
+    if line.query.is_empty() || line.target.is_empty() {
+        return None;
+    }
+    let (qi, ti) = (query.find(line.query)?, target.find(line.target)?);
+    if query.seq(qi).len() != line.query_len || target.seq(ti).len() != line.target_len {
+        return None;
+    }
+    Some((qi, ti, Placed { query: line.query_region, target: line.target_region, strand: Some(line.strand) }))
+}
+
+/// Takes line `number` (`line`, with its line break, if any) into `p`, or says what is
+/// wrong with it.
+fn take_line(p: &mut Pick<'_>, line: &[u8], number: usize) -> Result<()> {
+    let text = line.strip_suffix(b"\r").unwrap_or(line);
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    let index = p.index();
+    let line = match parse_line(text) {
+        Ok(line) => line,
+        Err(problem) => {
+            let name = text.split(|&b| b == b'\t').next().unwrap_or_default();
+            return Err(Error::record(p.place, index, name, format!("line {number}: {problem}")));
+        }
+    };
+    let (qi, ti) = p.find(line.query, line.target, NAMES, || format!("line {number}: "))?;
+    for (side, said, set, i) in [("query", line.query_len, p.query, qi), ("target", line.target_len, p.target, ti)] {
+        let len = set.seq(i).len();
+        if said != len {
+            let problem = format!("line {number}: {side} length {said} in the PAF, {len} in {}", set.place());
+            return Err(Error::record(p.place, index, line.query, problem));
+        }
+    }
+    let placed = Placed { query: line.query_region, target: line.target_region, strand: Some(line.strand) };
+    p.push(qi, ti, Some(placed), || format!("line {number}: "))
 }
 
 #[cfg(test)]

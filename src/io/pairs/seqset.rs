@@ -265,11 +265,18 @@ impl SeqSet {
 
     /// Indexes sequences in `order`; `record(i)` is sequence i's 0-based input position.
     fn build_index(&mut self, order: impl Iterator<Item = u32>, record: impl Fn(u32) -> usize) -> Result<()> {
+        use rayon::prelude::*;
+        // Hashed on every core first; the inserts, in order, only compare ids.
+        let hashes: Vec<u64> = (0..self.len() as u32)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|i| self.hasher.hash_one(self.id(i)))
+            .collect();
         let mut index = hashbrown::HashTable::with_capacity(self.len());
         for i in order {
             let id = self.id(i);
-            let hash = self.hasher.hash_one(id);
-            match index.entry(hash, |&j| self.id(j) == id, |&j| self.hasher.hash_one(self.id(j))) {
+            let hash = hashes[i as usize];
+            match index.entry(hash, |&j| self.id(j) == id, |&j| hashes[j as usize]) {
                 hashbrown::hash_table::Entry::Occupied(e) => {
                     let first = record(*e.get());
                     return Err(Error::record(
