@@ -37,6 +37,7 @@ pub enum Column {
     Theader,
     Qcovhsp,
     Strand,
+    Overlap,
 }
 
 /// What a column's values come from, from the least work to the most: each level
@@ -80,7 +81,7 @@ struct Spec {
     help: &'static str,
 }
 
-const SPECS: [Spec; 28] = [
+const SPECS: [Spec; 29] = [
     spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::ScoreEnd, "query id"),
     spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::ScoreEnd, "target id"),
     spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::ScoreEnd, "raw alignment score"),
@@ -151,6 +152,16 @@ const SPECS: [Spec; 28] = [
         Need::ScoreEnd,
         "the query's strand against the target: + as given, - reverse-complemented (DNA, --strand)",
     ),
+    spec(
+        Column::Overlap,
+        "overlap",
+        &[],
+        Kind::Text,
+        Need::Coordinates,
+        "what the alignment is as an overlap, from its coordinates: containment (a whole sequence aligned), \
+         dovetail (it starts at a sequence's start and ends at a sequence's end), internal, or none (no residue \
+         of a side)",
+    ),
 ];
 
 const fn spec(
@@ -199,6 +210,30 @@ impl Column {
         (if pct < 99.0 { pct + 0.5 } else { pct }) as i32
     }
 
+    /// The `overlap` column of an alignment on query residues `qs..=qe` of `ql` (as given)
+    /// and target residues `ts..=te` of `tl`, the query on `strand`: `containment` when it
+    /// holds a whole sequence, `dovetail` when it starts at the start of one of the aligned
+    /// sequences and ends at the end of one (the query's start and end swap on minus),
+    /// `internal` otherwise, `none` when it holds no residue of a side (start 0).
+    pub fn overlap_of(q: (i32, i32, i32), t: (i32, i32, i32), strand: crate::seq::Strand) -> &'static str {
+        let ((qs, qe, ql), (ts, te, tl)) = (q, t);
+        if qs <= 0 || ts <= 0 {
+            return "none";
+        }
+        let (q_first, q_last) = (qs == 1, qe == ql);
+        let (q_begins, q_ends) = match strand {
+            crate::seq::Strand::Plus => (q_first, q_last),
+            crate::seq::Strand::Minus => (q_last, q_first),
+        };
+        if (q_first && q_last) || (ts == 1 && te == tl) {
+            "containment"
+        } else if (q_begins || ts == 1) && (q_ends || te == tl) {
+            "dovetail"
+        } else {
+            "internal"
+        }
+    }
+
     pub fn field(self) -> Field {
         let (ty, nullable) = match self.kind() {
             Kind::Text => (DataType::Utf8, matches!(self, Column::Qheader | Column::Theader)),
@@ -239,7 +274,7 @@ impl Column {
             Theader => "subject title",
             Qcovhsp => "% query coverage per hsp",
             Qheader => "query title",
-            Recomputed | Rank | Qcov | Tcov | Cigar | Strand => self.name(),
+            Recomputed | Rank | Qcov | Tcov | Cigar | Strand | Overlap => self.name(),
         }
     }
 }

@@ -625,6 +625,7 @@ mod tests {
             tstart: 1,
             tend: n as u32,
             recomputed: false,
+            internal: false,
         };
         assert!(!traceback::mode_values_fit(m, n, &sc) && traceback::mode_values_fit(30, 20, &sc));
         let plan = plan_paths(owned.view(), &[whole(m, n), whole(30, 20)], 1 << 40, AlignMode::Global, &sc);
