@@ -2,7 +2,9 @@
 //! overlap mode"): two engines of one device, one local and one semi-global with all four
 //! ends free, composed pair by pair. Both give every pair's score and end; the rule
 //! [`mode::overlap_choice`] picks one; starts and paths then run on each pair's chosen engine
-//! only (the pairs split into two sub-batches and back in order). Every engine of those two
+//! only (the pairs split into two sub-batches and back in order). The semi-global engine
+//! computes starts in the same call where they are asked (its start pass alone would run
+//! the forward pass again), the local engine only for the internal matches. Every engine of those two
 //! modes is exact, so the overlap mode is exact, and identical on every device, by
 //! construction.
 
@@ -80,19 +82,32 @@ impl Engine for OverlapEngine {
         Err(mode::search_refused(self.mode()))
     }
 
-    /// Both engines' score and end, the choice, then the chosen engine's start pass.
+    /// The semi-global alignments at `level` (most pairs keep theirs: one call, no second
+    /// forward pass for their starts) and the local score and end, the choice, then the
+    /// local engine's starts of the internal matches.
     fn align(&self, pairs: PairSeqs<'_>, level: Level) -> Result<Vec<Alignment>> {
-        let semi = self.semi.align(pairs, Level::ScoreEnd)?;
+        let semi = self.semi.align(pairs, level)?;
         let local = self.local.align(pairs, Level::ScoreEnd)?;
         if semi.len() != pairs.len() || local.len() != pairs.len() {
             return Err(Error::Internal("overlap: an engine returned too few alignments".into()));
         }
-        let ends: Vec<Alignment> =
+        let mut chosen: Vec<Alignment> =
             semi.into_iter().zip(local).map(|(s, l)| mode::overlap_choice(s, l, self.clip_penalty)).collect();
-        match level {
-            Level::ScoreEnd => Ok(ends),
-            Level::Coordinates => self.starts(pairs, &ends),
+        let internal: Vec<usize> = (0..chosen.len()).filter(|&i| chosen[i].internal).collect();
+        if level == Level::ScoreEnd || internal.is_empty() {
+            return Ok(chosen);
         }
+        let mut sub = SeqPairs::default();
+        sub.extend_par_with(internal.len(), |k| pairs.pair(internal[k]))?;
+        let ends: Vec<Alignment> = internal.iter().map(|&i| chosen[i]).collect();
+        let full = self.local.starts(sub.view(), &ends)?;
+        if full.len() != internal.len() {
+            return Err(Error::Internal(format!("overlap: {} starts for {} pairs", full.len(), internal.len())));
+        }
+        for (i, a) in internal.into_iter().zip(full) {
+            chosen[i] = Alignment { internal: true, ..a };
+        }
+        Ok(chosen)
     }
 
     fn starts(&self, pairs: PairSeqs<'_>, ends: &[Alignment]) -> Result<Vec<Alignment>> {
