@@ -431,6 +431,36 @@ mod tests {
     }
 
     #[test]
+    fn the_overlap_mode_parses_and_refuses_what_it_has_not() {
+        let m = AlignMode::parse("overlap", None).unwrap();
+        assert_eq!(m, AlignMode::Overlap(DEFAULT_CLIP_PENALTY));
+        assert_eq!(m.with_clip_penalty(Some(7)).unwrap(), AlignMode::Overlap(7));
+        assert_eq!(m.with_clip_penalty(None).unwrap(), m);
+        assert_eq!(AlignMode::Overlap(7).to_string(), "overlap (clip penalty 7)");
+        assert_eq!(m.free_ends(), FreeEnds::ALL);
+        assert!(!m.is_local() && m.reverse_pass().is_none());
+        let usage = |r: Result<AlignMode>| matches!(r, Err(Error::Input(_)));
+        assert!(usage(AlignMode::parse("overlap", Some("query-end"))));
+        assert!(usage(AlignMode::Local.with_clip_penalty(Some(3))));
+        assert!(usage(OVERLAP_SEMI_GLOBAL.with_clip_penalty(Some(3))));
+        // Reach along the diagonal where an end is free, in the modes that free ends.
+        assert_eq!(m.window_reach(), Reach { start: true, end: true });
+        assert_eq!(AlignMode::Local.window_reach(), Reach::default());
+        assert_eq!(AlignMode::Global.window_reach(), Reach::default());
+        let glocal = AlignMode::parse("semi-global", Some("target-end")).unwrap();
+        assert_eq!(glocal.window_reach(), Reach { start: false, end: true });
+        // The choice: a tie goes to the semi-global alignment; the objective adds P to it.
+        let al = |score: i32| Alignment { score, qend: 1, tend: 1, ..Alignment::default() };
+        assert!(!overlap_choice(al(10), al(30), 20).internal);
+        let l = overlap_choice(al(10), al(31), 20);
+        assert!(l.internal && l.score == 31);
+        assert_eq!(AlignMode::Overlap(20).objective(&overlap_choice(al(10), al(30), 20)), 30);
+        assert_eq!(AlignMode::Overlap(20).objective(&l), 31);
+        assert_eq!(AlignMode::Overlap(20).of(&l), AlignMode::Local);
+        assert_eq!(AlignMode::Overlap(20).of(&al(3)), OVERLAP_SEMI_GLOBAL);
+    }
+
+    #[test]
     fn recomputed_leaves_the_16_bit_range_either_way() {
         assert!(!AlignMode::Global.recomputed(-32768));
         assert!(AlignMode::Global.recomputed(-32769));
