@@ -548,4 +548,30 @@ mod tests {
         let names = Columns::default_for(Mode::Search, Format::Blast).names().join(" ");
         assert_eq!(names, "query target pident length mismatch gapopen qstart qend tstart tend evalue bits");
     }
+
+    /// Hand-checked overlaps of a 100-residue query and a 200-residue target.
+    #[test]
+    fn overlap_kinds_by_hand() {
+        use crate::seq::Strand::{Minus, Plus};
+        let cases = [
+            // The query's suffix on the target's prefix; on minus the query's prefix is.
+            ((41, 100, 100), (1, 60, 200), Plus, "dovetail"),
+            ((1, 60, 100), (1, 60, 200), Minus, "dovetail"),
+            ((1, 60, 100), (1, 60, 200), Plus, "internal"),
+            // The target's suffix on the query's prefix.
+            ((1, 30, 100), (171, 200, 200), Plus, "dovetail"),
+            ((71, 100, 100), (171, 200, 200), Minus, "dovetail"),
+            // A whole sequence.
+            ((1, 100, 100), (51, 150, 200), Plus, "containment"),
+            ((1, 100, 100), (51, 150, 200), Minus, "containment"),
+            ((10, 90, 100), (1, 200, 200), Plus, "containment"),
+            // Short of the ends on a side.
+            ((41, 99, 100), (1, 59, 200), Plus, "internal"),
+            ((20, 60, 100), (50, 90, 200), Plus, "internal"),
+            ((0, 0, 100), (1, 5, 200), Plus, "none"),
+        ];
+        for (q, t, strand, want) in cases {
+            assert_eq!(Column::overlap_of(q, t, strand), want, "{q:?} {t:?} {strand:?}");
+        }
+    }
 }
