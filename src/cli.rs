@@ -638,10 +638,17 @@ pub struct AlignArgs {
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
     /// Alignment mode: local (Smith-Waterman), global (whole query against whole target,
-    /// Needleman-Wunsch) or semi-global (the ends --free-ends names stay unaligned at no
-    /// cost). Bits and evalue are null outside local mode.
+    /// Needleman-Wunsch), semi-global (the ends --free-ends names stay unaligned at no
+    /// cost) or overlap (read overlaps: the semi-global alignment with all four ends free
+    /// when its score + --clip-penalty reaches the local score, else the local alignment, an
+    /// internal match). Bits and evalue are null outside local mode.
     #[arg(long, value_name = "MODE", default_value = "local")]
     pub mode: String,
+    /// With --mode overlap: what leaving the ends unaligned costs, P (default 20): an
+    /// overlap that reaches the sequences' ends is kept when its score + P is at least the
+    /// best local score.
+    #[arg(long, value_name = "P")]
+    pub clip_penalty: Option<u32>,
     /// With --mode semi-global: the ends that may stay unaligned at no cost, a comma list of
     /// query-start, query-end, target-start, target-end (default: all four; e.g.
     /// target-start,target-end places the whole query inside the target).
@@ -1058,7 +1065,22 @@ fn pair_options(args: &AlignArgs) -> Result<io::PairOptions> {
         CandidateFormatArg::Auto => io::CandidateFormat::Auto,
         CandidateFormatArg::Paf => io::CandidateFormat::Paf,
     };
-    Ok(io::PairOptions { window, region_cols, strand_col: args.strand_col.clone(), format, query_text: false })
+    let reach = align_mode(args)?.window_reach();
+    let strand = strand_rule(args);
+    Ok(io::PairOptions {
+        window,
+        reach,
+        strand,
+        region_cols,
+        strand_col: args.strand_col.clone(),
+        format,
+        query_text: false,
+    })
+}
+
+/// `--mode`, `--free-ends` and `--clip-penalty`.
+fn align_mode(args: &AlignArgs) -> Result<engine::mode::AlignMode> {
+    engine::mode::AlignMode::parse(&args.mode, args.free_ends.as_deref())?.with_clip_penalty(args.clip_penalty)
 }
 
 /// `--stats`: one `name: value` line each on stderr.
@@ -1090,7 +1112,7 @@ fn prepare_in_background(engine: &Arc<dyn engine::Engine>) {
 
 /// The engine of `align`: `--device` in `--mode` (`engine::select_mode`).
 fn select_align_engine(args: &AlignArgs, scoring: &Scoring) -> Result<Arc<dyn engine::Engine>> {
-    let mode = engine::mode::AlignMode::parse(&args.mode, args.free_ends.as_deref())?;
+    let mode = align_mode(args)?;
     engine::select_mode(args.run.device, mode, scoring, &args.run.engine_options(), args.run.verbose)
 }
 

@@ -387,6 +387,68 @@ pub fn window(region: &Region, len: usize, margin: Option<usize>) -> Region {
     }
 }
 
+/// Which sides of a candidate's windows first run along its diagonal out to the sequences'
+/// borders, before the margin widens them: the start side (where the aligned query and the
+/// target begin) and the end side. A mode's free ends (`PairOptions::reach`): a free end is
+/// never taken at a window edge that is no border of the sequences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reach {
+    pub start: bool,
+    pub end: bool,
+}
+
+/// The windows of a candidate with regions `query` (on the query's forward strand, of
+/// `qlen` residues) and `target` (of `tlen`): on each side that `reach` names, the regions
+/// first run along the candidate's diagonal to the nearer border of the two sequences (the
+/// query aligned on `strand`: on minus its region's end is where the aligned query begins;
+/// `None`, both strands, runs along both diagonals and keeps both), then [`window`] widens
+/// each by `margin`. `None` margin: whole sequences.
+pub fn windows(
+    query: &Region,
+    qlen: usize,
+    target: &Region,
+    tlen: usize,
+    strand: Option<Strand>,
+    margin: Option<usize>,
+    reach: Reach,
+) -> (Region, Region) {
+    let (q, t) = match strand {
+        Some(s) => along_diagonal(query, qlen, target, tlen, s, reach),
+        None => {
+            let (qp, tp) = along_diagonal(query, qlen, target, tlen, Strand::Plus, reach);
+            let (qm, tm) = along_diagonal(query, qlen, target, tlen, Strand::Minus, reach);
+            (qp.start.min(qm.start)..qp.end.max(qm.end), tp.start.min(tm.start)..tp.end.max(tm.end))
+        }
+    };
+    (window(&q, qlen, margin), window(&t, tlen, margin))
+}
+
+/// The regions run along their diagonal to the nearer border on each side `reach` names.
+fn along_diagonal(
+    query: &Region,
+    qlen: usize,
+    target: &Region,
+    tlen: usize,
+    strand: Strand,
+    reach: Reach,
+) -> (Region, Region) {
+    let (qs, qe) = (query.start.min(qlen), query.end.min(qlen).max(query.start.min(qlen)));
+    let (ts, te) = (target.start.min(tlen), target.end.min(tlen).max(target.start.min(tlen)));
+    // The query region on the aligned strand.
+    let (aqs, aqe) = match strand {
+        Strand::Plus => (qs, qe),
+        Strand::Minus => (qlen - qe, qlen - qs),
+    };
+    let before = if reach.start { aqs.min(ts) } else { 0 };
+    let after = if reach.end { (qlen - aqe).min(tlen - te) } else { 0 };
+    let (aqs, aqe) = (aqs - before, aqe + after);
+    let q = match strand {
+        Strand::Plus => aqs..aqe,
+        Strand::Minus => qlen - aqe..qlen - aqs,
+    };
+    (q, ts - before..te + after)
+}
+
 /// A batch of pairs for `align`: residues, ids, and the input's other columns that the
 /// output carries through (Arrow and Parquet inputs), in input order.
 #[derive(Debug, Clone, Default)]
@@ -494,6 +556,54 @@ mod tests {
         }
         // A region past the sequence (refused by readers) still gives a valid window.
         assert_eq!(window(&(50..60), 40, Some(2)), 38..40);
+    }
+
+    /// Windows that reach, against the test's own walk: the regions moved one diagonal
+    /// step at a time while both sequences have a residue left on that side, then widened.
+    #[test]
+    fn windows_run_along_the_diagonal_to_the_nearer_border() {
+        let walk = |q: &Region, ql: usize, t: &Region, tl: usize, minus: bool, reach: Reach| {
+            // The aligned query's region (reversed on minus), walked, mapped back.
+            let (mut a, mut b) = if minus { (ql - q.end, ql - q.start) } else { (q.start, q.end) };
+            let (mut c, mut d) = (t.start, t.end);
+            while reach.start && a > 0 && c > 0 {
+                (a, c) = (a - 1, c - 1);
+            }
+            while reach.end && b < ql && d < tl {
+                (b, d) = (b + 1, d + 1);
+            }
+            (if minus { ql - b..ql - a } else { a..b }, c..d)
+        };
+        let mut seed = 3u64;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % (n + 1)
+        };
+        for _ in 0..5000 {
+            let (ql, tl) = (next(60), next(60));
+            let (a, b) = (next(ql), next(ql));
+            let (c, d) = (next(tl), next(tl));
+            let (q, t) = (a.min(b)..a.max(b), c.min(d)..c.max(d));
+            let reach = Reach { start: next(1) == 1, end: next(1) == 1 };
+            let m = next(5);
+            for (strand, minus) in [(Strand::Plus, false), (Strand::Minus, true)] {
+                let (wq, wt) = walk(&q, ql, &t, tl, minus, reach);
+                let want = (window(&wq, ql, Some(m)), window(&wt, tl, Some(m)));
+                assert_eq!(
+                    windows(&q, ql, &t, tl, Some(strand), Some(m), reach),
+                    want,
+                    "{q:?} {ql} {t:?} {tl} {reach:?}"
+                );
+            }
+            let (p, n) = (walk(&q, ql, &t, tl, false, reach), walk(&q, ql, &t, tl, true, reach));
+            let both = (p.0.start.min(n.0.start)..p.0.end.max(n.0.end), p.1.start.min(n.1.start)..p.1.end.max(n.1.end));
+            let want = (window(&both.0, ql, Some(m)), window(&both.1, tl, Some(m)));
+            assert_eq!(windows(&q, ql, &t, tl, None, Some(m), reach), want);
+            assert_eq!(windows(&q, ql, &t, tl, None, None, reach), (0..ql, 0..tl));
+            // Without reach: the regions widened, as before.
+            let plain = (window(&q, ql, Some(m)), window(&t, tl, Some(m)));
+            assert_eq!(windows(&q, ql, &t, tl, Some(Strand::Minus), Some(m), Reach::default()), plain);
+        }
     }
 
     #[test]

@@ -215,6 +215,13 @@ impl Aligner {
         Ok(self)
     }
 
+    /// How pair readers make windows for this aligner: its mode's reach along the diagonal
+    /// and its strands (`io::PairOptions::reach`, `strand`).
+    pub fn place_windows(&self, options: &mut crate::io::PairOptions) {
+        options.reach = self.engine.mode().window_reach();
+        options.strand = self.strand;
+    }
+
     pub fn engine(&self) -> &Arc<dyn Engine> {
         &self.engine
     }

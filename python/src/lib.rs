@@ -356,7 +356,8 @@ impl Aligner {
         region_cols: Option<Vec<String>>,
         strand_col: Option<String>,
     ) -> PyResult<BatchIter> {
-        let options = pair_options(window, region_cols, strand_col)?;
+        let mut options = pair_options(window, region_cols, strand_col)?;
+        self.inner.place_windows(&mut options);
         let thresholds = ThresholdValues { min_score, min_bits, max_evalue, min_pident, min_qcov, min_tcov };
         let pair_columns = PairColumns {
             names: [query_id_col, query_col, target_id_col, target_col].map(String::from),

@@ -8,6 +8,7 @@
 
 pub mod cuda;
 pub mod mode;
+pub mod overlap;
 pub mod scalar;
 pub mod scalar_modes;
 pub mod simd;
@@ -42,6 +43,9 @@ pub struct Alignment {
     pub tend: u32,
     /// [`recomputed`]`(score)`, whatever path the engine took.
     pub recomputed: bool,
+    /// The overlap mode chose the pair's local alignment: an internal match
+    /// ([`mode::overlap_choice`]); false in every other mode.
+    pub internal: bool,
 }
 
 impl Alignment {
@@ -221,8 +225,9 @@ pub fn select(device: Device, scoring: &Scoring, options: &EngineOptions, verbos
     Ok(engine)
 }
 
-/// [`select`] for alignments in `mode`. Local mode is [`select`]; the other modes run on
-/// the CPU engine of the modes ([`simd::SimdModeEngine`]; the scalar reference
+/// [`select`] for alignments in `mode`. Local mode is [`select`]; the overlap mode composes
+/// a local and a semi-global engine of the device ([`overlap::OverlapEngine`]); the other
+/// modes run on the CPU engine of the modes ([`simd::SimdModeEngine`]; the scalar reference
 /// [`scalar_modes::ModeEngine`] under `SWARROW_ENGINE=scalar`), or on the GPU
 /// ([`cuda::mode_engine`], with that CPU engine for what the GPU leaves).
 pub fn select_mode(
@@ -234,6 +239,16 @@ pub fn select_mode(
 ) -> Result<Arc<dyn Engine>> {
     if mode.is_local() {
         return select(device, scoring, options, verbose);
+    }
+    if let mode::AlignMode::Overlap(penalty) = mode {
+        // Two engines of the device, composed; one line says which.
+        let semi = select_mode(device, mode::OVERLAP_SEMI_GLOBAL, scoring, options, false)?;
+        let local = select(device, scoring, options, false)?;
+        let engine = overlap::OverlapEngine::new(local, semi, penalty)?;
+        if verbose {
+            eprintln!("swarrow: aligning on {}", engine.name());
+        }
+        return Ok(Arc::new(engine));
     }
     let cpu = cpu_mode_engine(mode, scoring, options.threads)?;
     let gpu = || -> Result<Arc<dyn Engine>> {

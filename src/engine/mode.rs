@@ -38,6 +38,20 @@
 //! **Path.** The rectangle from the start to the end, aligned end to end with leading gaps
 //! allowed, by [`super::traceback`]'s path rule ([`super::traceback::trace_mode`]).
 //!
+//! # The overlap mode (issue 57)
+//! Read overlaps: `overlap` with a clipping penalty P >= 0 is an exact composition of two
+//! modes every engine has. For each pair, S is its semi-global alignment with all four ends
+//! free ([`OVERLAP_SEMI_GLOBAL`]: it starts on the first row or column and ends on the last
+//! row or column, a dovetail or a containment) and L its local alignment; the result is S
+//! when score(S) + P >= score(L) (a tie goes to S), else L, marked
+//! [`Alignment::internal`] (an internal match: a repeat, or a candidate that shares less
+//! than its ends). Since S is one of the local alignments, score(L) >= score(S), so this is
+//! the optimum over all local alignments of the score plus P for an alignment that reaches
+//! a start border and an end border (a bonus for reaching the ends, BWA-MEM's `-L` taken
+//! once for both ends): max(score(S) + P, score(L)); with P >= 0 an internal match never
+//! reaches both borders. Each pair's tie rules, start and path are those of its chosen
+//! mode ([`AlignMode::of`]); [`overlap_choice`] is the one rule every engine applies.
+//!
 //! # Coordinates
 //! 1-based and inclusive; global: the whole sequences. A sequence of which the alignment
 //! holds no residue (all its residues are in free ends: the path only runs through gaps of
@@ -52,6 +66,7 @@
 use super::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Scoring;
+use crate::seq::Reach;
 use std::fmt;
 
 /// The ends of each sequence that a semi-global alignment may leave unaligned at no cost.
@@ -148,10 +163,22 @@ pub enum AlignMode {
     Global,
     /// The ends named free may stay unaligned at no cost; the others are aligned.
     SemiGlobal(FreeEnds),
+    /// Read overlaps (issue 57), with its clipping penalty P: of the pair's semi-global
+    /// alignment with all four ends free (a dovetail or a containment) and its local
+    /// alignment, the semi-global one when its score + P >= the local score, else the local
+    /// one (an internal match, [`Alignment::internal`]). See "The overlap mode" above.
+    Overlap(u32),
 }
 
 /// The names of `--mode`.
-pub const MODE_NAMES: [&str; 3] = ["local", "global", "semi-global"];
+pub const MODE_NAMES: [&str; 4] = ["local", "global", "semi-global", "overlap"];
+
+/// The overlap mode's clipping penalty when `--clip-penalty` is not given (BENCHMARKS.md,
+/// issue 57: the assemblies of clean and noisy reads at several penalties).
+pub const DEFAULT_CLIP_PENALTY: u32 = 20;
+
+/// The semi-global mode of the overlap mode's first alignment: all four ends free.
+pub const OVERLAP_SEMI_GLOBAL: AlignMode = AlignMode::SemiGlobal(FreeEnds::ALL);
 
 impl AlignMode {
     /// From `--mode` and `--free-ends` (the latter only with `semi-global`; all four ends
@@ -161,6 +188,7 @@ impl AlignMode {
             "local" => AlignMode::Local,
             "global" => AlignMode::Global,
             "semi-global" => AlignMode::SemiGlobal(FreeEnds::ALL),
+            "overlap" => AlignMode::Overlap(DEFAULT_CLIP_PENALTY),
             other => {
                 return Err(Error::usage(format!(
                     "--mode: unknown mode {other:?}; the modes are {}",
@@ -172,14 +200,65 @@ impl AlignMode {
             (AlignMode::SemiGlobal(_), Some(list)) => Ok(AlignMode::SemiGlobal(FreeEnds::parse(list)?)),
             (_, Some(_)) => Err(Error::usage(format!(
                 "--free-ends applies to --mode semi-global only (the mode is {mode}: {})",
-                if m == AlignMode::Local { "local alignments have every end free" } else { "no end is free" }
+                match m {
+                    AlignMode::Local => "local alignments have every end free",
+                    AlignMode::Overlap(_) => "overlaps have all four ends free",
+                    _ => "no end is free",
+                }
             ))),
             (m, None) => Ok(m),
         }
     }
 
+    /// This mode with `--clip-penalty` (the overlap mode only; `None`: as it is).
+    pub fn with_clip_penalty(self, penalty: Option<u32>) -> Result<AlignMode> {
+        match (self, penalty) {
+            (_, None) => Ok(self),
+            (AlignMode::Overlap(_), Some(p)) => Ok(AlignMode::Overlap(p)),
+            (m, Some(_)) => {
+                Err(Error::usage(format!("--clip-penalty applies to --mode overlap only (the mode is {m})")))
+            }
+        }
+    }
+
     pub fn is_local(self) -> bool {
         self == AlignMode::Local
+    }
+
+    /// The sides where a candidate's windows run along its diagonal to the sequences'
+    /// borders before the margin (`seq::windows`): each side with a free end in the
+    /// semi-global and overlap modes, so that no free end is taken at a window edge that is
+    /// no border of the sequences. Local and global modes align the regions widened by the
+    /// margin (a local alignment has no end to reach; a global one aligns the windows).
+    pub fn window_reach(self) -> Reach {
+        match self {
+            AlignMode::SemiGlobal(_) | AlignMode::Overlap(_) => {
+                let f = self.free_ends();
+                Reach { start: f.query_start || f.target_start, end: f.query_end || f.target_end }
+            }
+            AlignMode::Local | AlignMode::Global => Reach::default(),
+        }
+    }
+
+    /// The mode whose dynamic programme gave `a`, an alignment in this mode: in the overlap
+    /// mode the local one for an internal match, else the semi-global one; every other mode
+    /// is itself.
+    pub fn of(self, a: &Alignment) -> AlignMode {
+        match self {
+            AlignMode::Overlap(_) if a.internal => AlignMode::Local,
+            AlignMode::Overlap(_) => OVERLAP_SEMI_GLOBAL,
+            m => m,
+        }
+    }
+
+    /// What the mode maximises for `a`, one of its alignments: the score, plus the overlap
+    /// mode's clipping penalty for an alignment that is no internal match (what `--strand
+    /// both` compares).
+    pub fn objective(self, a: &Alignment) -> i64 {
+        match self {
+            AlignMode::Overlap(p) if !a.internal => a.score as i64 + p as i64,
+            _ => a.score as i64,
+        }
     }
 
     /// The ends left free at no cost: none for global, all for local (whose restarts at 0
@@ -189,6 +268,7 @@ impl AlignMode {
             AlignMode::Local => FreeEnds::ALL,
             AlignMode::Global => FreeEnds::NONE,
             AlignMode::SemiGlobal(f) => f,
+            AlignMode::Overlap(_) => FreeEnds::ALL,
         }
     }
 
@@ -203,13 +283,25 @@ impl AlignMode {
     }
 }
 
+/// The overlap mode's alignment of a pair from its two alignments at the same level, `semi`
+/// in [`OVERLAP_SEMI_GLOBAL`] and `local`: `semi` when its score + `clip_penalty` >= the
+/// local score (a tie goes to the semi-global alignment), else `local`, marked internal.
+pub fn overlap_choice(semi: Alignment, local: Alignment, clip_penalty: u32) -> Alignment {
+    if semi.score as i64 + clip_penalty as i64 >= local.score as i64 {
+        Alignment { internal: false, ..semi }
+    } else {
+        Alignment { internal: true, ..local }
+    }
+}
+
 impl AlignMode {
     /// The mode of the reverse pass that finds starts (module documentation, "Start
     /// cell"): this mode's free starts as its free ends, no free start. `None` without a
-    /// free start (then both starts are residue 1) and in local mode.
+    /// free start (then both starts are residue 1) and in local and overlap modes (whose
+    /// engines run each alignment's own mode).
     pub fn reverse_pass(self) -> Option<AlignMode> {
         let f = self.free_ends();
-        if self.is_local() || !(f.query_start || f.target_start) {
+        if matches!(self, AlignMode::Local | AlignMode::Overlap(_)) || !(f.query_start || f.target_start) {
             return None;
         }
         Some(AlignMode::SemiGlobal(FreeEnds {
@@ -286,6 +378,7 @@ impl fmt::Display for AlignMode {
             AlignMode::Global => f.write_str("global"),
             AlignMode::SemiGlobal(ends) if *ends == FreeEnds::ALL => f.write_str("semi-global"),
             AlignMode::SemiGlobal(ends) => write!(f, "semi-global (free ends: {ends})"),
+            AlignMode::Overlap(p) => write!(f, "overlap (clip penalty {p})"),
         }
     }
 }
@@ -335,6 +428,36 @@ mod tests {
         assert!(msg(AlignMode::parse("semi-global", Some("query-end,query-end"))).contains("named twice"));
         assert!(msg(AlignMode::parse("semi-global", Some(""))).contains("empty name"));
         assert!(msg(AlignMode::parse("semi-global", Some("query-end,"))).contains("empty name"));
+    }
+
+    #[test]
+    fn the_overlap_mode_parses_and_refuses_what_it_has_not() {
+        let m = AlignMode::parse("overlap", None).unwrap();
+        assert_eq!(m, AlignMode::Overlap(DEFAULT_CLIP_PENALTY));
+        assert_eq!(m.with_clip_penalty(Some(7)).unwrap(), AlignMode::Overlap(7));
+        assert_eq!(m.with_clip_penalty(None).unwrap(), m);
+        assert_eq!(AlignMode::Overlap(7).to_string(), "overlap (clip penalty 7)");
+        assert_eq!(m.free_ends(), FreeEnds::ALL);
+        assert!(!m.is_local() && m.reverse_pass().is_none());
+        let usage = |r: Result<AlignMode>| matches!(r, Err(Error::Input(_)));
+        assert!(usage(AlignMode::parse("overlap", Some("query-end"))));
+        assert!(usage(AlignMode::Local.with_clip_penalty(Some(3))));
+        assert!(usage(OVERLAP_SEMI_GLOBAL.with_clip_penalty(Some(3))));
+        // Reach along the diagonal where an end is free, in the modes that free ends.
+        assert_eq!(m.window_reach(), Reach { start: true, end: true });
+        assert_eq!(AlignMode::Local.window_reach(), Reach::default());
+        assert_eq!(AlignMode::Global.window_reach(), Reach::default());
+        let glocal = AlignMode::parse("semi-global", Some("target-end")).unwrap();
+        assert_eq!(glocal.window_reach(), Reach { start: false, end: true });
+        // The choice: a tie goes to the semi-global alignment; the objective adds P to it.
+        let al = |score: i32| Alignment { score, qend: 1, tend: 1, ..Alignment::default() };
+        assert!(!overlap_choice(al(10), al(30), 20).internal);
+        let l = overlap_choice(al(10), al(31), 20);
+        assert!(l.internal && l.score == 31);
+        assert_eq!(AlignMode::Overlap(20).objective(&overlap_choice(al(10), al(30), 20)), 30);
+        assert_eq!(AlignMode::Overlap(20).objective(&l), 31);
+        assert_eq!(AlignMode::Overlap(20).of(&l), AlignMode::Local);
+        assert_eq!(AlignMode::Overlap(20).of(&al(3)), OVERLAP_SEMI_GLOBAL);
     }
 
     #[test]

@@ -171,6 +171,7 @@ pub fn align_pair(query: &[u8], target: &[u8], sc: &Scoring) -> Result<Alignment
         tstart,
         tend: end.tend,
         recomputed: super::recomputed(end.score),
+        internal: false,
     })
 }
 

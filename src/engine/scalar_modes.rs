@@ -1,6 +1,7 @@
 //! The scalar reference of every mode ([`super::mode`]): local mode is [`super::scalar`];
 //! global and semi-global are one pass of exact Gotoh here, the oracle the fast engines of
-//! those modes are tested against. Plain rather than fast.
+//! those modes are tested against; the overlap mode is its two alignments (semi-global,
+//! local) and [`mode::overlap_choice`]. Plain rather than fast.
 //!
 //! Scores are computed at 64 bits (global scores fall far below zero; no overflow whatever
 //! the lengths) and reported at 32: a score outside i32 is an input error. The start is
@@ -22,6 +23,10 @@ pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMod
     if mode.is_local() {
         return scalar::align_pair(query, target, sc);
     }
+    if let AlignMode::Overlap(penalty) = mode {
+        let semi = align_pair_mode(query, target, sc, mode::OVERLAP_SEMI_GLOBAL)?;
+        return Ok(mode::overlap_choice(semi, scalar::align_pair(query, target, sc)?, penalty));
+    }
     let ends = mode.free_ends();
     let (m, n) = (query.len(), target.len());
     if m > u32::MAX as usize || n > u32::MAX as usize {
@@ -32,7 +37,7 @@ pub fn align_pair_mode(query: &[u8], target: &[u8], sc: &Scoring, mode: AlignMod
         let score = i32::try_from(score).map_err(|_| {
             Error::Input(format!("the {mode} score of a pair of {m} and {n} residues, {score}, exceeds 32 bits"))
         })?;
-        Ok(Alignment { score, qstart, qend, tstart, tend, recomputed: mode.recomputed(score) })
+        Ok(Alignment { score, qstart, qend, tstart, tend, recomputed: mode.recomputed(score), internal: false })
     };
     // An empty side: the other sequence against one gap, or nothing when one of its ends is free.
     if m == 0 || n == 0 {

@@ -293,6 +293,8 @@ pub fn trace_mode_with(
     s: &mut Scratch,
     block_cells: usize,
 ) -> Result<Traceback> {
+    // The overlap mode: each alignment's own mode.
+    let mode = mode.of(a);
     if mode.is_local() {
         return trace_with(query, target, sc, a, s, block_cells);
     }
@@ -894,7 +896,15 @@ mod tests {
         // fits, worked out from the bound.
         let sc = Scoring::new(Matrix::dna(2, -1_000_000), 5, 1000).unwrap();
         let long = vec![0u8; 150_000];
-        let a = Alignment { score: 0, qstart: 1, qend: 150_000, tstart: 1, tend: 150_000, recomputed: false };
+        let a = Alignment {
+            score: 0,
+            qstart: 1,
+            qend: 150_000,
+            tstart: 1,
+            tend: 150_000,
+            recomputed: false,
+            internal: false,
+        };
         let e = trace_mode(&long, &long, &sc, &a, AlignMode::Global).unwrap_err().to_string();
         let limit = -(NEG as i64) / 2;
         let largest = (limit - 1 - 15 - 2_000_000) / 300_002;

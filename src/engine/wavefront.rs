@@ -54,6 +54,7 @@ pub fn align_pair_with(query: &[u8], target: &[u8], sc: &Scoring, bands: usize, 
         tstart: end.tend + 1 - start.tend,
         tend: end.tend,
         recomputed: super::recomputed(end.score),
+        internal: false,
     })
 }
 

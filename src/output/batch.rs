@@ -645,7 +645,17 @@ impl ResultBatch {
                 crate::seq::Strand::Plus => "+",
                 crate::seq::Strand::Minus => "-",
             }),
+            Overlap => Value::Text(self.overlap(i)),
         })
+    }
+
+    /// Row `i`'s `overlap` column ([`Column::overlap_of`]).
+    fn overlap(&self, i: usize) -> &'static str {
+        Column::overlap_of(
+            (self.qstart[i], self.qend[i], self.qlen[i]),
+            (self.tstart[i], self.tend[i], self.tlen[i]),
+            self.strand(i),
+        )
     }
 
     /// The batch as an Arrow record batch of `schema` (from [`schema_with_metadata`] for
@@ -680,6 +690,7 @@ impl ResultBatch {
                         .map(|i| Some(if self.strand(i) == crate::seq::Strand::Minus { "-" } else { "+" }))
                         .collect::<StringArray>(),
                 ),
+                Column::Overlap => Arc::new((0..self.len()).map(|i| Some(self.overlap(i))).collect::<StringArray>()),
                 Column::Cigar | Column::Qaln | Column::Taln => {
                     let ids = match c {
                         Column::Cigar => &self.cigar,

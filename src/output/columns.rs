@@ -40,6 +40,7 @@ pub enum Column {
     Strand,
     Mapq,
     Flag,
+    Overlap,
 }
 
 /// What a column's values come from, from the least work to the most: each level
@@ -83,7 +84,7 @@ struct Spec {
     help: &'static str,
 }
 
-const SPECS: [Spec; 31] = [
+const SPECS: [Spec; 32] = [
     spec(Column::Query, "query", &["qseqid"], Kind::Text, Need::ScoreEnd, "query id"),
     spec(Column::Target, "target", &["sseqid", "tseqid", "subject"], Kind::Text, Need::ScoreEnd, "target id"),
     spec(Column::Score, "score", &["raw", "rawscore"], Kind::Int, Need::ScoreEnd, "raw alignment score"),
@@ -178,6 +179,16 @@ const SPECS: [Spec; 31] = [
         Need::Coordinates,
         "SAM FLAG of the row's record: 16 minus, 256 secondary, 2048 supplementary, 4 no alignment",
     ),
+    spec(
+        Column::Overlap,
+        "overlap",
+        &[],
+        Kind::Text,
+        Need::Coordinates,
+        "what the alignment is as an overlap, from its coordinates: containment (a whole sequence aligned), \
+         dovetail (it starts at a sequence's start and ends at a sequence's end), internal, or none (no residue \
+         of a side)",
+    ),
 ];
 
 const fn spec(
@@ -226,6 +237,30 @@ impl Column {
         (if pct < 99.0 { pct + 0.5 } else { pct }) as i32
     }
 
+    /// The `overlap` column of an alignment on query residues `qs..=qe` of `ql` (as given)
+    /// and target residues `ts..=te` of `tl`, the query on `strand`: `containment` when it
+    /// holds a whole sequence, `dovetail` when it starts at the start of one of the aligned
+    /// sequences and ends at the end of one (the query's start and end swap on minus),
+    /// `internal` otherwise, `none` when it holds no residue of a side (start 0).
+    pub fn overlap_of(q: (i32, i32, i32), t: (i32, i32, i32), strand: crate::seq::Strand) -> &'static str {
+        let ((qs, qe, ql), (ts, te, tl)) = (q, t);
+        if qs <= 0 || ts <= 0 {
+            return "none";
+        }
+        let (q_first, q_last) = (qs == 1, qe == ql);
+        let (q_begins, q_ends) = match strand {
+            crate::seq::Strand::Plus => (q_first, q_last),
+            crate::seq::Strand::Minus => (q_last, q_first),
+        };
+        if (q_first && q_last) || (ts == 1 && te == tl) {
+            "containment"
+        } else if (q_begins || ts == 1) && (q_ends || te == tl) {
+            "dovetail"
+        } else {
+            "internal"
+        }
+    }
+
     pub fn field(self) -> Field {
         let (ty, nullable) = match self.kind() {
             Kind::Text => (DataType::Utf8, matches!(self, Column::Qheader | Column::Theader)),
@@ -266,7 +301,7 @@ impl Column {
             Theader => "subject title",
             Qcovhsp => "% query coverage per hsp",
             Qheader => "query title",
-            Recomputed | Rank | Qnum | Qcov | Tcov | Cigar | Strand | Mapq | Flag => self.name(),
+            Recomputed | Rank | Qnum | Qcov | Tcov | Cigar | Strand | Mapq | Flag | Overlap => self.name(),
         }
     }
 }
@@ -553,5 +588,31 @@ mod tests {
     fn blast_default_is_outfmt_6() {
         let names = Columns::default_for(Mode::Search, Format::Blast).names().join(" ");
         assert_eq!(names, "query target pident length mismatch gapopen qstart qend tstart tend evalue bits");
+    }
+
+    /// Hand-checked overlaps of a 100-residue query and a 200-residue target.
+    #[test]
+    fn overlap_kinds_by_hand() {
+        use crate::seq::Strand::{Minus, Plus};
+        let cases = [
+            // The query's suffix on the target's prefix; on minus the query's prefix is.
+            ((41, 100, 100), (1, 60, 200), Plus, "dovetail"),
+            ((1, 60, 100), (1, 60, 200), Minus, "dovetail"),
+            ((1, 60, 100), (1, 60, 200), Plus, "internal"),
+            // The target's suffix on the query's prefix.
+            ((1, 30, 100), (171, 200, 200), Plus, "dovetail"),
+            ((71, 100, 100), (171, 200, 200), Minus, "dovetail"),
+            // A whole sequence.
+            ((1, 100, 100), (51, 150, 200), Plus, "containment"),
+            ((1, 100, 100), (51, 150, 200), Minus, "containment"),
+            ((10, 90, 100), (1, 200, 200), Plus, "containment"),
+            // Short of the ends on a side.
+            ((41, 99, 100), (1, 59, 200), Plus, "internal"),
+            ((20, 60, 100), (50, 90, 200), Plus, "internal"),
+            ((0, 0, 100), (1, 5, 200), Plus, "none"),
+        ];
+        for (q, t, strand, want) in cases {
+            assert_eq!(Column::overlap_of(q, t, strand), want, "{q:?} {t:?} {strand:?}");
+        }
     }
 }

@@ -122,7 +122,7 @@ fn align_batch(
         }
         (None, Some(o)) => {
             let al = engine.align(o.seqs.view(), first)?;
-            let (seqs, al, strands) = o.choose(al)?;
+            let (seqs, al, strands) = o.choose(al, engine.mode())?;
             (Some(seqs), al, strands)
         }
         (Some((ends, _)), _) if first == Level::ScoreEnd => (None, ends, Vec::new()),

@@ -5,6 +5,7 @@
 //! (target on its forward strand, query on the query as given). CIGAR and aligned strings
 //! stay as the engine traces them: in target order, the query reverse-complemented on `-`.
 
+use crate::engine::mode::AlignMode;
 use crate::engine::Alignment;
 use crate::error::{Error, Result};
 use crate::scoring::Alphabet;
@@ -33,7 +34,7 @@ impl StrandRule {
     }
 
     /// What this rule does with a pair whose input names `given`: one strand, or both.
-    fn pick(self, given: Option<Strand>) -> Option<Strand> {
+    pub fn pick(self, given: Option<Strand>) -> Option<Strand> {
         match self {
             StrandRule::AsGiven => Some(given.unwrap_or_default()),
             StrandRule::Plus => Some(Strand::Plus),
@@ -92,10 +93,14 @@ pub fn orient(pairs: PairSeqs<'_>, frames: &[Frame], rule: StrandRule) -> Option
 }
 
 impl Oriented {
-    /// One engine pair per batch pair: under `both`, the strand with the better score (a
-    /// tie goes to plus). Returns the kept engine pairs' residues, their alignments and
-    /// each batch pair's strand.
-    pub fn choose(self, alignments: Vec<Alignment>) -> Result<(SeqPairs, Vec<Alignment>, Vec<Strand>)> {
+    /// One engine pair per batch pair: under `both`, the strand with the better score (the
+    /// mode's objective, [`AlignMode::objective`]; a tie goes to plus). Returns the kept
+    /// engine pairs' residues, their alignments and each batch pair's strand.
+    pub fn choose(
+        self,
+        alignments: Vec<Alignment>,
+        mode: AlignMode,
+    ) -> Result<(SeqPairs, Vec<Alignment>, Vec<Strand>)> {
         if alignments.len() != self.entries.len() {
             return Err(Error::Internal(format!(
                 "engine returned {} alignments for {} oriented pairs",
@@ -112,7 +117,7 @@ impl Oriented {
         while k < self.entries.len() {
             // Both strands of a pair come together, plus first.
             if k + 1 < self.entries.len() && self.entries[k + 1].0 == self.entries[k].0 {
-                let minus_wins = alignments[k + 1].score > alignments[k].score;
+                let minus_wins = mode.objective(&alignments[k + 1]) > mode.objective(&alignments[k]);
                 keep[k] = !minus_wins;
                 keep[k + 1] = minus_wins;
                 k += 2;
@@ -190,7 +195,7 @@ mod tests {
         let both = orient(pairs.view(), &[], StrandRule::Both).unwrap();
         let scores = [5, 7, 4, 4, 3, 1];
         let als: Vec<Alignment> = scores.iter().map(|&s| al(s, (1, 1), (1, 1))).collect();
-        let (seqs, kept, strands) = both.choose(als).unwrap();
+        let (seqs, kept, strands) = both.choose(als, AlignMode::Local).unwrap();
         assert_eq!(strands, vec![Strand::Minus, Strand::Plus, Strand::Plus]);
         assert_eq!(kept.iter().map(|a| a.score).collect::<Vec<_>>(), vec![7, 4, 3]);
         assert_eq!(seqs.view().pair(0).0, revcomp(&[0]));

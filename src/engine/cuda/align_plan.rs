@@ -471,7 +471,15 @@ pub fn finish(end: Cell, start: Option<Cell>) -> Result<Alignment> {
             s.score, s.row, s.col, end.score, qend, tend
         )));
     }
-    Ok(Alignment { score: end.score, qstart: qend - s.row as u32, qend, tstart: tend - s.col as u32, tend, recomputed })
+    Ok(Alignment {
+        score: end.score,
+        qstart: qend - s.row as u32,
+        qend,
+        tstart: tend - s.col as u32,
+        tend,
+        recomputed,
+        internal: false,
+    })
 }
 
 #[cfg(test)]

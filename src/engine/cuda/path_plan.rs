@@ -793,6 +793,7 @@ mod tests {
             tstart: 1,
             tend: n as u32,
             recomputed: false,
+            internal: false,
         };
         assert!(!traceback::mode_values_fit(m, n, &sc) && traceback::mode_values_fit(30, 20, &sc));
         for (threads, split) in [(1, u64::MAX), (32, 1)] {

@@ -273,5 +273,6 @@ fn coordinates(end: ScoreEnd, start: ScoreEnd) -> Alignment {
         tstart: end.tend + 1 - start.tend,
         tend: end.tend,
         recomputed: crate::engine::recomputed(end.score),
+        internal: false,
     }
 }

@@ -29,7 +29,7 @@ use super::{
 use crate::error::{quoted_id, Error, Result, Where};
 use crate::io::input::{read_error, skip_bom, Head, Input, MAX_LINE};
 use crate::scoring::Alphabet;
-use crate::seq::{window, Carried, Frame, PairBatch, Region, Strand};
+use crate::seq::{windows, Carried, Frame, PairBatch, Region, Strand};
 
 /// The id columns of a TSV candidate file, as its optional header names them.
 const TSV_ID_COLUMNS: [&str; 2] = ["query_id", "target_id"];
@@ -246,6 +246,15 @@ pub(super) struct Placed {
     pub strand: Option<Strand>,
 }
 
+impl Placed {
+    /// The windows aligned for this candidate on sequences of `ql` and `tl` residues
+    /// (`seq::windows`: the margin, the reach and the strand the run aligns it on).
+    fn windows(&self, ql: usize, tl: usize, options: &PairOptions) -> (Region, Region) {
+        let strand = options.strand.pick(self.strand);
+        windows(&self.query, ql, &self.target, tl, strand, options.window, options.reach)
+    }
+}
+
 /// The pairs chosen for one batch, with what limits it.
 pub(super) struct Pick<'a> {
     pub place: &'a Where,
@@ -257,8 +266,8 @@ pub(super) struct Pick<'a> {
     picked: &'a mut Vec<(u32, u32)>,
     /// Pair for pair where the input places them (every pair of such an input), else empty.
     placed: &'a mut Vec<Placed>,
-    /// The margin of windows (`PairOptions::window`), for the residue count.
-    margin: Option<usize>,
+    /// How windows are made (`PairOptions`), for the residue count.
+    options: &'a PairOptions,
     residues: usize,
 }
 
@@ -297,7 +306,8 @@ impl Pick<'_> {
                     );
                     return Err(Error::record(self.place, self.index(), self.query.id(qi), problem));
                 }
-                let n = window(&placed.query, ql, self.margin).len() + window(&placed.target, tl, self.margin).len();
+                let (qw, tw) = placed.windows(ql, tl, self.options);
+                let n = qw.len() + tw.len();
                 self.placed.push(placed);
                 n
             }
@@ -346,7 +356,7 @@ impl IdPairs {
             first: self.counter.pairs,
             picked: &mut self.picked,
             placed: &mut self.placed,
-            margin: self.options.window,
+            options: &self.options,
             residues: 0,
         };
         match &mut self.rows {
@@ -381,7 +391,7 @@ impl IdPairs {
         } else {
             // Only each side's window is copied (a read's candidate on a long contig holds
             // the contig's window, never the contig), with the frame that places it.
-            let frames = window_frames(query, target, picked, &self.placed, self.options.window);
+            let frames = window_frames(query, target, picked, &self.placed, &self.options);
             batch.seqs.extend_par_with(n, |i| {
                 let w = &frames[i];
                 let (qo, to) = (w.frame.query_offset, w.frame.target_offset);
@@ -406,21 +416,21 @@ struct Windowed {
     target_window: usize,
 }
 
-/// The windows of placed pairs (`margin` around their regions, `None`: whole sequences)
-/// and the frames that say where they sit on the whole sequences.
+/// The windows of placed pairs ([`Placed::windows`]) and the frames that say where they sit
+/// on the whole sequences.
 fn window_frames(
     query: &SeqSet,
     target: &SeqSet,
     picked: &[(u32, u32)],
     placed: &[Placed],
-    margin: Option<usize>,
+    options: &PairOptions,
 ) -> Vec<Windowed> {
     picked
         .iter()
         .zip(placed)
         .map(|(&(qi, ti), placed)| {
             let (ql, tl) = (query.seq(qi).len(), target.seq(ti).len());
-            let (qw, tw) = (window(&placed.query, ql, margin), window(&placed.target, tl, margin));
+            let (qw, tw) = placed.windows(ql, tl, options);
             let frame = Frame {
                 query_offset: qw.start,
                 target_offset: tw.start,

@@ -24,9 +24,10 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result, Where};
 use crate::io::input::{skip_bom, Head};
+use crate::pipeline::orient::StrandRule;
 use crate::scoring::alphabet::describe_residue;
 use crate::scoring::Alphabet;
-use crate::seq::{Carried, PairBatch};
+use crate::seq::{Carried, PairBatch, Reach};
 
 /// The four columns of a pair file, in TSV order.
 pub const PAIR_COLUMNS: [&str; 4] = ["query_id", "query_seq", "target_id", "target_seq"];
@@ -104,6 +105,12 @@ pub struct PairOptions {
     /// full`): whole sequences. Applies to candidates that carry regions (PAF, region
     /// columns); their `PairBatch::frames` say where the windows sit.
     pub window: Option<usize>,
+    /// The sides where windows first run along the candidate's diagonal to the sequences'
+    /// borders (`seq::windows`): the mode's free ends (`Reach::default()`: neither).
+    pub reach: Reach,
+    /// The strands the run aligns each query on (`--strand`): the diagonal windows reach
+    /// along.
+    pub strand: StrandRule,
     /// Candidate tables (TSV with a header, Arrow, Parquet): the columns of the query's and
     /// the target's region, `[qstart, qend, tstart, tend]`, 0-based half-open.
     pub region_cols: Option<[String; 4]>,
@@ -120,6 +127,8 @@ impl Default for PairOptions {
     fn default() -> Self {
         PairOptions {
             window: Some(DEFAULT_WINDOW),
+            reach: Reach::default(),
+            strand: StrandRule::default(),
             region_cols: None,
             strand_col: None,
             format: CandidateFormat::Auto,

@@ -58,6 +58,7 @@ pub fn finish_end(end: Cell, mode: AlignMode) -> Result<Alignment> {
         tstart: 0,
         tend: end.col as u32 + 1,
         recomputed: mode.recomputed(end.score),
+        internal: false,
     })
 }
 
