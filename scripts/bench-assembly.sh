@@ -21,7 +21,7 @@ SHORT=${SHORT:-500000}
 LONG=${LONG:-7500}
 CHECK_LONG=${CHECK_LONG:-2000}
 # The overlap recipe's mode options (the README's).
-OVERLAP=${OVERLAP:---mode semi-global}
+OVERLAP=${OVERLAP:---mode overlap}
 STAGES=${STAGES:-reads overlaps}
 SW=$G/swarrow
 MM=$G/minimap2
@@ -77,6 +77,8 @@ case " $STAGES " in *" overlaps "*)
   echo "candidates: $(wc -l < $W/lr/ava.paf)"
   OV="align --dna $OVERLAP --pairs $W/lr/ava.paf --seqs $W/lr/long.fq"
   echo "swarrow coordinates (Arrow): $(secs /dev/null $SW $OV --format arrow --columns query,target,strand,score,qstart,qend,tstart,tend) s"
+  SG="align --dna --mode semi-global --pairs $W/lr/ava.paf --seqs $W/lr/long.fq"
+  echo "swarrow coordinates (Arrow), --mode semi-global: $(secs /dev/null $SW $SG --format arrow --columns query,target,strand,score,qstart,qend,tstart,tend) s"
   echo "swarrow PAF, all candidates: $(secs $W/lr/g.paf $SW $OV --format paf) s"
   echo "swarrow PAF with cg:Z, all candidates: $(secs $W/lr/gc.paf $SW $OV --format paf --columns cigar) s"
   $SW $OV --format paf --stats 2>&1 >/dev/null | grep -E 'wall|stage|bound|trace|path|kernel' | head -12
