@@ -943,7 +943,10 @@ fn search(args: SearchArgs, progress: &Progress) -> Result<()> {
     let query_count = Arc::new(AtomicU64::new(0));
     let queries =
         watch_queries(io::FastaReader::open(&args.query, Alphabet::Protein)?.allow_empty(), &args.query, &query_count);
-    let (opts, meta) = settings.prepare(engine.as_ref(), &db, columns.need(), progress);
+    let (opts, mut meta) = settings.prepare(engine.as_ref(), &db, columns.need(), progress);
+    if let Some(id) = query_input_id(&args.query) {
+        meta.push("queries", id);
+    }
     let note = note_default_format(&args.out, args.run.quiet, progress);
     // SAM's header lists the database's sequences.
     let targets = matches!(format, Format::Sam | Format::Bam)
@@ -1195,6 +1198,21 @@ fn align(mut args: AlignArgs, progress: &Progress) -> Result<()> {
     options.query_text = format.writes_whole_queries();
     let pairs = io::open_pairs(&input, scoring.alphabet(), &pair_columns(&args), aligner.limits(), &options)?;
     run_align(&args, &aligner, pairs, &inputs, false, None, format, &out_columns, None, progress)
+}
+
+/// What names a search's query input in its metadata (`queries`), so that `merge` tells
+/// shards of one query input (database shards: queries ordered by `qnum`) from shards of
+/// query pieces (in shard order): the file's name and a hash of its real path (links
+/// resolved, as workflow engines stage one file under many names), size and modification
+/// time. `None` for stdin, pipes and other files that are not regular.
+fn query_input_id(path: &Path) -> Option<String> {
+    use std::hash::{Hash, Hasher};
+    let real = std::fs::canonicalize(path).ok()?;
+    let meta = std::fs::metadata(&real).ok().filter(|m| m.is_file())?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&real, meta.len(), meta.modified().ok()).hash(&mut h);
+    let name = real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Some(format!("{name} #{:016x}", h.finish()))
 }
 
 /// The strands `--strand` names (unset: each PAF candidate's, else plus).

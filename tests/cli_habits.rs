@@ -550,7 +550,7 @@ fn failures_leave_stdout_empty_and_empty_inputs_give_empty_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     fs::write(d.join("empty.fa"), "").unwrap();
-    fs::write(d.join("reads.fq"), "@r1\nMKVL\n+\nIII\n").unwrap();
+    fs::write(d.join("reads.fq"), "@r1\nMKVL\n+\nIII\nII\n").unwrap();
     let db = ex("db.fasta.gz");
     // The commands: empty queries into Parquet and TSV.
     let (rc, _, err) = sh_in(d, &format!("swarrow search -q empty.fa -d {db} > e.parquet"));
@@ -583,7 +583,7 @@ fn failures_leave_stdout_empty_and_empty_inputs_give_empty_outputs() {
     for out in ["fq.parquet", "fq.tsv", "fq.arrows", "fq.m8"] {
         let (rc, _, err) = sh_in(d, &format!("swarrow search -q reads.fq -d {db} > {out}"));
         assert_eq!(rc, 2, "{err}");
-        assert!(err.contains("reads.fq: record 1 (r1): line 4: 3 qualities for 4 residues"), "{err}");
+        assert!(err.contains("reads.fq: record 1 (r1): line 5: 5 qualities for 4 residues"), "{err}");
         assert_eq!(fs::metadata(d.join(out)).unwrap().len(), 0, "{out}: bytes on stdout before the error");
     }
     // A bad pairhmm table (3 base qualities for 4 bases).

@@ -462,6 +462,43 @@ fn merge_keeps_the_query_input_order_when_a_shard_lacks_a_query() {
         assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(String::from_utf8_lossy(&o.stdout), want, "merged {ext} shards");
     }
+    // Query pieces (queries 1-3 and 4-6, each numbered from 1 in its own input) against the
+    // whole database, and against the database shards (pieces x shards): the pieces in
+    // shard order, each in its own order; the rows those of the whole run but for qnum.
+    let piece = |name: &str, range: std::ops::Range<usize>| {
+        let text: String = range.map(|i| format!(">Q{}\n{}\n", i + 1, queries[i])).collect();
+        write(d, name, text.as_bytes())
+    };
+    let (p0, p1) = (piece("p0.fa", 0..3), piece("p1.fa", 3..6));
+    let without_qnum = |text: &str| -> Vec<String> {
+        text.lines().map(|l| l.rsplit_once('\t').map_or(l, |(rest, _)| rest).to_string()).collect()
+    };
+    for ext in ["parquet", "tsv"] {
+        let mut outs = Vec::new();
+        for (k, p) in [&p0, &p1].into_iter().enumerate() {
+            outs.push(search(p, &db, &d.join(format!("piece{k}.{ext}")).to_string_lossy(), &[]));
+        }
+        let mut args = vec!["merge", "--top", "5", "--format", "tsv", "--trust-shards"];
+        args.extend(outs.iter().map(String::as_str));
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(without_qnum(&String::from_utf8_lossy(&o.stdout)), without_qnum(&want), "query pieces, {ext}");
+    }
+    let mut grid = Vec::new();
+    for (k, p) in [&p0, &p1].into_iter().enumerate() {
+        for (j, db) in dbs.iter().enumerate() {
+            grid.push(search(p, db, &d.join(format!("grid{k}{j}.parquet")).to_string_lossy(), &[]));
+        }
+    }
+    let mut args = vec!["merge", "--top", "5", "--format", "tsv"];
+    args.extend(grid.iter().map(String::as_str));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        without_qnum(&String::from_utf8_lossy(&o.stdout)),
+        without_qnum(&want),
+        "query pieces x database shards"
+    );
     // Shards without qnum (as older versions wrote them): merged in the shards' own row
     // order, with a note saying so, and no qnum column.
     let old = "query,target,score,bits,evalue,qstart,qend,tstart,tend,qlen,tlen,recomputed,rank";

@@ -117,7 +117,7 @@ pub fn merge(
     let mut writer: Box<dyn output::ResultWriter> = Box::new(output::Announced::new(writer, announcement));
     match top {
         Some(top) => {
-            let mut merger = TopMerger::new(top, numbered);
+            let mut merger = TopMerger::new(top, numbered, query_inputs(&shards));
             for (i, shard) in shards.iter_mut().enumerate() {
                 while let Some(rows) = shard.next_rows()? {
                     merger.add(i, rows).map_err(|problem| Error::file(&shard.source, problem))?;
@@ -149,6 +149,24 @@ pub fn no_blast_tabular() -> Error {
          mismatch and gapopen come from the traceback, which the shards do not carry; merge into Parquet, Arrow or \
          TSV (-o merged.parquet); shards of the queries searched with --outfmt 6 can simply be concatenated",
     )
+}
+
+/// Each shard's query input, numbered in order of first appearance, where every shard
+/// names its own (`queries`, written by `search` for a regular file): shards of one query
+/// input (database shards) order their queries by `qnum` together, shards of query pieces
+/// come in shard order. `None` where a shard names none (TSV, stdin, older versions).
+fn query_inputs(shards: &[Shard]) -> Option<Vec<usize>> {
+    let mut names: Vec<&str> = Vec::new();
+    shards
+        .iter()
+        .map(|s| {
+            let name = s.metadata.iter().find(|(k, _)| k == "queries").map(|(_, v)| v.as_str())?;
+            Some(names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                names.push(name);
+                names.len() - 1
+            }))
+        })
+        .collect()
 }
 
 /// Rows with their rank (ignored by align writers) as a writer batch; `numbered`: with
@@ -208,12 +226,15 @@ struct TopMerger {
     last_rank: i64,
     /// Every row carries its query's number in the query input: queries are ordered by it.
     numbered: bool,
+    /// Each shard's query input ([`query_inputs`]), where every shard names it.
+    inputs: Option<Vec<usize>>,
 }
 
 impl TopMerger {
-    fn new(top: usize, numbered: bool) -> TopMerger {
+    fn new(top: usize, numbered: bool, inputs: Option<Vec<usize>>) -> TopMerger {
         TopMerger {
             numbered,
+            inputs,
             top,
             index: HashMap::new(),
             groups: Vec::new(),
@@ -235,6 +256,17 @@ impl TopMerger {
             let g = match self.index.get(&row.query) {
                 Some(&g) => {
                     let first = self.groups[g].first().map(|c| (c.shard, c.row.qnum));
+                    let input = |shard: usize| self.inputs.as_ref().map(|i| i[shard]);
+                    if let Some((other, qnum)) = first.filter(|f| self.numbered && input(f.0) != input(shard)) {
+                        return Err(format!(
+                            "query {} is in shards of two query inputs (query {} of this one, query {} of shard {}'s): \
+                             merge cannot tell which place it takes; give every query its own id",
+                            crate::error::quoted_id(&row.query),
+                            row.qnum.map_or("?".into(), |n| n.to_string()),
+                            qnum.map_or("?".into(), |n| n.to_string()),
+                            other + 1
+                        ));
+                    }
                     if let Some((other, qnum)) = first.filter(|f| self.numbered && f.1 != row.qnum) {
                         return Err(format!(
                             "query {} is query {} of the query input here but query {} in shard {}: the shards \
@@ -284,9 +316,21 @@ impl TopMerger {
     /// (`shards` names them).
     fn finish(mut self, shards: &[String]) -> Result<Vec<ResultBatch>> {
         let order = if self.numbered {
-            // Each group holds rows (trimmed, never emptied), all of one query number.
+            // Each group holds rows (trimmed, never emptied), all of one query number and
+            // one query input: ordered by input (shard order), then number.
+            let first = |g: usize| self.groups[g].first().map(|c| (c.shard, c.row.qnum.unwrap_or(0)));
+            let inputs = match &self.inputs {
+                Some(inputs) => inputs.clone(),
+                // Unnamed inputs (TSV shards): one input, unless two queries share a number,
+                // as the shards of query pieces, each numbered from 1, do.
+                None => {
+                    let mut seen = std::collections::HashSet::new();
+                    let pieces = (0..self.groups.len()).any(|g| first(g).is_some_and(|(_, n)| !seen.insert(n)));
+                    (0..self.sequences.len()).map(|shard| if pieces { shard } else { 0 }).collect()
+                }
+            };
             let mut order: Vec<usize> = (0..self.groups.len()).collect();
-            order.sort_by_key(|&g| self.groups[g].first().and_then(|c| c.row.qnum));
+            order.sort_by_key(|&g| first(g).map(|(shard, n)| (inputs.get(shard).copied().unwrap_or(0), n)));
             order
         } else {
             query_order(self.groups.len(), &self.sequences)
@@ -549,7 +593,7 @@ mod tests {
 
     /// (query, target, rank) of the merged output.
     fn merged(top: usize, shards: Vec<Vec<Row>>) -> Vec<(String, String, i32)> {
-        let mut m = TopMerger::new(top, false);
+        let mut m = TopMerger::new(top, false, None);
         for (i, rows) in shards.into_iter().enumerate() {
             m.add(i, rows).unwrap();
         }
