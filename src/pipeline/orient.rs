@@ -199,6 +199,19 @@ mod tests {
         assert_eq!(strands, vec![Strand::Minus, Strand::Plus, Strand::Plus]);
         assert_eq!(kept.iter().map(|a| a.score).collect::<Vec<_>>(), vec![7, 4, 3]);
         assert_eq!(seqs.view().pair(0).0, revcomp(&[0]));
+        // The overlap mode compares score + P for an overlap that reaches the ends against
+        // an internal match's score: plus (10 + 20) beats minus's internal 25 and loses to
+        // an internal 31; local mode compares scores.
+        let pairs = SeqPairs::from_slices(&[(&[0], &[0]), (&[1], &[1])]);
+        let internal = |s: i32| Alignment { internal: true, ..al(s, (1, 1), (1, 1)) };
+        let als = vec![al(10, (1, 1), (1, 1)), internal(25), al(10, (1, 1), (1, 1)), internal(31)];
+        let both = orient(pairs.view(), &[], StrandRule::Both).unwrap();
+        let (_, kept, strands) = both.choose(als.clone(), AlignMode::Overlap(20)).unwrap();
+        assert_eq!(strands, vec![Strand::Plus, Strand::Minus]);
+        assert_eq!(kept.iter().map(|a| a.score).collect::<Vec<_>>(), vec![10, 31]);
+        let both = orient(pairs.view(), &[], StrandRule::Both).unwrap();
+        let (_, _, strands) = both.choose(als, AlignMode::Local).unwrap();
+        assert_eq!(strands, vec![Strand::Minus, Strand::Minus]);
     }
 
     /// Reported coordinates against the test's own account: a window cut from a whole
