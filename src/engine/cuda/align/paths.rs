@@ -1,6 +1,7 @@
 //! The path passes: traceback statistics and paths of aligned pairs on the GPU
-//! (kernels/path_trace.cu; in the global and semi-global modes its modes variant),
-//! rectangles over the direction budget left to the CPU.
+//! (kernels/path_trace.cu: a thread per short rectangle, a warp per long one; in the global
+//! and semi-global modes its modes variant), rectangles over the direction budget left to
+//! the CPU.
 
 use super::*;
 

@@ -21,7 +21,7 @@ impl GpuAligner {
             ("traceback kernel on the GPU and read back (summed over streams)".into(), secs(&c.trace_ns)),
             ("traceback paths decoded on the host (summed over streams)".into(), secs(&c.decode_ns)),
             (
-                "traceback paths outside the warp kernel's window (traced on the CPU)".into(),
+                "traceback paths outside the warp kernel's windows (traced again, every column stored)".into(),
                 get(&c.window_misses).to_string(),
             ),
         ];
